@@ -1,0 +1,265 @@
+// Package simulator is an OpenAI-compatible model simulator: the project's
+// only test double. It speaks the real Responses API and Chat Completions wire
+// formats so tests and demos drive it through openai-go exactly as production
+// drives OpenAI; a [[sim ...]] directive in the prompt chooses the document it
+// writes and the faults it injects.
+package simulator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	defaultMaxResponses = 200000
+	defaultMaxTokens    = 4096
+	maxRequestBody      = 64 << 20
+	docCacheEntries     = 4096
+)
+
+// Config tunes a Server. The zero value is usable.
+type Config struct {
+	// Latency is added to every model reply, to make timing visible in demos.
+	Latency time.Duration
+	// MaxResponses caps stored responses (and the call log); the oldest are
+	// evicted first. Default 200000.
+	MaxResponses int
+	// Logger receives one debug record per model call; nil discards.
+	Logger *slog.Logger
+}
+
+// Server is the simulator's http.Handler. It is safe for concurrent use and
+// holds all its state itself, so tests can run many servers side by side.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	docs *docCache
+	ids  atomic.Uint64
+
+	mu        sync.Mutex
+	responses map[string]*respState
+	order     []string // ring of stored response IDs, oldest at orderHead
+	orderHead int
+	faultUses map[faultUse]int
+	calls     []Call // ring, oldest at callsHead once full
+	callsHead int
+}
+
+// Call is one logged model call, for assertions such as "a duplicate delivery
+// makes no second model call".
+type Call struct {
+	Tag          string
+	Depth        int    // 0 = first request, 1 = first continuation, ...
+	API          string // "responses" or "chat"
+	Status       int    // HTTP status of the reply
+	Outcome      string // completed, incomplete:<reason>, failed, error:<status>, malformed, canceled
+	ResponseID   string
+	OutputTokens int
+	At           time.Time
+}
+
+type faultUse struct {
+	conv  string
+	index int
+}
+
+// respState is what a stored response contributes to its continuation.
+type respState struct {
+	resp      *response
+	spec      Spec
+	doc       string
+	end       int // document offset emitted so far, including this response
+	depth     int
+	convChars int // characters of the whole conversation so far (input and output)
+}
+
+// New returns a simulator.
+func New(cfg Config) *Server {
+	if cfg.MaxResponses <= 0 {
+		cfg.MaxResponses = defaultMaxResponses
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Server{
+		cfg:       cfg,
+		log:       log,
+		docs:      newDocCache(docCacheEntries),
+		responses: make(map[string]*respState),
+		faultUses: make(map[faultUse]int),
+	}
+}
+
+// ServeHTTP routes the OpenAI paths, with or without the /v1 prefix.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	if p, ok := strings.CutPrefix(path, "/v1"); ok && (p == "" || p[0] == '/') {
+		path = p
+	}
+	if path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+		return
+	}
+	if !authorized(r) {
+		writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "",
+			"You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
+	switch {
+	case path == "/responses" && r.Method == http.MethodPost:
+		s.handleResponses(w, r)
+	case strings.HasPrefix(path, "/responses/") && r.Method == http.MethodGet:
+		s.handleGetResponse(w, r, strings.TrimPrefix(path, "/responses/"))
+	case path == "/chat/completions" && r.Method == http.MethodPost:
+		s.handleChat(w, r)
+	case path == "/models" && r.Method == http.MethodGet:
+		s.handleModels(w)
+	default:
+		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "",
+			fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path))
+	}
+}
+
+// authorized requires a non-empty bearer token; its value is never inspected
+// beyond that, and never logged.
+func authorized(r *http.Request) bool {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(token) != ""
+}
+
+func (s *Server) handleModels(w http.ResponseWriter) {
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	ids := []string{"gpt-4o-mini", "gpt-4.1", "gpt-5", "o3", "o4-mini"}
+	list := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{Object: "list"}
+	for _, id := range ids {
+		list.Data = append(list.Data, model{ID: id, Object: "model", Created: 1700000000, OwnedBy: "simulator"})
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// newID returns a deterministic, unique-per-server identifier.
+func (s *Server) newID(prefix string) string {
+	n := s.ids.Add(1)
+	return fmt.Sprintf("%s%016x%016x", prefix, mix(n), n)
+}
+
+// mix is splitmix64's finalizer: it makes sequential IDs look unrelated.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// store remembers a response for continuation and GET, evicting the oldest
+// when the cap is reached.
+func (s *Server) store(id string, st *respState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.order) < s.cfg.MaxResponses {
+		s.order = append(s.order, id)
+	} else {
+		delete(s.responses, s.order[s.orderHead])
+		s.order[s.orderHead] = id
+		s.orderHead = (s.orderHead + 1) % len(s.order)
+	}
+	s.responses[id] = st
+}
+
+func (s *Server) lookup(id string) (*respState, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.responses[id]
+	return st, ok
+}
+
+// takeFault returns the fault due for this request, if any, and spends one
+// use of it: a fault fires on the first Times requests at its depth of a
+// conversation, so the retry of that depth succeeds.
+func (s *Server) takeFault(spec Spec, depth int) (Fault, bool) {
+	if len(spec.Faults) == 0 {
+		return Fault{}, false
+	}
+	conv := spec.faultKey()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, f := range spec.Faults {
+		if f.Depth != depth {
+			continue
+		}
+		k := faultUse{conv, i}
+		if s.faultUses[k] < f.Times {
+			if len(s.faultUses) >= s.cfg.MaxResponses {
+				clear(s.faultUses)
+			}
+			s.faultUses[k]++
+			return f, true
+		}
+	}
+	return Fault{}, false
+}
+
+// record logs a model call.
+func (s *Server) record(c Call) {
+	c.At = time.Now()
+	s.log.Debug("model call", "api", c.API, "tag", c.Tag, "depth", c.Depth, "status", c.Status,
+		"outcome", c.Outcome, "response_id", c.ResponseID, "output_tokens", c.OutputTokens)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.calls) < s.cfg.MaxResponses {
+		s.calls = append(s.calls, c)
+		return
+	}
+	s.calls[s.callsHead] = c
+	s.callsHead = (s.callsHead + 1) % len(s.calls)
+}
+
+// Calls returns, oldest first, the logged model calls of conversations whose
+// directive has tag=tag.
+func (s *Server) Calls(tag string) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Call
+	n := len(s.calls)
+	for i := 0; i < n; i++ {
+		c := s.calls[(s.callsHead+i)%n]
+		if c.Tag == tag {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// sleep waits d or until ctx is done, reporting whether it waited fully.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,260 @@
+package simulator
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Formats the simulator can produce.
+const (
+	FormatCSV      = "csv"
+	FormatJSON     = "json"
+	FormatJSONL    = "jsonl"
+	FormatMarkdown = "markdown"
+	FormatCode     = "code"
+	FormatDiff     = "diff"
+	FormatText     = "text"
+)
+
+// Behaviors describe how a continuation (depth >= 1) deviates from a perfect one.
+const (
+	BehaviorExact        = "exact"
+	BehaviorRepeatTail   = "repeat_tail"
+	BehaviorRestartLine  = "restart_line"
+	BehaviorPreamble     = "preamble"
+	BehaviorFence        = "fence"
+	BehaviorOverlap      = "overlap"
+	defaultSize          = 2000
+	defaultSeed          = 1
+	directiveOpen        = "[[sim"
+	directiveClose       = "]]"
+	maxDirectiveSize     = 1 << 26 // 64 MiB: a document bigger than this is a typo, not a test
+	reasoningModelBudget = 64
+)
+
+// Fault kinds accepted in the faults= list.
+const (
+	Fault429           = "429"
+	Fault500           = "500"
+	Fault400           = "400"
+	FaultContentFilter = "content_filter"
+	FaultFailed        = "failed"
+	FaultSlow          = "slow"
+	FaultMalformed     = "malformed"
+	FaultCutoff        = "cutoff"
+)
+
+// Spec is a parsed [[sim ...]] directive: it fixes the document and how the
+// simulated model misbehaves while producing it.
+type Spec struct {
+	Format string
+	Size   int
+	Seed   int64
+	Tag    string
+	Faults []Fault
+	// Reasoning is the number of reasoning tokens spent per call; -1 means
+	// "not given", in which case the model name decides (64 for o1/o3/o4/gpt-5, else 0).
+	Reasoning int
+	Behavior  string
+}
+
+// Fault is one KIND@DEPTH[:ARG][xN] entry of a directive's faults= list.
+type Fault struct {
+	Kind  string
+	Depth int
+	Arg   string
+	Times int // how many times the fault fires at that depth before requests succeed
+}
+
+// DefaultSpec is what the simulator uses when a request carries no directive.
+func DefaultSpec() Spec {
+	return Spec{Format: FormatText, Size: defaultSize, Seed: defaultSeed, Reasoning: -1, Behavior: BehaviorExact}
+}
+
+// ParseSpec finds the first [[sim ...]] directive in text and parses it.
+// ok is false when there is no directive or it is invalid.
+func ParseSpec(text string) (Spec, bool) {
+	spec, found, err := parseSpec(text)
+	return spec, found && err == nil
+}
+
+// parseSpec distinguishes "no directive" (found=false) from "bad directive"
+// (err != nil) so the server can refuse a typo with a message naming the key
+// instead of silently producing the default document.
+func parseSpec(text string) (spec Spec, found bool, err error) {
+	spec = DefaultSpec()
+	i := strings.Index(text, directiveOpen)
+	if i < 0 {
+		return spec, false, nil
+	}
+	rest := text[i+len(directiveOpen):]
+	j := strings.Index(rest, directiveClose)
+	if j < 0 {
+		return spec, true, fmt.Errorf("sim directive: missing closing %q", directiveClose)
+	}
+	body := rest[:j]
+	if body != "" && body[0] != ' ' && body[0] != '\t' && body[0] != '\n' {
+		return spec, true, fmt.Errorf("sim directive: expected a space after %q", directiveOpen)
+	}
+	for _, field := range strings.Fields(body) {
+		key, value, ok := strings.Cut(field, "=")
+		if !ok {
+			return spec, true, fmt.Errorf("sim directive: field %q is not key=value", field)
+		}
+		if err := spec.set(key, value); err != nil {
+			return spec, true, fmt.Errorf("sim directive: %w", err)
+		}
+	}
+	return spec, true, nil
+}
+
+func (s *Spec) set(key, value string) error {
+	switch key {
+	case "format":
+		switch value {
+		case FormatCSV, FormatJSON, FormatJSONL, FormatMarkdown, FormatCode, FormatDiff, FormatText:
+			s.Format = value
+		default:
+			return fmt.Errorf("format: unknown format %q", value)
+		}
+	case "size":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || n > maxDirectiveSize {
+			return fmt.Errorf("size: want an integer in [1, %d], got %q", maxDirectiveSize, value)
+		}
+		s.Size = n
+	case "seed":
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			return fmt.Errorf("seed: %w", err)
+		}
+		s.Seed = n
+	case "tag":
+		s.Tag = value
+	case "reasoning":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 0 {
+			return fmt.Errorf("reasoning: want a non-negative integer, got %q", value)
+		}
+		s.Reasoning = n
+	case "behavior":
+		switch value {
+		case BehaviorExact, BehaviorRepeatTail, BehaviorRestartLine, BehaviorPreamble, BehaviorFence, BehaviorOverlap:
+			s.Behavior = value
+		default:
+			return fmt.Errorf("behavior: unknown behavior %q", value)
+		}
+	case "faults":
+		faults, err := parseFaults(value)
+		if err != nil {
+			return fmt.Errorf("faults: %w", err)
+		}
+		s.Faults = faults
+	default:
+		return fmt.Errorf("unknown key %q", key)
+	}
+	return nil
+}
+
+func parseFaults(list string) ([]Fault, error) {
+	var faults []Fault
+	for _, item := range strings.Split(list, ",") {
+		if item == "" {
+			continue
+		}
+		f, err := parseFault(item)
+		if err != nil {
+			return nil, err
+		}
+		faults = append(faults, f)
+	}
+	return faults, nil
+}
+
+func parseFault(item string) (Fault, error) {
+	f := Fault{Times: 1}
+	kind, rest, ok := strings.Cut(item, "@")
+	if !ok {
+		return f, fmt.Errorf("%q: want KIND@DEPTH[:ARG][xN]", item)
+	}
+	switch kind {
+	case Fault429, Fault500, Fault400, FaultContentFilter, FaultFailed, FaultSlow, FaultMalformed, FaultCutoff:
+		f.Kind = kind
+	default:
+		return f, fmt.Errorf("%q: unknown fault kind %q", item, kind)
+	}
+	// The xN suffix comes last: strip it before splitting off ARG.
+	if k := strings.LastIndexByte(rest, 'x'); k >= 0 {
+		if n, err := strconv.Atoi(rest[k+1:]); err == nil && n > 0 {
+			f.Times = n
+			rest = rest[:k]
+		}
+	}
+	depth, arg, _ := strings.Cut(rest, ":")
+	d, err := strconv.Atoi(depth)
+	if err != nil || d < 0 {
+		return f, fmt.Errorf("%q: depth must be a non-negative integer", item)
+	}
+	f.Depth = d
+	f.Arg = arg
+	switch f.Kind {
+	case Fault429:
+		if arg != "" {
+			if _, err := parseSeconds(arg); err != nil {
+				return f, fmt.Errorf("%q: retry-after: %w", item, err)
+			}
+		}
+	case FaultSlow:
+		if _, err := parseSeconds(arg); err != nil {
+			return f, fmt.Errorf("%q: delay: %w", item, err)
+		}
+	}
+	return f, nil
+}
+
+// parseSeconds accepts a Go duration ("1500ms", "3s") or a bare number of seconds.
+func parseSeconds(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, fmt.Errorf("missing duration")
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f < 0 {
+			return 0, fmt.Errorf("negative duration %q", s)
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, err
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("negative duration %q", s)
+	}
+	return d, nil
+}
+
+// reasoningFor resolves the per-call reasoning budget for a model.
+func (s Spec) reasoningFor(model string) int {
+	if s.Reasoning >= 0 {
+		return s.Reasoning
+	}
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
+		if strings.HasPrefix(model, p) {
+			return reasoningModelBudget
+		}
+	}
+	return 0
+}
+
+// faultKey identifies a conversation for fault accounting: two requests with
+// the same directive are the same conversation, so a retry sees the fault spent.
+func (s Spec) faultKey() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%d|%d|%s|%d|%s", s.Format, s.Size, s.Seed, s.Tag, s.Reasoning, s.Behavior)
+	for _, f := range s.Faults {
+		fmt.Fprintf(&b, "|%s@%d:%sx%d", f.Kind, f.Depth, f.Arg, f.Times)
+	}
+	return b.String()
+}
