@@ -1,0 +1,79 @@
+// Command simulator serves the OpenAI-compatible model simulator for demos and
+// manual testing. Point OPENAI_BASE_URL at http://<addr>/v1 and use any API key.
+//
+//	simulator [--addr 127.0.0.1:8089] [--latency 0s]
+//
+// The address defaults to $SIMULATOR_ADDR, else 127.0.0.1:8089: loopback only
+// unless asked otherwise, since the simulator accepts any key.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/carryover/carryover/internal/simulator"
+)
+
+const defaultAddr = "127.0.0.1:8089"
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(os.Args[1:], log); err != nil {
+		log.Error("simulator stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, log *slog.Logger) error {
+	addr := defaultAddr
+	if env := os.Getenv("SIMULATOR_ADDR"); env != "" {
+		addr = env
+	}
+	fs := flag.NewFlagSet("simulator", flag.ContinueOnError)
+	fs.StringVar(&addr, "addr", addr, "listen address (env SIMULATOR_ADDR)")
+	latency := fs.Duration("latency", 0, "latency added to every model reply")
+	maxResponses := fs.Int("max-responses", 0, "stored responses before the oldest are evicted (0 = default)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{
+		Handler:           simulator.New(simulator.Config{Latency: *latency, MaxResponses: *maxResponses, Logger: log}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	log.Info("simulator listening", "addr", ln.Addr().String(), "base_url", "http://"+ln.Addr().String()+"/v1", "latency", *latency)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
