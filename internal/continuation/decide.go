@@ -1,0 +1,171 @@
+package continuation
+
+import "fmt"
+
+// Decision is what one criterion says after a chunk. When several speak,
+// they are resolved in this priority: any forbid wins; else any request;
+// else any allow-stop; else continue.
+type Decision string
+
+const (
+	ForbidContinuation  Decision = "forbid_continuation"
+	RequestContinuation Decision = "request_continuation"
+	AllowStop           Decision = "allow_stop"
+	AllowContinuation   Decision = "allow_continuation"
+)
+
+// StopReason is the closed set of reasons a job's generation ended, for UIs.
+type StopReason string
+
+const (
+	StopCompleted     StopReason = "completed"
+	StopStepsLimit    StopReason = "steps_limit_reached"
+	StopTokenLimit    StopReason = "token_limit_reached"
+	StopCostLimit     StopReason = "cost_limit_reached"
+	StopTimeLimit     StopReason = "time_limit_reached"
+	StopRetryLimit    StopReason = "retry_limit_reached"
+	StopErrorForbade  StopReason = "error_forbade"
+	StopFinishReason  StopReason = "finish_reason_received"
+	StopGuardForbade  StopReason = "guard_forbade"
+	StopNoProgress    StopReason = "no_progress"
+	StopUserRequested StopReason = "user_requested"
+)
+
+// Evaluation is one criterion's verdict with its reason and context.
+type Evaluation struct {
+	Criterion  string         `json:"criterion"`
+	Decision   Decision       `json:"decision"`
+	Reason     string         `json:"reason"`
+	StopReason StopReason     `json:"stop_reason,omitempty"` // what a stop caused by this verdict is called
+	Context    map[string]any `json:"context,omitempty"`
+}
+
+// Outcome is the resolved decision after a chunk, with every evaluation.
+type Outcome struct {
+	Decision       Decision     `json:"decision"`
+	ShouldContinue bool         `json:"should_continue"`
+	ResolvedBy     string       `json:"resolved_by"`
+	StopReason     StopReason   `json:"stop_reason,omitempty"`
+	Evaluations    []Evaluation `json:"evaluations"`
+}
+
+// State is what the criteria see after a chunk.
+type State struct {
+	Seq         int // the chunk just produced, from 0
+	Finish      FinishReason
+	Text        string // the chunk's visible text
+	TextSHA     string // sha256 of Text
+	PreviousSHA string // sha256 of the chunk before it ("" for the first)
+	Enabled     bool   // continuation enabled for the job
+	MaxAttempts int    // most chunks a job may have
+}
+
+// Criterion judges whether to continue after a chunk. It returns ok=false
+// when it has nothing to say.
+type Criterion interface {
+	Name() string
+	Evaluate(s State) (Evaluation, bool)
+}
+
+// DefaultCriteria are the criteria every job is judged by.
+func DefaultCriteria() []Criterion {
+	return []Criterion{finishCriterion{}, enabledCriterion{}, maxAttemptsCriterion{}, progressCriterion{}}
+}
+
+// Decide evaluates every criterion and resolves their verdicts.
+func Decide(s State, criteria []Criterion) Outcome {
+	out := Outcome{Evaluations: make([]Evaluation, 0, len(criteria))}
+	for _, c := range criteria {
+		if ev, ok := c.Evaluate(s); ok {
+			ev.Criterion = c.Name()
+			out.Evaluations = append(out.Evaluations, ev)
+		}
+	}
+	for _, want := range []Decision{ForbidContinuation, RequestContinuation, AllowStop} {
+		for _, ev := range out.Evaluations {
+			if ev.Decision != want {
+				continue
+			}
+			out.Decision, out.ResolvedBy = want, ev.Criterion
+			out.ShouldContinue = want == RequestContinuation
+			if !out.ShouldContinue {
+				out.StopReason = ev.StopReason
+			}
+			return out
+		}
+	}
+	out.Decision, out.ResolvedBy, out.ShouldContinue = AllowContinuation, "default", true
+	return out
+}
+
+// finishCriterion reads the finish reason: length asks for more; stop and
+// tool calls allow a stop; a content filter or another incompleteness forbid.
+type finishCriterion struct{}
+
+func (finishCriterion) Name() string { return "finish_reason" }
+
+func (finishCriterion) Evaluate(s State) (Evaluation, bool) {
+	ctx := map[string]any{"finish_reason": string(s.Finish)}
+	switch s.Finish {
+	case FinishLength:
+		return Evaluation{Decision: RequestContinuation, Reason: "cut off by the output-token limit", Context: ctx}, true
+	case FinishStop:
+		return Evaluation{Decision: AllowStop, StopReason: StopCompleted, Reason: "the model finished its answer", Context: ctx}, true
+	case FinishToolCalls:
+		return Evaluation{Decision: AllowStop, StopReason: StopCompleted, Reason: "the model asked for tool calls; they are kept, not continued", Context: ctx}, true
+	case FinishContentFilter:
+		return Evaluation{Decision: ForbidContinuation, StopReason: StopFinishReason, Reason: "stopped by the content filter", Context: ctx}, true
+	default:
+		return Evaluation{Decision: ForbidContinuation, StopReason: StopFinishReason, Reason: fmt.Sprintf("response ended %s and cannot be continued", s.Finish), Context: ctx}, true
+	}
+}
+
+// enabledCriterion forbids continuing a job that turned continuation off.
+type enabledCriterion struct{}
+
+func (enabledCriterion) Name() string { return "continuation_enabled" }
+
+func (enabledCriterion) Evaluate(s State) (Evaluation, bool) {
+	if s.Enabled || s.Finish != FinishLength {
+		return Evaluation{}, false
+	}
+	return Evaluation{Decision: ForbidContinuation, StopReason: StopStepsLimit, Reason: "continuation is disabled for this job"}, true
+}
+
+// maxAttemptsCriterion forbids a chunk beyond max_attempts. It speaks only
+// when more was asked for, so a job whose last allowed chunk completed is
+// reported as completed.
+type maxAttemptsCriterion struct{}
+
+func (maxAttemptsCriterion) Name() string { return "max_attempts" }
+
+func (maxAttemptsCriterion) Evaluate(s State) (Evaluation, bool) {
+	if s.Finish != FinishLength {
+		return Evaluation{}, false
+	}
+	ctx := map[string]any{"chunks": s.Seq + 1, "max_attempts": s.MaxAttempts}
+	if s.Seq+1 >= s.MaxAttempts {
+		return Evaluation{Decision: ForbidContinuation, StopReason: StopStepsLimit, Reason: "max_attempts reached", Context: ctx}, true
+	}
+	return Evaluation{Decision: AllowContinuation, Reason: "attempts remain", Context: ctx}, true
+}
+
+// progressCriterion forbids continuing after a chunk that added nothing: an
+// empty chunk (e.g. a reasoning-only incomplete response), or one identical to
+// the chunk before. Continuing would pay for the same nothing again.
+type progressCriterion struct{}
+
+func (progressCriterion) Name() string { return "no_progress" }
+
+func (progressCriterion) Evaluate(s State) (Evaluation, bool) {
+	if s.Finish != FinishLength {
+		return Evaluation{}, false
+	}
+	switch {
+	case s.Text == "":
+		return Evaluation{Decision: ForbidContinuation, StopReason: StopNoProgress, Reason: "the chunk has no visible text"}, true
+	case s.Seq > 0 && s.TextSHA == s.PreviousSHA:
+		return Evaluation{Decision: ForbidContinuation, StopReason: StopNoProgress, Reason: "the chunk repeats the previous one"}, true
+	}
+	return Evaluation{}, false
+}

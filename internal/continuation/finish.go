@@ -1,0 +1,59 @@
+// Package continuation owns how one chunk is produced and judged: the call to
+// the provider, what the wire's status means (finish-reason normalization),
+// whether to continue (criteria, decisions, stop reasons), how errors are
+// classified, and the continuation prompts. It imports nothing else of ours.
+package continuation
+
+// FinishReason is a provider-neutral reason why a response ended.
+type FinishReason string
+
+// Normalized finish reasons, as in DESIGN.md's table.
+const (
+	FinishStop          FinishReason = "stop"           // the model finished
+	FinishLength        FinishReason = "length"         // cut off by the output-token limit: continue
+	FinishToolCalls     FinishReason = "tool_calls"     // the model wants tools run: never continued
+	FinishContentFilter FinishReason = "content_filter" // stopped by moderation: never continued
+	FinishIncomplete    FinishReason = "incomplete"     // incomplete for another reason or cut off in transit
+	FinishError         FinishReason = "error"          // the response failed
+	FinishMalformed     FinishReason = "malformed"      // missing or unknown status
+)
+
+// NormalizeResponses maps a Responses API status and incomplete_details.reason
+// to a finish reason. The Responses API has no finish_reason field: an
+// incomplete response with reason max_output_tokens is the length case, and
+// it arrives from openai-go with a nil error.
+func NormalizeResponses(status, incompleteReason string, hasToolCalls bool) FinishReason {
+	switch status {
+	case "completed":
+		if hasToolCalls {
+			return FinishToolCalls
+		}
+		return FinishStop
+	case "incomplete":
+		switch incompleteReason {
+		case "max_output_tokens":
+			return FinishLength
+		case "content_filter":
+			return FinishContentFilter
+		}
+		return FinishIncomplete
+	case "failed", "cancelled":
+		return FinishError
+	}
+	return FinishMalformed
+}
+
+// NormalizeChat maps a Chat Completions finish_reason.
+func NormalizeChat(reason string) FinishReason {
+	switch reason {
+	case "stop":
+		return FinishStop
+	case "length":
+		return FinishLength
+	case "tool_calls", "function_call":
+		return FinishToolCalls
+	case "content_filter":
+		return FinishContentFilter
+	}
+	return FinishMalformed
+}

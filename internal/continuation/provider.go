@@ -1,0 +1,150 @@
+package continuation
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// Message is one turn of a conversational input.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Input is a job's input: a prompt string or a list of messages.
+type Input struct {
+	Prompt   string    `json:"prompt,omitempty"`
+	Messages []Message `json:"messages,omitempty"`
+}
+
+// CallRequest is one model call for one chunk.
+type CallRequest struct {
+	Model           string
+	Instructions    string
+	Input           Input  // the job's input; sent on the first call only
+	PreviousID      string // the response to continue; "" for the first call
+	Prompt          string // the continuation prompt (continuations only)
+	MaxOutputTokens int
+}
+
+// Usage is what a call consumed. Reasoning tokens are inside Output.
+type Usage struct {
+	Input     int64 `json:"input_tokens"`
+	Cached    int64 `json:"cached_tokens"`
+	Output    int64 `json:"output_tokens"`
+	Reasoning int64 `json:"reasoning_tokens"`
+}
+
+// Response is a provider's answer, normalized.
+type Response struct {
+	ID               string
+	Text             string
+	RawStatus        string
+	IncompleteReason string
+	Finish           FinishReason
+	ErrorMessage     string // for status failed
+	Usage            Usage
+	Latency          time.Duration
+}
+
+// Provider makes one model call. A response that arrived — even incomplete or
+// failed — is returned with a nil error; an error means nothing usable came
+// back and is a *CallError.
+type Provider interface {
+	Call(ctx context.Context, req CallRequest) (Response, error)
+}
+
+// ProviderConfig configures the OpenAI-compatible provider.
+type ProviderConfig struct {
+	BaseURL    string // "" for OpenAI itself
+	APIKey     string
+	HTTPClient *http.Client
+}
+
+// ResponsesProvider continues through the OpenAI Responses API with stored
+// responses and previous_response_id: the server keeps the conversation, so a
+// continuation sends only the short continuation prompt.
+type ResponsesProvider struct {
+	client openai.Client
+}
+
+// NewResponsesProvider builds a provider on openai-go. openai-go's own retries
+// are off: the queue owns retries, so every attempt is recorded and a 429's
+// Retry-After is honored without holding a worker slot.
+func NewResponsesProvider(cfg ProviderConfig) *ResponsesProvider {
+	opts := []option.RequestOption{option.WithMaxRetries(0), option.WithAPIKey(cfg.APIKey)}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	return &ResponsesProvider{client: openai.NewClient(opts...)}
+}
+
+// Call implements Provider.
+func (p *ResponsesProvider) Call(ctx context.Context, req CallRequest) (Response, error) {
+	params := responses.ResponseNewParams{
+		Model:           shared.ResponsesModel(req.Model),
+		MaxOutputTokens: openai.Int(int64(req.MaxOutputTokens)),
+		Store:           openai.Bool(true),
+	}
+	// Instructions are not carried over by previous_response_id: send them every time.
+	if req.Instructions != "" {
+		params.Instructions = openai.String(req.Instructions)
+	}
+	switch {
+	case req.PreviousID != "":
+		params.PreviousResponseID = openai.String(req.PreviousID)
+		params.Input = responses.ResponseNewParamsInputUnion{OfString: openai.String(req.Prompt)}
+	case len(req.Input.Messages) > 0:
+		items := make(responses.ResponseInputParam, 0, len(req.Input.Messages))
+		for _, m := range req.Input.Messages {
+			items = append(items, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRole(m.Role)))
+		}
+		params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
+	default:
+		params.Input = responses.ResponseNewParamsInputUnion{OfString: openai.String(req.Input.Prompt)}
+	}
+	start := time.Now()
+	resp, err := p.client.Responses.New(ctx, params)
+	latency := time.Since(start)
+	if err != nil {
+		return Response{Latency: latency}, Classify(err)
+	}
+	out := Response{
+		ID:               resp.ID,
+		Text:             resp.OutputText(),
+		RawStatus:        string(resp.Status),
+		IncompleteReason: resp.IncompleteDetails.Reason,
+		ErrorMessage:     resp.Error.Message,
+		Latency:          latency,
+		Usage: Usage{
+			Input:     resp.Usage.InputTokens,
+			Cached:    resp.Usage.InputTokensDetails.CachedTokens,
+			Output:    resp.Usage.OutputTokens,
+			Reasoning: resp.Usage.OutputTokensDetails.ReasoningTokens,
+		},
+	}
+	hasTools := false
+	for _, item := range resp.Output {
+		if item.Type == "function_call" || item.Type == "custom_tool_call" {
+			hasTools = true
+		}
+	}
+	out.Finish = NormalizeResponses(out.RawStatus, out.IncompleteReason, hasTools)
+	if out.Finish == FinishError {
+		return out, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("response %s %s: %s", resp.ID, resp.Status, resp.Error.Message)}
+	}
+	if out.Finish == FinishMalformed {
+		return out, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true, Err: fmt.Errorf("response %q has unknown status %q", resp.ID, resp.Status)}
+	}
+	return out, nil
+}

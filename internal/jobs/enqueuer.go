@@ -1,0 +1,87 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/google/uuid"
+
+	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/store"
+)
+
+// Enqueuer is the one way jobs enter the system, shared by the Go client, the
+// CLI and the HTTP API: validate, store, then enqueue the first chunk.
+type Enqueuer struct {
+	store  *store.Store
+	tasks  *Dispatcher
+	logger *slog.Logger
+}
+
+// NewEnqueuer builds an Enqueuer.
+func NewEnqueuer(s *store.Store, d *Dispatcher, logger *slog.Logger) *Enqueuer {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Enqueuer{store: s, tasks: d, logger: logger}
+}
+
+// Enqueue validates req, stores the job and enqueues its first chunk. It
+// returns created=false when the idempotency key names an existing job. If
+// the enqueue itself fails the job is still stored and the reconciler will
+// queue it; the error is returned so the caller knows it may be late.
+func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (store.Job, bool, error) {
+	req, err := req.Normalize()
+	if err != nil {
+		return store.Job{}, false, err
+	}
+	in := continuation.Input{Prompt: req.Input.Prompt, Messages: req.Input.Messages}
+	inJSON, err := json.Marshal(in)
+	if err != nil {
+		return store.Job{}, false, fmt.Errorf("encode input: %w", err)
+	}
+	contJSON, err := json.Marshal(req.Continuation)
+	if err != nil {
+		return store.Job{}, false, fmt.Errorf("encode continuation: %w", err)
+	}
+	job, created, err := e.store.InsertJob(ctx, store.NewJob{
+		ID:              uuid.NewString(),
+		Model:           req.Model,
+		Format:          req.Format,
+		Instructions:    req.Instructions,
+		Input:           inJSON,
+		MaxOutputTokens: req.MaxOutputTokens,
+		Continuation:    contJSON,
+		Metadata:        req.Metadata,
+		IdempotencyKey:  req.IdempotencyKey,
+		RequestHash:     req.hash(),
+	})
+	if err != nil {
+		if err == store.ErrIdempotencyConflict {
+			return store.Job{}, false, &ValidationError{Fields: []FieldError{{Field: "idempotency_key", Message: err.Error()}}}
+		}
+		return store.Job{}, false, err
+	}
+	if !created {
+		return job, false, nil
+	}
+	if err := e.tasks.Chunk(ctx, job.ID, 0); err != nil {
+		e.logger.WarnContext(ctx, "job stored but not yet queued; the reconciler will queue it",
+			"job_id", job.ID, "seq", 0, "err", err)
+		return job, true, fmt.Errorf("job %s stored, enqueue deferred to the reconciler: %w", job.ID, err)
+	}
+	e.logger.InfoContext(ctx, "job enqueued", "job_id", job.ID, "seq", 0, "model", job.Model, "format", job.Format)
+	return job, true, nil
+}
+
+// Cancel stops a live job: no model call starts after it. It reports whether
+// the job changed.
+func (e *Enqueuer) Cancel(ctx context.Context, jobID string) (store.Job, bool, error) {
+	job, changed, err := e.store.Cancel(ctx, jobID)
+	if err == nil && changed {
+		e.logger.InfoContext(ctx, "job cancelled", "job_id", jobID)
+	}
+	return job, changed, err
+}

@@ -1,0 +1,231 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/merge"
+	"github.com/carryover/carryover/internal/store"
+)
+
+// Metadata is the _continuation_metadata stored with every result.
+type Metadata struct {
+	JobID                string              `json:"job_id"`
+	Model                string              `json:"model"`
+	Format               string              `json:"format"`
+	WasContinued         bool                `json:"was_continued"`
+	ContinuationCount    int                 `json:"continuation_count"`
+	ChunkCount           int                 `json:"chunk_count"`
+	StopReason           string              `json:"stop_reason"`
+	FinishReasons        []string            `json:"finish_reasons"`
+	IncompleteDetails    []IncompleteDetail  `json:"incomplete_details"`
+	ResponseIDs          []string            `json:"response_ids"`
+	TotalInputTokens     int64               `json:"total_input_tokens"`
+	TotalCachedTokens    int64               `json:"total_cached_tokens"`
+	TotalOutputTokens    int64               `json:"total_output_tokens"`
+	TotalReasoningTokens int64               `json:"total_reasoning_tokens"`
+	TotalCostEstimate    *float64            `json:"total_cost_estimate"`
+	CostCurrency         string              `json:"cost_currency"`
+	CostNote             string              `json:"cost_note,omitempty"`
+	Price                *store.Price        `json:"price,omitempty"`
+	ChunkSizes           []int               `json:"chunk_sizes"`
+	MergeStrategyUsed    string              `json:"merge_strategy_used"`
+	MergeSuccess         bool                `json:"merge_success"`
+	MergeError           string              `json:"merge_error,omitempty"`
+	FinalRecordCount     int                 `json:"final_record_count"`
+	TruncationPoints     []string            `json:"truncation_points"`
+	Joins                []merge.Join        `json:"joins"`
+	Detection            *merge.Detection    `json:"detection,omitempty"`
+	Calls                store.CallStats     `json:"calls"`
+	Durations            Durations           `json:"durations"`
+	Decisions            []ChunkDecisionNote `json:"decisions"`
+}
+
+// IncompleteDetail is one chunk's incomplete_details.
+type IncompleteDetail struct {
+	Seq    int    `json:"seq"`
+	Reason string `json:"reason"`
+}
+
+// ChunkDecisionNote is the outcome after one chunk.
+type ChunkDecisionNote struct {
+	Seq            int    `json:"seq"`
+	ShouldContinue bool   `json:"should_continue"`
+	ResolvedBy     string `json:"resolved_by"`
+	StopReason     string `json:"stop_reason,omitempty"`
+}
+
+// Durations break a job's time down, in milliseconds.
+type Durations struct {
+	TotalMS      int64   `json:"total_ms"`      // created → merged
+	QueueMS      int64   `json:"queue_ms"`      // created → first call
+	ModelMS      int64   `json:"model_ms"`      // sum of the chunks' call latencies
+	MergeMS      float64 `json:"merge_ms"`      // the merge itself
+	ChunkModelMS []int64 `json:"chunk_model_ms"` // each chunk's call latency
+}
+
+// HandleMerge merges a job's stored chunks and finishes the job. Running it
+// twice writes the same result twice.
+func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
+	var p MergePayload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.JobID == "" {
+		return fmt.Errorf("merge task payload %q: %v: %w", t.Payload(), err, asynq.SkipRetry)
+	}
+	log := h.log.With("job_id", p.JobID)
+	job, err := h.cfg.Store.GetJob(ctx, p.JobID)
+	if err != nil {
+		if err == store.ErrNotFound {
+			return nil
+		}
+		return err
+	}
+	if job.Status != store.StatusMerging {
+		log.Debug("merge: job is not merging; nothing to do", "status", job.Status)
+		return nil
+	}
+	chunks, err := h.cfg.Store.Chunks(ctx, job.ID, true)
+	if err != nil {
+		return err
+	}
+	calls, err := h.cfg.Store.CallStats(ctx, job.ID)
+	if err != nil {
+		return err
+	}
+	var price *store.Price
+	if job.CostUSD == nil {
+		price = nil
+	} else if pr, err := h.cfg.Store.PriceFor(ctx, job.Model, job.CreatedAt); err == nil {
+		price = pr
+	}
+	hint, err := requestText(job)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	res, meta, err := MergeChunks(job, chunks, hint)
+	if err != nil {
+		return fmt.Errorf("merge job %s: %w: %w", job.ID, err, asynq.SkipRetry)
+	}
+	meta.Durations.MergeMS = float64(time.Since(start).Microseconds()) / 1000
+	meta.Calls = calls
+	meta.Price = price
+	status, errMsg := FinalStatus(job, meta)
+	raw, err := json.Marshal(meta)
+	if err != nil {
+		return fmt.Errorf("encode metadata of job %s: %w", job.ID, err)
+	}
+	var mergeErr *string
+	if res.Error != "" {
+		mergeErr = &res.Error
+	}
+	if err := h.cfg.Store.SaveResult(ctx, store.Result{
+		JobID: job.ID, Content: res.Content, Metadata: raw, CostUSD: job.CostUSD,
+		MergeSuccess: res.Success, MergeError: mergeErr,
+	}, status, errMsg); err != nil {
+		return err
+	}
+	lvl := log.Info
+	if status != store.StatusSucceeded {
+		lvl = log.Warn
+	}
+	lvl("job finished", "status", status, "chunks", len(chunks), "stop_reason", meta.StopReason,
+		"merge_success", res.Success, "output_tokens", meta.TotalOutputTokens, "bytes", len(res.Content))
+	return nil
+}
+
+// MergeChunks runs the merger for a job's stored chunks and builds the
+// metadata; the worker's `merge` subcommand runs the same merger.
+func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result, Metadata, error) {
+	in := make([]merge.Chunk, len(chunks))
+	meta := Metadata{
+		JobID: job.ID, Model: job.Model, Format: job.Format, CostCurrency: "USD",
+		ChunkCount:        len(chunks),
+		FinishReasons:     make([]string, len(chunks)),
+		IncompleteDetails: []IncompleteDetail{},
+		ResponseIDs:       make([]string, 0, len(chunks)),
+		ChunkSizes:        make([]int, len(chunks)),
+		Decisions:         make([]ChunkDecisionNote, len(chunks)),
+		TotalInputTokens:  job.InputTokens, TotalCachedTokens: job.CachedTokens,
+		TotalOutputTokens: job.OutputTokens, TotalReasoningTokens: job.ReasoningTokens,
+		TotalCostEstimate: job.CostUSD,
+	}
+	if job.StopReason != nil {
+		meta.StopReason = *job.StopReason
+	}
+	meta.Durations.ChunkModelMS = make([]int64, len(chunks))
+	for i, c := range chunks {
+		in[i] = merge.Chunk{Seq: c.Seq, Text: c.Content, FinishReason: c.FinishReason}
+		meta.FinishReasons[i] = c.FinishReason
+		meta.ChunkSizes[i] = len(c.Content)
+		if c.IncompleteReason != nil {
+			meta.IncompleteDetails = append(meta.IncompleteDetails, IncompleteDetail{Seq: c.Seq, Reason: *c.IncompleteReason})
+		}
+		if c.ResponseID != nil {
+			meta.ResponseIDs = append(meta.ResponseIDs, *c.ResponseID)
+		}
+		meta.Durations.ModelMS += c.LatencyMS
+		meta.Durations.ChunkModelMS[i] = c.LatencyMS
+		var o continuation.Outcome
+		_ = json.Unmarshal(c.Decision, &o)
+		meta.Decisions[i] = ChunkDecisionNote{Seq: c.Seq, ShouldContinue: o.ShouldContinue, ResolvedBy: o.ResolvedBy, StopReason: string(o.StopReason)}
+	}
+	if n := len(chunks); n > 0 {
+		meta.WasContinued = n > 1
+		meta.ContinuationCount = n - 1
+	}
+	if job.CostUSD == nil {
+		meta.CostNote = fmt.Sprintf("no price for model %q in model_prices; cost is not estimated", job.Model)
+	}
+	if job.StartedAt != nil {
+		meta.Durations.QueueMS = job.StartedAt.Sub(job.CreatedAt).Milliseconds()
+	}
+	meta.Durations.TotalMS = time.Since(job.CreatedAt).Milliseconds()
+	res, err := merge.Merge(merge.Options{Format: job.Format, Hint: hint}, in)
+	if err != nil {
+		return res, meta, err
+	}
+	meta.MergeStrategyUsed = res.Strategy
+	meta.MergeSuccess = res.Success
+	meta.MergeError = res.Error
+	meta.FinalRecordCount = res.RecordCount
+	meta.TruncationPoints = res.TruncationPoints
+	meta.Joins = res.Joins
+	meta.Detection = res.Detection
+	return res, meta, nil
+}
+
+// FinalStatus decides how a merged job ends: succeeded only when the model
+// completed and the merge verified every join; otherwise partial or failed
+// as the job's on_failure says.
+func FinalStatus(job store.Job, meta Metadata) (status, errMsg string) {
+	if meta.StopReason == string(continuation.StopCompleted) && meta.MergeSuccess {
+		return store.StatusSucceeded, ""
+	}
+	switch {
+	case !meta.MergeSuccess:
+		errMsg = "merge failed: " + meta.MergeError
+	case job.Error != nil && *job.Error != "":
+		errMsg = fmt.Sprintf("generation stopped (%s): %s", meta.StopReason, *job.Error)
+	default:
+		errMsg = fmt.Sprintf("generation stopped before the answer was complete: %s", meta.StopReason)
+	}
+	cont, err := decodeContinuation(job.Continuation)
+	if err == nil && cont.OnFailure == OnFailureRaise {
+		return store.StatusFailed, errMsg
+	}
+	return store.StatusPartial, errMsg
+}
+
+// requestText rebuilds the request's words for auto format detection.
+func requestText(job store.Job) (string, error) {
+	var in continuation.Input
+	if err := json.Unmarshal(job.Input, &in); err != nil {
+		return "", fmt.Errorf("job %s input: %w", job.ID, err)
+	}
+	return Request{Instructions: job.Instructions, Input: Input{Prompt: in.Prompt, Messages: in.Messages}}.Text(), nil
+}

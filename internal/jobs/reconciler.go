@@ -1,0 +1,138 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/carryover/carryover/internal/store"
+)
+
+// ReconcilerConfig configures the reconciler.
+type ReconcilerConfig struct {
+	Store     *store.Store
+	Tasks     *Dispatcher
+	Inspector *asynq.Inspector
+	Logger    *slog.Logger
+	// Interval between scans.
+	Interval time.Duration
+	// StaleAfter is how long a live job may go without progress before its
+	// next task is re-queued. Longer than any queue wait you expect.
+	StaleAfter time.Duration
+	// Batch is the most jobs looked at per scan.
+	Batch int
+}
+
+// Reconciler resumes live jobs whose queue state is gone: the task was never
+// enqueued (a crash right after the insert), Redis lost its keys, or the
+// worker running it died. It re-enqueues the job's next task under the same
+// TaskID, so a task still queued is never doubled.
+type Reconciler struct {
+	cfg ReconcilerConfig
+	log *slog.Logger
+}
+
+// NewReconciler builds a reconciler.
+func NewReconciler(cfg ReconcilerConfig) *Reconciler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 15 * time.Second
+	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = 2 * time.Minute
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 500
+	}
+	return &Reconciler{cfg: cfg, log: cfg.Logger}
+}
+
+// Run scans every Interval until ctx ends.
+func (r *Reconciler) Run(ctx context.Context) {
+	t := time.NewTicker(r.cfg.Interval)
+	defer t.Stop()
+	for {
+		if n, err := r.Scan(ctx); err != nil && ctx.Err() == nil {
+			r.log.Warn("reconciler scan failed", "err", err)
+		} else if n > 0 {
+			r.log.Info("reconciler resumed jobs", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Scan looks at stale jobs once and returns how many it resumed.
+func (r *Reconciler) Scan(ctx context.Context) (int, error) {
+	stale, err := r.cfg.Store.StaleJobs(ctx, time.Now().Add(-r.cfg.StaleAfter), r.cfg.Batch)
+	if err != nil {
+		return 0, err
+	}
+	resumed := 0
+	for _, j := range stale {
+		ok, err := r.resume(ctx, j)
+		if err != nil {
+			r.log.Warn("reconciler could not resume job", "job_id", j.ID, "seq", j.NextSeq, "err", err)
+			continue
+		}
+		if ok {
+			resumed++
+		}
+	}
+	return resumed, nil
+}
+
+func (r *Reconciler) resume(ctx context.Context, j store.StaleJob) (bool, error) {
+	queue, taskID := r.cfg.Tasks.queues.Chunk, ChunkTaskID(j.ID, j.NextSeq)
+	if j.Status == store.StatusMerging {
+		queue, taskID = r.cfg.Tasks.queues.Merge, MergeTaskID(j.ID)
+	}
+	info, err := r.cfg.Inspector.GetTaskInfo(queue, taskID)
+	switch {
+	case errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound):
+		// Lost or never queued: queue it under its canonical ID.
+		r.log.Info("reconciler re-queueing a job with no queued task", "job_id", j.ID, "seq", j.NextSeq, "status", j.Status)
+		return true, r.enqueue(ctx, j, taskID)
+	case err != nil:
+		return false, fmt.Errorf("inspect %s: %w", taskID, err)
+	}
+	switch info.State {
+	case asynq.TaskStateActive:
+		// Active in Redis, yet no worker holds the job's lease and nothing has
+		// moved for StaleAfter: the worker died. asynq would recover the task
+		// only after its lease and recoverer (a minute or more), so queue a
+		// recovery copy now; the job lease keeps the two from both calling.
+		rid := fmt.Sprintf("%s:recover:%d", taskID, time.Now().Unix()/int64(max(r.cfg.StaleAfter/time.Second, 1)))
+		r.log.Warn("reconciler recovering a job whose worker died", "job_id", j.ID, "seq", j.NextSeq, "task_id", rid)
+		return true, r.enqueue(ctx, j, rid)
+	case asynq.TaskStateArchived:
+		// asynq gave up on the task (its worker kept dying): end the job
+		// rather than leave it stuck.
+		r.log.Error("job's task was archived after repeated failures; stopping the job", "job_id", j.ID, "seq", j.NextSeq)
+		if j.Status == store.StatusMerging {
+			return true, r.cfg.Store.FailJob(ctx, j.ID, "merge task archived after repeated failed deliveries")
+		}
+		status, err := r.cfg.Store.StopJob(ctx, j.ID, "retry_limit_reached", "task archived after repeated failed deliveries", true)
+		if err == nil && status == store.StatusMerging {
+			err = r.cfg.Tasks.Merge(ctx, j.ID)
+		}
+		return true, err
+	}
+	return false, nil // pending, scheduled, retry: it will run
+}
+
+func (r *Reconciler) enqueue(ctx context.Context, j store.StaleJob, taskID string) error {
+	if j.Status == store.StatusMerging {
+		return r.cfg.Tasks.merge(ctx, j.ID, taskID)
+	}
+	return r.cfg.Tasks.chunk(ctx, j.ID, j.NextSeq, taskID)
+}

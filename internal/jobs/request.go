@@ -1,0 +1,205 @@
+// Package jobs owns the job lifecycle on the queue: the request every producer
+// submits, the enqueuer they share, the asynq task types and payloads, the
+// chunk and merge handlers, and the reconciler that resumes jobs whose queue
+// state was lost.
+package jobs
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/merge"
+)
+
+// Defaults and limits of a request.
+const (
+	DefaultFormat          = "auto"
+	DefaultMaxOutputTokens = 4096
+	MinMaxOutputTokens     = 16
+	MaxMaxOutputTokens     = 200_000
+	DefaultMaxAttempts     = 10
+	MaxMaxAttempts         = 50
+	OnFailurePartial       = "return_partial"
+	OnFailureRaise         = "raise_error"
+	maxMetadataBytes       = 16 << 10
+	maxIdempotencyKey      = 255
+	maxModelName           = 200
+)
+
+// Request is a completion job as a producer submits it.
+type Request struct {
+	Model           string          `json:"model"`
+	Input           Input           `json:"input"`
+	Instructions    string          `json:"instructions,omitempty"`
+	MaxOutputTokens int             `json:"max_output_tokens,omitempty"`
+	Format          string          `json:"format,omitempty"`
+	Continuation    Continuation    `json:"continuation"`
+	Metadata        json.RawMessage `json:"metadata,omitempty"`
+	IdempotencyKey  string          `json:"idempotency_key,omitempty"`
+}
+
+// Continuation are the settings that govern continuing a cut-off answer.
+type Continuation struct {
+	Enabled     *bool  `json:"enabled,omitempty"`      // default true
+	MaxAttempts int    `json:"max_attempts,omitempty"` // most chunks (model responses) per job; default 10, 1..50
+	OnFailure   string `json:"on_failure,omitempty"`   // return_partial (default) or raise_error
+}
+
+// EnabledOrDefault reports whether continuation is on (the default).
+func (c Continuation) EnabledOrDefault() bool { return c.Enabled == nil || *c.Enabled }
+
+// Input is a prompt string or a list of messages. In JSON it is either a
+// string or an array of {"role","content"} objects.
+type Input struct {
+	Prompt   string
+	Messages []continuation.Message
+}
+
+// MarshalJSON writes the string or array form.
+func (in Input) MarshalJSON() ([]byte, error) {
+	if len(in.Messages) > 0 {
+		return json.Marshal(in.Messages)
+	}
+	return json.Marshal(in.Prompt)
+}
+
+// UnmarshalJSON reads the string or array form.
+func (in *Input) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		return json.Unmarshal(b, &in.Prompt)
+	case len(b) > 0 && b[0] == '[':
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		return dec.Decode(&in.Messages)
+	case string(b) == "null":
+		return nil
+	}
+	return fmt.Errorf("input must be a string or a list of messages")
+}
+
+// FieldError names one invalid field.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// ValidationError lists every invalid field of a request. Nothing is stored
+// or enqueued for a request that fails validation.
+type ValidationError struct {
+	Fields []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		parts[i] = f.Field + ": " + f.Message
+	}
+	return "invalid request: " + strings.Join(parts, "; ")
+}
+
+// Normalize fills defaults and validates. It returns a *ValidationError
+// naming every bad field.
+func (r Request) Normalize() (Request, error) {
+	var errs []FieldError
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	r.Model = strings.TrimSpace(r.Model)
+	switch {
+	case r.Model == "":
+		bad("model", "is required")
+	case len(r.Model) > maxModelName:
+		bad("model", "is longer than %d characters", maxModelName)
+	}
+	if len(r.Input.Messages) > 0 {
+		if r.Input.Prompt != "" {
+			bad("input", "give a prompt or messages, not both")
+		}
+		for i, m := range r.Input.Messages {
+			switch m.Role {
+			case "system", "developer", "user", "assistant":
+			default:
+				bad(fmt.Sprintf("input[%d].role", i), "must be system, developer, user or assistant, not %q", m.Role)
+			}
+			if strings.TrimSpace(m.Content) == "" {
+				bad(fmt.Sprintf("input[%d].content", i), "is empty")
+			}
+		}
+	} else if strings.TrimSpace(r.Input.Prompt) == "" {
+		bad("input", "is required: a prompt string or a list of messages")
+	}
+	if r.MaxOutputTokens == 0 {
+		r.MaxOutputTokens = DefaultMaxOutputTokens
+	}
+	if r.MaxOutputTokens < MinMaxOutputTokens || r.MaxOutputTokens > MaxMaxOutputTokens {
+		bad("max_output_tokens", "must be between %d and %d, got %d", MinMaxOutputTokens, MaxMaxOutputTokens, r.MaxOutputTokens)
+	}
+	if r.Format == "" {
+		r.Format = DefaultFormat
+	}
+	if !merge.ValidFormat(r.Format) {
+		bad("format", "must be one of %s, got %q", strings.Join(merge.Formats(), ", "), r.Format)
+	}
+	if r.Continuation.Enabled == nil {
+		on := true
+		r.Continuation.Enabled = &on
+	}
+	if r.Continuation.MaxAttempts == 0 {
+		r.Continuation.MaxAttempts = DefaultMaxAttempts
+	}
+	if r.Continuation.MaxAttempts < 1 || r.Continuation.MaxAttempts > MaxMaxAttempts {
+		bad("continuation.max_attempts", "must be between 1 and %d, got %d", MaxMaxAttempts, r.Continuation.MaxAttempts)
+	}
+	if r.Continuation.OnFailure == "" {
+		r.Continuation.OnFailure = OnFailurePartial
+	}
+	if r.Continuation.OnFailure != OnFailurePartial && r.Continuation.OnFailure != OnFailureRaise {
+		bad("continuation.on_failure", "must be %s or %s, got %q", OnFailurePartial, OnFailureRaise, r.Continuation.OnFailure)
+	}
+	if len(r.Metadata) > 0 {
+		switch {
+		case len(r.Metadata) > maxMetadataBytes:
+			bad("metadata", "is larger than %d bytes", maxMetadataBytes)
+		case !json.Valid(r.Metadata):
+			bad("metadata", "is not valid JSON")
+		}
+	}
+	if len(r.IdempotencyKey) > maxIdempotencyKey {
+		bad("idempotency_key", "is longer than %d characters", maxIdempotencyKey)
+	}
+	if len(errs) > 0 {
+		return r, &ValidationError{Fields: errs}
+	}
+	return r, nil
+}
+
+// hash identifies a normalized request (without its idempotency key), so a
+// reused key with a different request is refused rather than silently
+// answered with another job.
+func (r Request) hash() string {
+	r.IdempotencyKey = ""
+	b, _ := json.Marshal(r)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Text is the request's own words (instructions and input), which auto format
+// detection reads.
+func (r Request) Text() string {
+	var b strings.Builder
+	b.WriteString(r.Instructions)
+	b.WriteString("\n")
+	b.WriteString(r.Input.Prompt)
+	for _, m := range r.Input.Messages {
+		b.WriteString("\n")
+		b.WriteString(m.Content)
+	}
+	return b.String()
+}

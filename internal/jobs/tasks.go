@@ -1,0 +1,99 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// Task types. Payloads carry only IDs and sequence numbers, never content:
+// Postgres is the source of truth and Redis may lose everything.
+const (
+	TypeChunk = "carryover:chunk"
+	TypeMerge = "carryover:merge"
+)
+
+// ChunkPayload asks for chunk Seq of a job.
+type ChunkPayload struct {
+	JobID string `json:"job_id"`
+	Seq   int    `json:"seq"`
+}
+
+// MergePayload asks for a job's merge.
+type MergePayload struct {
+	JobID string `json:"job_id"`
+}
+
+// ChunkTaskID is the deterministic asynq TaskID of a chunk task: asynq refuses
+// a second task with the same ID while the first is queued or running.
+func ChunkTaskID(jobID string, seq int) string { return fmt.Sprintf("job:%s:chunk:%d", jobID, seq) }
+
+// MergeTaskID is the deterministic asynq TaskID of a job's merge task.
+func MergeTaskID(jobID string) string { return fmt.Sprintf("job:%s:merge", jobID) }
+
+// Queues names the asynq queues tasks go to.
+type Queues struct {
+	Chunk string
+	Merge string
+}
+
+// DefaultQueues puts every task on the "carryover" queue.
+func DefaultQueues() Queues { return Queues{Chunk: "carryover", Merge: "carryover"} }
+
+// TaskOptions are the asynq options of every task.
+type TaskOptions struct {
+	MaxRetry int           // failed deliveries before the job stops with retry_limit_reached
+	Timeout  time.Duration // a delivery's deadline (covers one model call)
+}
+
+// DefaultTaskOptions suit a model call of up to ten minutes.
+func DefaultTaskOptions() TaskOptions { return TaskOptions{MaxRetry: 8, Timeout: 11 * time.Minute} }
+
+// Dispatcher puts chunk and merge tasks on the queue. A TaskID conflict means
+// the task is already queued or running, which is what was wanted.
+type Dispatcher struct {
+	client *asynq.Client
+	queues Queues
+	opts   TaskOptions
+}
+
+// NewDispatcher wraps an asynq client.
+func NewDispatcher(c *asynq.Client, q Queues, o TaskOptions) *Dispatcher {
+	return &Dispatcher{client: c, queues: q, opts: o}
+}
+
+// Queues returns the queue names in use.
+func (d *Dispatcher) Queues() Queues { return d.queues }
+
+// Chunk enqueues chunk seq of a job under its canonical TaskID.
+func (d *Dispatcher) Chunk(ctx context.Context, jobID string, seq int) error {
+	return d.chunk(ctx, jobID, seq, ChunkTaskID(jobID, seq))
+}
+
+func (d *Dispatcher) chunk(ctx context.Context, jobID string, seq int, taskID string) error {
+	b, _ := json.Marshal(ChunkPayload{JobID: jobID, Seq: seq})
+	return d.enqueue(ctx, asynq.NewTask(TypeChunk, b), taskID, d.queues.Chunk)
+}
+
+// Merge enqueues a job's merge under its canonical TaskID.
+func (d *Dispatcher) Merge(ctx context.Context, jobID string) error {
+	return d.merge(ctx, jobID, MergeTaskID(jobID))
+}
+
+func (d *Dispatcher) merge(ctx context.Context, jobID, taskID string) error {
+	b, _ := json.Marshal(MergePayload{JobID: jobID})
+	return d.enqueue(ctx, asynq.NewTask(TypeMerge, b), taskID, d.queues.Merge)
+}
+
+func (d *Dispatcher) enqueue(ctx context.Context, t *asynq.Task, taskID, queue string) error {
+	_, err := d.client.EnqueueContext(ctx, t, asynq.TaskID(taskID), asynq.Queue(queue),
+		asynq.MaxRetry(d.opts.MaxRetry), asynq.Timeout(d.opts.Timeout))
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		return fmt.Errorf("enqueue %s: %w", taskID, err)
+	}
+	return nil
+}

@@ -1,0 +1,251 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Job statuses. queued, running and merging are live; the rest are terminal.
+const (
+	StatusQueued    = "queued"
+	StatusRunning   = "running"
+	StatusMerging   = "merging"
+	StatusSucceeded = "succeeded"
+	StatusPartial   = "partial"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+)
+
+// Terminal reports whether a job in status s will never change again.
+func Terminal(s string) bool {
+	switch s {
+	case StatusSucceeded, StatusPartial, StatusFailed, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// ErrIdempotencyConflict is returned when an idempotency key is reused with a
+// different request.
+var ErrIdempotencyConflict = errors.New("idempotency key already used with a different request")
+
+// NewJob is a validated request ready to be stored.
+type NewJob struct {
+	ID              string
+	Model           string
+	Format          string
+	Instructions    string
+	Input           json.RawMessage
+	MaxOutputTokens int
+	Continuation    json.RawMessage
+	Metadata        json.RawMessage // nil when the caller sent none
+	IdempotencyKey  string          // "" for none
+	RequestHash     string
+}
+
+// Job is a row of the jobs table.
+type Job struct {
+	ID               string
+	Status           string
+	Model            string
+	Format           string
+	Instructions     string
+	Input            json.RawMessage
+	MaxOutputTokens  int
+	Continuation     json.RawMessage
+	Metadata         json.RawMessage
+	IdempotencyKey   *string
+	NextSeq          int
+	LastResponseID   *string
+	LastFinishReason *string
+	LastChunkSHA     *string
+	InputTokens      int64
+	CachedTokens     int64
+	OutputTokens     int64
+	ReasoningTokens  int64
+	CostUSD          *float64
+	StopReason       *string
+	Error            *string
+	LeaseUntil       *time.Time
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	StartedAt        *time.Time
+	FinishedAt       *time.Time
+}
+
+const jobColumns = `id::text, status, model, format, instructions, input, max_output_tokens, continuation,
+	metadata, idempotency_key, next_seq, last_response_id, last_finish_reason, last_chunk_sha, input_tokens, cached_tokens,
+	output_tokens, reasoning_tokens, cost_usd::float8, stop_reason, error, lease_until, created_at, updated_at,
+	started_at, finished_at`
+
+func jobDest(j *Job) []any {
+	return []any{&j.ID, &j.Status, &j.Model, &j.Format, &j.Instructions, &j.Input, &j.MaxOutputTokens,
+		&j.Continuation, &j.Metadata, &j.IdempotencyKey, &j.NextSeq, &j.LastResponseID, &j.LastFinishReason, &j.LastChunkSHA,
+		&j.InputTokens, &j.CachedTokens, &j.OutputTokens, &j.ReasoningTokens, &j.CostUSD, &j.StopReason,
+		&j.Error, &j.LeaseUntil, &j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt}
+}
+
+// InsertJob stores a new job in status queued. With an idempotency key that
+// was used before it returns the existing job and created=false, or
+// ErrIdempotencyConflict when the earlier request differs.
+func (s *Store) InsertJob(ctx context.Context, n NewJob) (job Job, created bool, err error) {
+	var key *string
+	if n.IdempotencyKey != "" {
+		key = &n.IdempotencyKey
+	}
+	var meta any
+	if len(n.Metadata) > 0 {
+		meta = n.Metadata
+	}
+	err = s.pool.QueryRow(ctx, `
+WITH j AS (
+	INSERT INTO jobs (id, model, format, instructions, input, max_output_tokens, continuation, metadata,
+	                  idempotency_key, request_hash)
+	VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+	ON CONFLICT (idempotency_key) DO NOTHING
+	RETURNING *
+), ev AS (
+	INSERT INTO job_events (job_id, level, type, message)
+	SELECT id, 'info', 'status', 'queued' FROM j
+)
+SELECT `+jobColumns+` FROM j`,
+		n.ID, n.Model, n.Format, n.Instructions, n.Input, n.MaxOutputTokens, n.Continuation, meta, key,
+		n.RequestHash).Scan(jobDest(&job)...)
+	if err == nil {
+		return job, true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return Job{}, false, fmt.Errorf("store: insert job: %w", err)
+	}
+	var hash string
+	dest := append(jobDest(&job), &hash)
+	err = s.pool.QueryRow(ctx, `SELECT `+jobColumns+`, request_hash FROM jobs WHERE idempotency_key = $1`, key).Scan(dest...)
+	if err != nil {
+		return Job{}, false, fmt.Errorf("store: load job for idempotency key: %w", err)
+	}
+	if hash != n.RequestHash {
+		return Job{}, false, ErrIdempotencyConflict
+	}
+	return job, false, nil
+}
+
+// GetJob loads one job.
+func (s *Store) GetJob(ctx context.Context, id string) (Job, error) {
+	var j Job
+	err := s.pool.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1::uuid`, id).Scan(jobDest(&j)...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Job{}, ErrNotFound
+	}
+	if err != nil {
+		return Job{}, fmt.Errorf("store: get job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// Cancel moves a live job to cancelled. It reports whether the job changed;
+// a job already terminal is left alone.
+func (s *Store) Cancel(ctx context.Context, id string) (Job, bool, error) {
+	var changed bool
+	err := s.pool.QueryRow(ctx, `
+WITH j AS (
+	UPDATE jobs SET status = 'cancelled', stop_reason = 'user_requested', finished_at = now(), updated_at = now()
+	WHERE id = $1::uuid AND status IN ('queued','running','merging')
+	RETURNING id
+), ev AS (
+	INSERT INTO job_events (job_id, level, type, message) SELECT id, 'info', 'status', 'cancelled' FROM j
+)
+SELECT EXISTS (SELECT 1 FROM j)`, id).Scan(&changed)
+	if err != nil {
+		return Job{}, false, fmt.Errorf("store: cancel job %s: %w", id, err)
+	}
+	j, err := s.GetJob(ctx, id)
+	return j, changed, err
+}
+
+// StaleJob is a live job that has made no progress for a while and that no
+// worker holds a lease on.
+type StaleJob struct {
+	ID      string
+	Status  string
+	NextSeq int
+}
+
+// StaleJobs lists live jobs with no progress since before, oldest first.
+func (s *Store) StaleJobs(ctx context.Context, before time.Time, limit int) ([]StaleJob, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT id::text, status, next_seq FROM jobs
+WHERE status IN ('queued','running','merging') AND updated_at < $1
+  AND (lease_until IS NULL OR lease_until < now())
+ORDER BY updated_at LIMIT $2`, before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: stale jobs: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (StaleJob, error) {
+		var j StaleJob
+		err := r.Scan(&j.ID, &j.Status, &j.NextSeq)
+		return j, err
+	})
+}
+
+// AddEvent records an event in a job's history.
+func (s *Store) AddEvent(ctx context.Context, jobID string, seq *int, level, typ, msg string, data any) error {
+	var raw []byte
+	if data != nil {
+		var err error
+		if raw, err = json.Marshal(data); err != nil {
+			return fmt.Errorf("store: encode event data: %w", err)
+		}
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO job_events (job_id, seq, level, type, message, data) VALUES ($1::uuid, $2, $3, $4, $5, $6)`,
+		jobID, seq, level, typ, msg, raw)
+	if err != nil {
+		return fmt.Errorf("store: add event: %w", err)
+	}
+	return nil
+}
+
+// Event is a row of job_events.
+type Event struct {
+	ID        int64           `json:"id"`
+	Seq       *int            `json:"seq,omitempty"`
+	Level     string          `json:"level"`
+	Type      string          `json:"type"`
+	Message   string          `json:"message"`
+	Data      json.RawMessage `json:"data,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// Events lists a job's events after the given id, oldest first.
+func (s *Store) Events(ctx context.Context, jobID string, afterID int64) ([]Event, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, seq, level, type, message, data, created_at FROM job_events
+WHERE job_id = $1::uuid AND id > $2 ORDER BY id`, jobID, afterID)
+	if err != nil {
+		return nil, fmt.Errorf("store: events: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
+		var e Event
+		err := r.Scan(&e.ID, &e.Seq, &e.Level, &e.Type, &e.Message, &e.Data, &e.CreatedAt)
+		return e, err
+	})
+}
+
+// FailJob ends a live job as failed with an error.
+func (s *Store) FailJob(ctx context.Context, id, errMsg string) error {
+	_, err := s.pool.Exec(ctx, `
+WITH j AS (
+	UPDATE jobs SET status = 'failed', error = $2, finished_at = now(), updated_at = now(), lease_token = NULL, lease_until = NULL
+	WHERE id = $1::uuid AND status IN ('queued','running','merging')
+	RETURNING id
+)
+INSERT INTO job_events (job_id, level, type, message, data)
+SELECT id, 'error', 'status', 'failed', jsonb_build_object('error', $2::text) FROM j`, id, errMsg)
+	if err != nil {
+		return fmt.Errorf("store: fail job %s: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Chunk is a stored chunk row.
+type Chunk struct {
+	Seq              int             `json:"seq"`
+	Content          string          `json:"-"`
+	Size             int             `json:"size"`
+	FinishReason     string          `json:"finish_reason"`
+	RawStatus        string          `json:"raw_status"`
+	IncompleteReason *string         `json:"incomplete_reason,omitempty"`
+	ResponseID       *string         `json:"response_id,omitempty"`
+	Usage            Usage           `json:"usage"`
+	CostUSD          *float64        `json:"cost_usd"`
+	LatencyMS        int64           `json:"latency_ms"`
+	ShouldContinue   bool            `json:"should_continue"`
+	StopReason       *string         `json:"stop_reason,omitempty"`
+	Decision         json.RawMessage `json:"decision"`
+	CreatedAt        time.Time       `json:"created_at"`
+}
+
+// Chunks loads a job's chunks in order; withContent=false skips the text
+// (status pages need only the figures).
+func (s *Store) Chunks(ctx context.Context, jobID string, withContent bool) ([]Chunk, error) {
+	content := "''"
+	if withContent {
+		content = "content"
+	}
+	rows, err := s.pool.Query(ctx, `SELECT seq, `+content+`, length(content), finish_reason, raw_status, incomplete_reason,
+	response_id, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd::float8, latency_ms,
+	should_continue, stop_reason, decision, created_at
+FROM chunks WHERE job_id = $1::uuid ORDER BY seq`, jobID)
+	if err != nil {
+		return nil, fmt.Errorf("store: chunks of job %s: %w", jobID, err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Chunk, error) {
+		var c Chunk
+		err := r.Scan(&c.Seq, &c.Content, &c.Size, &c.FinishReason, &c.RawStatus, &c.IncompleteReason, &c.ResponseID,
+			&c.Usage.Input, &c.Usage.Cached, &c.Usage.Output, &c.Usage.Reasoning, &c.CostUSD, &c.LatencyMS,
+			&c.ShouldContinue, &c.StopReason, &c.Decision, &c.CreatedAt)
+		return c, err
+	})
+}
+
+// Result is a stored merged document.
+type Result struct {
+	JobID        string
+	Content      string
+	Metadata     json.RawMessage
+	CostUSD      *float64
+	MergeSuccess bool
+	MergeError   *string
+	CreatedAt    time.Time
+}
+
+// SaveResult stores the merged document and moves the job from merging to
+// its final status, in one statement. A repeated merge (a redelivered merge
+// task) overwrites the same row with the same content.
+func (s *Store) SaveResult(ctx context.Context, r Result, finalStatus, errMsg string) error {
+	_, err := s.pool.Exec(ctx, `
+WITH res AS (
+	INSERT INTO job_results (job_id, content, metadata, cost_usd, merge_success, merge_error)
+	VALUES ($1::uuid, $2, $3, $4, $5, $6)
+	ON CONFLICT (job_id) DO UPDATE SET content = EXCLUDED.content, metadata = EXCLUDED.metadata,
+	    cost_usd = EXCLUDED.cost_usd, merge_success = EXCLUDED.merge_success, merge_error = EXCLUDED.merge_error,
+	    updated_at = now()
+), j AS (
+	UPDATE jobs SET status = $7, error = coalesce(nullif($8, ''), error), finished_at = now(), updated_at = now(),
+	       lease_token = NULL, lease_until = NULL
+	WHERE id = $1::uuid AND status = 'merging'
+	RETURNING id
+)
+INSERT INTO job_events (job_id, level, type, message, data)
+SELECT id, CASE $7 WHEN 'succeeded' THEN 'info' WHEN 'partial' THEN 'warn' ELSE 'error' END, 'status', $7,
+       jsonb_build_object('merge_success', $5::bool, 'error', nullif($8, '')) FROM j`,
+		r.JobID, r.Content, r.Metadata, r.CostUSD, r.MergeSuccess, r.MergeError, finalStatus, errMsg)
+	if err != nil {
+		return fmt.Errorf("store: save result of job %s: %w", r.JobID, err)
+	}
+	return nil
+}
+
+// GetResult loads a job's merged document.
+func (s *Store) GetResult(ctx context.Context, jobID string) (Result, error) {
+	r := Result{JobID: jobID}
+	err := s.pool.QueryRow(ctx, `SELECT content, metadata, cost_usd::float8, merge_success, merge_error, created_at
+FROM job_results WHERE job_id = $1::uuid`, jobID).Scan(&r.Content, &r.Metadata, &r.CostUSD, &r.MergeSuccess, &r.MergeError, &r.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Result{}, ErrNotFound
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("store: result of job %s: %w", jobID, err)
+	}
+	return r, nil
+}
+
+// CallStats sums a job's model calls by status (every attempt, failed and
+// lost ones included, because each may have cost money).
+type CallStats struct {
+	Total, Succeeded, Failed, Lost, InFlight int
+}
+
+// CallStats counts a job's model call attempts.
+func (s *Store) CallStats(ctx context.Context, jobID string) (CallStats, error) {
+	var c CallStats
+	err := s.pool.QueryRow(ctx, `SELECT count(*),
+	count(*) FILTER (WHERE status = 'succeeded'), count(*) FILTER (WHERE status = 'failed'),
+	count(*) FILTER (WHERE status = 'lost'), count(*) FILTER (WHERE status = 'in_flight')
+FROM llm_calls WHERE job_id = $1::uuid`, jobID).Scan(&c.Total, &c.Succeeded, &c.Failed, &c.Lost, &c.InFlight)
+	if err != nil {
+		return c, fmt.Errorf("store: call stats of job %s: %w", jobID, err)
+	}
+	return c, nil
+}
+
+// PriceFor returns the price that applied to model on day, or nil.
+func (s *Store) PriceFor(ctx context.Context, model string, day time.Time) (*Price, error) {
+	var p Price
+	err := s.pool.QueryRow(ctx, `SELECT model, effective_from, input_per_mtok::float8, cached_input_per_mtok::float8, output_per_mtok::float8
+FROM model_prices WHERE (model = $1 OR starts_with($1, model || '-')) AND effective_from <= $2::date
+ORDER BY length(model) DESC, effective_from DESC LIMIT 1`, model, day).Scan(&p.Model, &p.EffectiveFrom, &p.Input, &p.CachedInput, &p.Output)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: price of %s: %w", model, err)
+	}
+	return &p, nil
+}

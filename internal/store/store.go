@@ -1,0 +1,96 @@
+// Package store is carryover's only access to Postgres: jobs, chunks, model
+// calls, decisions, events, results and prices. Postgres is the source of
+// truth; every write the pipeline depends on is one statement (one round trip,
+// one commit) so a chunk costs as little as the design allows.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/golang-migrate/migrate/v4"
+	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers the pgx5:// driver
+	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/carryover/carryover/migrations"
+)
+
+// ErrNotFound is returned when a job does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Store wraps a pgx pool.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to Postgres and checks the connection.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse DATABASE_URL: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: connect: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: ping %s: %w", Redact(dsn), err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Pool exposes the pool for callers that read with their own SQL (tests, views).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close releases every connection.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping checks that Postgres answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// Migrate applies every pending migration. golang-migrate holds a Postgres
+// advisory lock while it runs, so several workers starting at once are safe:
+// one migrates, the others wait and then find nothing to do.
+func Migrate(dsn string) error {
+	src, err := iofs.New(migrations.FS, ".")
+	if err != nil {
+		return fmt.Errorf("store: migrations source: %w", err)
+	}
+	m, err := migrate.NewWithSourceInstance("iofs", src, migrateURL(dsn))
+	if err != nil {
+		return fmt.Errorf("store: migrate %s: %w", Redact(dsn), err)
+	}
+	defer m.Close()
+	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("store: migrate up: %w", err)
+	}
+	return nil
+}
+
+// migrateURL rewrites a postgres:// DSN to the pgx5:// scheme golang-migrate's
+// pgx v5 driver registers.
+func migrateURL(dsn string) string {
+	for _, p := range []string{"postgres://", "postgresql://"} {
+		if strings.HasPrefix(dsn, p) {
+			return "pgx5://" + strings.TrimPrefix(dsn, p)
+		}
+	}
+	return dsn
+}
+
+// Redact hides the password of a URL-style DSN so it can be logged.
+func Redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
