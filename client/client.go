@@ -1,0 +1,270 @@
+// Package client is the Go producer API of carryover: enqueue a completion
+// job, poll its status, read its merged result, cancel it, or wait for it.
+// Every producer — the enqueue CLI, the HTTP API, your web app — goes through
+// the same enqueuer, so validation and idempotency are the same everywhere.
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/jobs"
+	"github.com/carryover/carryover/internal/store"
+)
+
+// Request types, shared with the worker.
+type (
+	Request         = jobs.Request
+	Input           = jobs.Input
+	Message         = continuation.Message
+	Continuation    = jobs.Continuation
+	ValidationError = jobs.ValidationError
+	FieldError      = jobs.FieldError
+)
+
+// Errors.
+var (
+	ErrNotFound = errors.New("job not found")
+	// ErrNotReady is returned by Result while the job has no result yet.
+	ErrNotReady = errors.New("job has no result yet")
+)
+
+// Config says where the queue and the database are.
+type Config struct {
+	DatabaseURL string
+	RedisURL    string
+	ChunkQueue  string // default "carryover"
+	MergeQueue  string // default the chunk queue
+	Logger      *slog.Logger
+}
+
+// Client is safe for concurrent use. Close it when done.
+type Client struct {
+	store *store.Store
+	rdb   redis.UniversalClient
+	queue *asynq.Client
+	enq   *jobs.Enqueuer
+}
+
+// New connects to Postgres and Redis.
+func New(ctx context.Context, cfg Config) (*Client, error) {
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	ropt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("client: parse REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(ropt)
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		st.Close()
+		_ = rdb.Close()
+		return nil, fmt.Errorf("client: redis ping: %w", err)
+	}
+	q := asynq.NewClientFromRedisClient(rdb)
+	queues := jobs.DefaultQueues()
+	if cfg.ChunkQueue != "" {
+		queues.Chunk, queues.Merge = cfg.ChunkQueue, cfg.ChunkQueue
+	}
+	if cfg.MergeQueue != "" {
+		queues.Merge = cfg.MergeQueue
+	}
+	d := jobs.NewDispatcher(q, queues, jobs.DefaultTaskOptions())
+	return &Client{store: st, rdb: rdb, queue: q, enq: jobs.NewEnqueuer(st, d, cfg.Logger)}, nil
+}
+
+// Close releases the connections.
+func (c *Client) Close() error {
+	c.store.Close()
+	return c.rdb.Close()
+}
+
+// Job is an accepted job.
+type Job struct {
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Created bool   `json:"created"` // false when an idempotency key returned an existing job
+}
+
+// Enqueue validates and submits a job. A *ValidationError names every bad
+// field; nothing is stored or enqueued then.
+func (c *Client) Enqueue(ctx context.Context, req Request) (Job, error) {
+	j, created, err := c.enq.Enqueue(ctx, req)
+	if j.ID == "" {
+		return Job{}, err
+	}
+	// A stored job whose first task could not be queued yet is still
+	// accepted: the reconciler queues it.
+	return Job{ID: j.ID, Status: j.Status, Created: created}, nil
+}
+
+// Tokens sums a job's usage so far.
+type Tokens struct {
+	Input     int64 `json:"input"`
+	Cached    int64 `json:"cached"`
+	Output    int64 `json:"output"`
+	Reasoning int64 `json:"reasoning"`
+}
+
+// ChunkStatus is one chunk's figures (no content).
+type ChunkStatus struct {
+	Seq            int             `json:"seq"`
+	Size           int             `json:"size"`
+	FinishReason   string          `json:"finish_reason"`
+	ResponseID     string          `json:"response_id,omitempty"`
+	OutputTokens   int64           `json:"output_tokens"`
+	CostUSD        *float64        `json:"cost_usd"`
+	LatencyMS      int64           `json:"latency_ms"`
+	ShouldContinue bool            `json:"should_continue"`
+	StopReason     string          `json:"stop_reason,omitempty"`
+	Decision       json.RawMessage `json:"decision"`
+}
+
+// Status is a job's state and progress.
+type Status struct {
+	ID            string          `json:"id"`
+	Status        string          `json:"status"`
+	Model         string          `json:"model"`
+	Format        string          `json:"format"`
+	Chunks        int             `json:"chunks"`
+	FinishReasons []string        `json:"finish_reasons"`
+	StopReason    string          `json:"stop_reason,omitempty"`
+	Error         string          `json:"error,omitempty"`
+	Tokens        Tokens          `json:"tokens"`
+	CostUSD       *float64        `json:"cost_usd"`
+	LastDecision  json.RawMessage `json:"last_decision,omitempty"`
+	Metadata      json.RawMessage `json:"metadata,omitempty"`
+	CreatedAt     time.Time       `json:"created_at"`
+	UpdatedAt     time.Time       `json:"updated_at"`
+	FinishedAt    *time.Time      `json:"finished_at,omitempty"`
+	ChunkDetails  []ChunkStatus   `json:"chunk_details"`
+}
+
+// Terminal reports whether the job will not change again.
+func (s Status) Terminal() bool { return store.Terminal(s.Status) }
+
+// Status reads a job's state and progress.
+func (c *Client) Status(ctx context.Context, id string) (Status, error) {
+	j, err := c.store.GetJob(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Status{}, ErrNotFound
+	}
+	if err != nil {
+		return Status{}, err
+	}
+	chunks, err := c.store.Chunks(ctx, id, false)
+	if err != nil {
+		return Status{}, err
+	}
+	s := Status{
+		ID: j.ID, Status: j.Status, Model: j.Model, Format: j.Format, Chunks: len(chunks),
+		FinishReasons: make([]string, len(chunks)), CostUSD: j.CostUSD, Metadata: j.Metadata,
+		Tokens:    Tokens{Input: j.InputTokens, Cached: j.CachedTokens, Output: j.OutputTokens, Reasoning: j.ReasoningTokens},
+		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, FinishedAt: j.FinishedAt,
+		ChunkDetails: make([]ChunkStatus, len(chunks)),
+	}
+	if j.StopReason != nil {
+		s.StopReason = *j.StopReason
+	}
+	if j.Error != nil {
+		s.Error = *j.Error
+	}
+	for i, ch := range chunks {
+		s.FinishReasons[i] = ch.FinishReason
+		cs := ChunkStatus{Seq: ch.Seq, Size: ch.Size, FinishReason: ch.FinishReason, OutputTokens: ch.Usage.Output,
+			CostUSD: ch.CostUSD, LatencyMS: ch.LatencyMS, ShouldContinue: ch.ShouldContinue, Decision: ch.Decision}
+		if ch.ResponseID != nil {
+			cs.ResponseID = *ch.ResponseID
+		}
+		if ch.StopReason != nil {
+			cs.StopReason = *ch.StopReason
+		}
+		s.ChunkDetails[i] = cs
+	}
+	if n := len(chunks); n > 0 {
+		s.LastDecision = chunks[n-1].Decision
+	}
+	return s, nil
+}
+
+// Result is a job's merged document.
+type Result struct {
+	JobID        string          `json:"job_id"`
+	Status       string          `json:"status"`
+	Content      string          `json:"content"`
+	Metadata     json.RawMessage `json:"metadata"`
+	CostUSD      *float64        `json:"cost_usd"`
+	MergeSuccess bool            `json:"merge_success"`
+	MergeError   string          `json:"merge_error,omitempty"`
+}
+
+// Result reads a job's merged document, or ErrNotReady.
+func (c *Client) Result(ctx context.Context, id string) (Result, error) {
+	j, err := c.store.GetJob(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Result{}, ErrNotFound
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	r, err := c.store.GetResult(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Result{}, ErrNotReady
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	out := Result{JobID: id, Status: j.Status, Content: r.Content, Metadata: r.Metadata, CostUSD: r.CostUSD, MergeSuccess: r.MergeSuccess}
+	if r.MergeError != nil {
+		out.MergeError = *r.MergeError
+	}
+	return out, nil
+}
+
+// Cancel stops a job between chunks; no model call starts after it. Chunks
+// already stored are kept. Cancelling a finished job changes nothing.
+func (c *Client) Cancel(ctx context.Context, id string) (Status, error) {
+	if _, _, err := c.enq.Cancel(ctx, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return Status{}, ErrNotFound
+		}
+		return Status{}, err
+	}
+	return c.Status(ctx, id)
+}
+
+// Wait polls until the job is terminal or ctx ends, calling progress (if not
+// nil) whenever the job moved.
+func (c *Client) Wait(ctx context.Context, id string, progress func(Status)) (Status, error) {
+	delay := 50 * time.Millisecond
+	var last time.Time
+	for {
+		s, err := c.Status(ctx, id)
+		if err != nil {
+			return s, err
+		}
+		if progress != nil && !s.UpdatedAt.Equal(last) {
+			progress(s)
+			last = s.UpdatedAt
+		}
+		if s.Terminal() {
+			return s, nil
+		}
+		select {
+		case <-ctx.Done():
+			return s, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, time.Second)
+	}
+}

@@ -1,0 +1,300 @@
+// Command enqueue submits carryover jobs and reads them back.
+//
+//	enqueue [--model M] [--format F] [--instructions S] [--max-output-tokens N] [--max-attempts N]
+//	        [--on-failure P] [--prompt-file FILE | PROMPT] [--wait]
+//	enqueue status ID [--json]
+//	enqueue result ID [--meta]
+//	enqueue cancel ID
+//
+// enqueue prints the job ID alone on stdout; with --wait it shows progress on
+// stderr and prints the merged result on stdout.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/carryover/carryover/client"
+	"github.com/carryover/carryover/internal/config"
+)
+
+// Exit codes: 0 ok (or succeeded), 1 error (or failed/cancelled), 2 partial result.
+const exitPartial = 2
+
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	var ee exitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		os.Exit(ee.code)
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "enqueue:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg := config.FromEnv()
+	if len(args) > 0 {
+		switch args[0] {
+		case "status", "result", "cancel":
+			return runJobCommand(ctx, cfg, args[0], args[1:], stdout, stderr)
+		}
+	}
+	return runEnqueue(ctx, cfg, args, stdin, stdout, stderr)
+}
+
+// parseInterleaved lets flags come before or after positional arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func connect(ctx context.Context, cfg config.Config) (*client.Client, error) {
+	return client.New(ctx, client.Config{DatabaseURL: cfg.DatabaseURL, RedisURL: cfg.RedisURL,
+		ChunkQueue: cfg.ChunkQueue, MergeQueue: cfg.MergeQueue})
+}
+
+func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("enqueue", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg.RegisterStoreFlags(fs)
+	var req client.Request
+	fs.StringVar(&req.Model, "model", envOr("CARRYOVER_MODEL", "gpt-4.1-mini"), "model name (env CARRYOVER_MODEL)")
+	fs.StringVar(&req.Format, "format", "auto", "output format: csv, json, jsonl, markdown, code, diff, text or auto")
+	fs.StringVar(&req.Instructions, "instructions", "", "system instructions")
+	fs.IntVar(&req.MaxOutputTokens, "max-output-tokens", 0, "output-token limit of each model call (default 4096)")
+	fs.IntVar(&req.Continuation.MaxAttempts, "max-attempts", 0, "most chunks (model responses) for the job, 1..50 (default 10)")
+	fs.StringVar(&req.Continuation.OnFailure, "on-failure", "", "return_partial (default) or raise_error")
+	noCont := fs.Bool("no-continuation", false, "do not continue a cut-off answer")
+	promptFile := fs.String("prompt-file", "", "read the prompt from this file (- for stdin)")
+	metadata := fs.String("metadata", "", "caller metadata, a JSON value stored with the job")
+	fs.StringVar(&req.IdempotencyKey, "idempotency-key", "", "the same key returns the same job")
+	wait := fs.Bool("wait", false, "wait for the job, show progress on stderr, print the result on stdout")
+	timeout := fs.Duration("timeout", 0, "with --wait: give up after this long (0 = no limit)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: enqueue [flags] [--prompt-file FILE | PROMPT] [--wait]\n       enqueue status ID [--json]\n       enqueue result ID [--meta]\n       enqueue cancel ID\nflags:")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *promptFile != "" && len(pos) > 0:
+		return fmt.Errorf("give --prompt-file or PROMPT, not both")
+	case *promptFile == "-":
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return fmt.Errorf("--prompt-file: %w", err)
+		}
+		req.Input.Prompt = string(b)
+	case *promptFile != "":
+		b, err := os.ReadFile(*promptFile)
+		if err != nil {
+			return fmt.Errorf("--prompt-file: %w", err)
+		}
+		req.Input.Prompt = string(b)
+	case len(pos) > 1:
+		return fmt.Errorf("give the prompt as one argument (quote it); got %d", len(pos))
+	case len(pos) == 1:
+		req.Input.Prompt = pos[0]
+	}
+	if *noCont {
+		off := false
+		req.Continuation.Enabled = &off
+	}
+	if *metadata != "" {
+		req.Metadata = json.RawMessage(*metadata)
+	}
+	// Validate before connecting, so bad input never touches a service.
+	if _, err := req.Normalize(); err != nil {
+		return err
+	}
+	c, err := connect(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	job, err := c.Enqueue(ctx, req)
+	if err != nil {
+		return err
+	}
+	if !*wait {
+		fmt.Fprintln(stdout, job.ID)
+		return nil
+	}
+	fmt.Fprintln(stderr, "job", job.ID)
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+	st, err := c.Wait(ctx, job.ID, func(s client.Status) { fmt.Fprintln(stderr, progressLine(s)) })
+	if err != nil {
+		return fmt.Errorf("waiting for job %s: %w", job.ID, err)
+	}
+	return printOutcome(ctx, c, st, stdout, stderr)
+}
+
+func progressLine(s client.Status) string {
+	return fmt.Sprintf("  %-9s chunks=%d output_tokens=%d cost=%s%s", s.Status, s.Chunks, s.Tokens.Output, money(s.CostUSD),
+		func() string {
+			if s.StopReason != "" {
+				return " stop_reason=" + s.StopReason
+			}
+			return ""
+		}())
+}
+
+func printOutcome(ctx context.Context, c *client.Client, st client.Status, stdout, stderr io.Writer) error {
+	res, err := c.Result(ctx, st.ID)
+	switch {
+	case errors.Is(err, client.ErrNotReady):
+		fmt.Fprintf(stderr, "job %s ended %s with no result: %s\n", st.ID, st.Status, st.Error)
+		return exitError{1}
+	case err != nil:
+		return err
+	}
+	if _, err := io.WriteString(stdout, res.Content); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "job %s %s: %d chunks, stop_reason=%s, cost=%s\n", st.ID, st.Status, st.Chunks, st.StopReason, money(st.CostUSD))
+	switch st.Status {
+	case "succeeded":
+		return nil
+	case "partial":
+		fmt.Fprintln(stderr, "partial result:", st.Error)
+		return exitError{exitPartial}
+	}
+	fmt.Fprintln(stderr, "job failed:", st.Error)
+	return exitError{1}
+}
+
+func runJobCommand(ctx context.Context, cfg config.Config, cmd string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("enqueue "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg.RegisterStoreFlags(fs)
+	asJSON := fs.Bool("json", false, "status: print JSON")
+	meta := fs.Bool("meta", false, "result: print the metadata JSON instead of the content")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("usage: enqueue %s ID", cmd)
+	}
+	id := pos[0]
+	c, err := connect(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	switch cmd {
+	case "status":
+		s, err := c.Status(ctx, id)
+		if err != nil {
+			return fmt.Errorf("job %s: %w", id, err)
+		}
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(s)
+		}
+		printStatus(stdout, s)
+		return nil
+	case "result":
+		r, err := c.Result(ctx, id)
+		if err != nil {
+			return fmt.Errorf("job %s: %w", id, err)
+		}
+		if *meta {
+			var v any
+			if err := json.Unmarshal(r.Metadata, &v); err != nil {
+				return err
+			}
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(v)
+		}
+		_, err = io.WriteString(stdout, r.Content)
+		return err
+	default: // cancel
+		s, err := c.Cancel(ctx, id)
+		if err != nil {
+			return fmt.Errorf("job %s: %w", id, err)
+		}
+		fmt.Fprintf(stdout, "%s %s\n", s.ID, s.Status)
+		return nil
+	}
+}
+
+func printStatus(w io.Writer, s client.Status) {
+	fmt.Fprintf(w, "job          %s\nstatus       %s\nmodel        %s\nformat       %s\nchunks       %d\n", s.ID, s.Status, s.Model, s.Format, s.Chunks)
+	if s.StopReason != "" {
+		fmt.Fprintf(w, "stop_reason  %s\n", s.StopReason)
+	}
+	if s.Error != "" {
+		fmt.Fprintf(w, "error        %s\n", s.Error)
+	}
+	fmt.Fprintf(w, "tokens       input %d (cached %d), output %d (reasoning %d)\ncost         %s\ncreated      %s\n",
+		s.Tokens.Input, s.Tokens.Cached, s.Tokens.Output, s.Tokens.Reasoning, money(s.CostUSD), s.CreatedAt.Format(time.RFC3339))
+	if s.FinishedAt != nil {
+		fmt.Fprintf(w, "finished     %s (%s)\n", s.FinishedAt.Format(time.RFC3339), s.FinishedAt.Sub(s.CreatedAt).Round(time.Millisecond))
+	}
+	if len(s.ChunkDetails) > 0 {
+		fmt.Fprintf(w, "\n%4s  %-14s %8s %8s %8s  %s\n", "seq", "finish_reason", "bytes", "tokens", "ms", "decision")
+		for _, c := range s.ChunkDetails {
+			var o struct {
+				Decision   string `json:"decision"`
+				ResolvedBy string `json:"resolved_by"`
+				StopReason string `json:"stop_reason"`
+			}
+			_ = json.Unmarshal(c.Decision, &o)
+			d := strings.TrimSpace(fmt.Sprintf("%s by %s %s", o.Decision, o.ResolvedBy, o.StopReason))
+			fmt.Fprintf(w, "%4d  %-14s %8d %8d %8d  %s\n", c.Seq, c.FinishReason, c.Size, c.OutputTokens, c.LatencyMS, d)
+		}
+	}
+}
+
+func money(v *float64) string {
+	if v == nil {
+		return "n/a (no price for the model)"
+	}
+	return fmt.Sprintf("$%.6f", *v)
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}

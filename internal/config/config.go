@@ -1,0 +1,132 @@
+// Package config reads carryover's settings from the environment, with
+// command-line flags overriding them. Secrets are held here and never logged:
+// String redacts them.
+package config
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults point at the local services of a development machine.
+const (
+	DefaultDatabaseURL = "postgres://root@127.0.0.1:5432/carryover?sslmode=disable"
+	DefaultRedisURL    = "redis://127.0.0.1:6379/0"
+)
+
+// Config holds every setting of the worker and the CLI.
+type Config struct {
+	DatabaseURL       string
+	RedisURL          string
+	OpenAIAPIKey      string // secret
+	OpenAIBaseURL     string
+	Concurrency       int
+	ChunkQueue        string
+	MergeQueue        string
+	LogLevel          string
+	HealthAddr        string
+	LeaseTTL          time.Duration
+	ReconcileInterval time.Duration
+	StaleAfter        time.Duration
+	MaxRetry          int
+}
+
+// FromEnv reads the environment, falling back to defaults.
+func FromEnv() Config {
+	return Config{
+		DatabaseURL:       env("DATABASE_URL", DefaultDatabaseURL),
+		RedisURL:          env("REDIS_URL", DefaultRedisURL),
+		OpenAIAPIKey:      os.Getenv("OPENAI_API_KEY"),
+		OpenAIBaseURL:     os.Getenv("OPENAI_BASE_URL"),
+		Concurrency:       envInt("WORKER_CONCURRENCY", 32),
+		ChunkQueue:        env("CARRYOVER_QUEUE", "carryover"),
+		MergeQueue:        os.Getenv("CARRYOVER_MERGE_QUEUE"),
+		LogLevel:          env("LOG_LEVEL", "info"),
+		HealthAddr:        os.Getenv("HEALTH_ADDR"),
+		LeaseTTL:          envDuration("CARRYOVER_LEASE_TTL", 30*time.Second),
+		ReconcileInterval: envDuration("CARRYOVER_RECONCILE_INTERVAL", 15*time.Second),
+		StaleAfter:        envDuration("CARRYOVER_STALE_AFTER", 2*time.Minute),
+		MaxRetry:          envInt("CARRYOVER_MAX_RETRY", 8),
+	}
+}
+
+// RegisterStoreFlags adds the flags every command shares.
+func (c *Config) RegisterStoreFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "Postgres URL (env DATABASE_URL)")
+	fs.StringVar(&c.RedisURL, "redis-url", c.RedisURL, "Redis URL (env REDIS_URL)")
+	fs.StringVar(&c.ChunkQueue, "queue", c.ChunkQueue, "asynq queue for chunk tasks (env CARRYOVER_QUEUE)")
+	fs.StringVar(&c.MergeQueue, "merge-queue", c.MergeQueue, "asynq queue for merge tasks; default the chunk queue (env CARRYOVER_MERGE_QUEUE)")
+}
+
+// RegisterWorkerFlags adds the worker's own flags.
+func (c *Config) RegisterWorkerFlags(fs *flag.FlagSet) {
+	c.RegisterStoreFlags(fs)
+	fs.StringVar(&c.OpenAIBaseURL, "openai-base-url", c.OpenAIBaseURL, "OpenAI-compatible base URL (env OPENAI_BASE_URL)")
+	fs.IntVar(&c.Concurrency, "concurrency", c.Concurrency, "tasks processed at once (env WORKER_CONCURRENCY)")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
+	fs.StringVar(&c.HealthAddr, "health-addr", c.HealthAddr, "serve /healthz and /readyz here, e.g. 127.0.0.1:8081 (env HEALTH_ADDR)")
+	fs.DurationVar(&c.LeaseTTL, "lease-ttl", c.LeaseTTL, "how long a dead worker can block its job (env CARRYOVER_LEASE_TTL)")
+	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", c.ReconcileInterval, "reconciler scan interval (env CARRYOVER_RECONCILE_INTERVAL)")
+	fs.DurationVar(&c.StaleAfter, "stale-after", c.StaleAfter, "re-queue live jobs with no progress for this long (env CARRYOVER_STALE_AFTER)")
+	fs.IntVar(&c.MaxRetry, "max-retry", c.MaxRetry, "failed deliveries of a chunk before the job stops (env CARRYOVER_MAX_RETRY)")
+}
+
+// MergeQueueOrDefault is the merge queue, or the chunk queue when unset.
+func (c Config) MergeQueueOrDefault() string {
+	if c.MergeQueue != "" {
+		return c.MergeQueue
+	}
+	return c.ChunkQueue
+}
+
+// Logger builds the process's slog logger (JSON to stderr).
+func (c Config) Logger() (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return nil, fmt.Errorf("log level %q: %w", c.LogLevel, err)
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})), nil
+}
+
+// Validate checks the worker's settings, naming the bad one.
+func (c Config) Validate() error {
+	switch {
+	case c.OpenAIAPIKey == "":
+		return fmt.Errorf("OPENAI_API_KEY is not set (for the simulator any non-empty value works)")
+	case c.Concurrency < 1:
+		return fmt.Errorf("concurrency must be at least 1, got %d", c.Concurrency)
+	case c.ChunkQueue == "":
+		return fmt.Errorf("queue must not be empty")
+	case c.LeaseTTL < time.Second:
+		return fmt.Errorf("lease-ttl must be at least 1s, got %s", c.LeaseTTL)
+	case c.MaxRetry < 0:
+		return fmt.Errorf("max-retry must not be negative, got %d", c.MaxRetry)
+	}
+	return nil
+}
+
+func env(key, def string) string {
+	if v := strings.TrimSpace(os.Getenv(key)); v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(key string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(key)); err == nil {
+		return n
+	}
+	return def
+}
+
+func envDuration(key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(key)); err == nil {
+		return d
+	}
+	return def
+}

@@ -1,0 +1,167 @@
+// Package worker assembles a carryover worker process: the asynq server with
+// the chunk and merge handlers, the reconciler, and the health endpoints.
+// cmd/worker runs it; end-to-end tests run it in-process the same way.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/carryover/carryover/internal/config"
+	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/jobs"
+	"github.com/carryover/carryover/internal/store"
+)
+
+// Options configure Run.
+type Options struct {
+	Config config.Config
+	Logger *slog.Logger
+	// Provider overrides the OpenAI provider built from Config (tests use the
+	// real provider against the simulator; this is for instrumentation).
+	Provider continuation.Provider
+	// SkipMigrate skips applying migrations at start.
+	SkipMigrate bool
+}
+
+// Run migrates, then processes tasks until ctx ends, then shuts down
+// gracefully (in-flight tasks finish or are handed back to the queue).
+func Run(ctx context.Context, o Options) error {
+	cfg, log := o.Config, o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if !o.SkipMigrate {
+		if err := store.Migrate(cfg.DatabaseURL); err != nil {
+			return err
+		}
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ropt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("parse REDIS_URL: %w", err)
+	}
+	ropt.PoolSize = max(ropt.PoolSize, cfg.Concurrency+8)
+	rdb := redis.NewClient(ropt)
+	defer rdb.Close()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis ping: %w", err)
+	}
+	queues := jobs.Queues{Chunk: cfg.ChunkQueue, Merge: cfg.MergeQueueOrDefault()}
+	aclient := asynq.NewClientFromRedisClient(rdb)
+	tasks := jobs.NewDispatcher(aclient, queues, jobs.TaskOptions{MaxRetry: cfg.MaxRetry, Timeout: jobs.DefaultTaskOptions().Timeout})
+	provider := o.Provider
+	if provider == nil {
+		provider = continuation.NewResponsesProvider(continuation.ProviderConfig{
+			BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey,
+			HTTPClient: &http.Client{Transport: &http.Transport{
+				Proxy:               http.ProxyFromEnvironment,
+				MaxIdleConns:        cfg.Concurrency * 2,
+				MaxIdleConnsPerHost: cfg.Concurrency * 2,
+				IdleConnTimeout:     90 * time.Second,
+				ForceAttemptHTTP2:   true,
+			}},
+		})
+	}
+	handlers := jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: provider, Logger: log, LeaseTTL: cfg.LeaseTTL})
+	mux := asynq.NewServeMux()
+	handlers.Register(mux)
+	qweights := map[string]int{queues.Chunk: 2}
+	if queues.Merge != queues.Chunk {
+		qweights[queues.Merge] = 1
+	}
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Concurrency:     cfg.Concurrency,
+		Queues:          qweights,
+		RetryDelayFunc:  jobs.RetryDelay,
+		IsFailure:       jobs.IsFailure,
+		Logger:          asynqLogger{log.With("component", "asynq")},
+		LogLevel:        asynq.WarnLevel,
+		ShutdownTimeout: 20 * time.Second,
+	})
+	if err := srv.Start(mux); err != nil {
+		return fmt.Errorf("start asynq server: %w", err)
+	}
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	rec := jobs.NewReconciler(jobs.ReconcilerConfig{Store: st, Tasks: tasks, Inspector: insp, Logger: log.With("component", "reconciler"),
+		Interval: cfg.ReconcileInterval, StaleAfter: cfg.StaleAfter})
+	recCtx, stopRec := context.WithCancel(context.WithoutCancel(ctx))
+	recDone := make(chan struct{})
+	go func() { defer close(recDone); rec.Run(recCtx) }()
+
+	var health *http.Server
+	if cfg.HealthAddr != "" {
+		health, err = serveHealth(cfg.HealthAddr, st, rdb, log)
+		if err != nil {
+			srv.Shutdown()
+			stopRec()
+			return err
+		}
+	}
+	log.Info("worker started", "concurrency", cfg.Concurrency, "queues", qweights, "database", store.Redact(cfg.DatabaseURL),
+		"openai_base_url", cfg.OpenAIBaseURL)
+	<-ctx.Done()
+	log.Info("worker shutting down")
+	stopRec()
+	<-recDone
+	srv.Shutdown()
+	if health != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = health.Shutdown(sctx)
+		cancel()
+	}
+	return nil
+}
+
+func serveHealth(addr string, st *store.Store, rdb *redis.Client, log *slog.Logger) (*http.Server, error) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := st.Ping(ctx); err != nil {
+			http.Error(w, "postgres: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			http.Error(w, "redis: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("health listener: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("health server", "err", err)
+		}
+	}()
+	return srv, nil
+}
+
+// asynqLogger routes asynq's own log lines into slog.
+type asynqLogger struct{ l *slog.Logger }
+
+func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...)) }
+func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...)) }
+func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...)) }
+func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...)) }
+func (a asynqLogger) Fatal(args ...any) { a.l.Error(fmt.Sprint(args...)) }
