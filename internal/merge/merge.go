@@ -24,6 +24,8 @@ type Options struct {
 	Format string
 	// Hint is the request text (instructions and prompt), used by auto detection.
 	Hint string
+	// Delimiter is the CSV field separator; 0 detects it from the first line.
+	Delimiter byte
 }
 
 // Join describes how one continuation chunk was attached to the document so far.
@@ -33,6 +35,9 @@ type Join struct {
 	Confidence float64 `json:"confidence"` // 0..1
 	Removed    int     `json:"removed"`    // bytes of the chunk dropped as repeated overlap or chatter
 	Offset     int     `json:"offset"`     // byte offset in Content where the chunk's new text begins
+	// Stripped names what was removed besides the overlap: "preamble",
+	// "code fence", "overlap markers", "csv header", ...
+	Stripped []string `json:"stripped,omitempty"`
 }
 
 // Detection records what auto detection chose and how sure it was.
@@ -78,7 +83,7 @@ func New(opts Options) (Merger, error) {
 	if !ValidFormat(opts.Format) {
 		return nil, fmt.Errorf("merge: unknown format %q (want one of %s)", opts.Format, strings.Join(Formats(), ", "))
 	}
-	return textMerger{format: opts.Format}, nil
+	return merger{opts: opts}, nil
 }
 
 // Merge is New followed by Merger.Merge.
@@ -90,46 +95,33 @@ func Merge(opts Options, chunks []Chunk) (Result, error) {
 	return m.Merge(chunks), nil
 }
 
-// textMerger joins chunks, removing a continuation's exact repeat of the
-// document's tail when the repeat is long enough to be deliberate.
-type textMerger struct{ format string }
+// merger holds only options: every Merge call builds fresh format state, so
+// one Merger may serve concurrent merges.
+type merger struct{ opts Options }
 
-// minOverlap is the shortest repeated tail that is cut; shorter coincidences stay.
-const minOverlap = 16
-
-func (m textMerger) Merge(chunks []Chunk) Result {
-	var b strings.Builder
-	res := Result{Format: m.format, Strategy: "text", Success: true, TruncationPoints: []string{}, Joins: []Join{}}
-	for i, c := range chunks {
-		text := c.Text
-		if i > 0 {
-			res.TruncationPoints = append(res.TruncationPoints, fmt.Sprintf("byte:%d", b.Len()))
-			j := Join{Seq: c.Seq, Method: "none", Confidence: 1}
-			if n := tailOverlap(b.String(), text); n >= minOverlap {
-				text = text[n:]
-				j.Method, j.Removed = "exact", n
-			}
-			j.Offset = b.Len()
-			res.Joins = append(res.Joins, j)
-		}
-		b.WriteString(text)
+func (m merger) Merge(chunks []Chunk) Result {
+	name := m.opts.Format
+	var det *Detection
+	if name == "auto" {
+		d := Detect(m.opts.Hint, chunks)
+		det = &d
+		name = d.Format
 	}
-	res.Content = b.String()
-	res.RecordCount = strings.Count(res.Content, "\n")
-	if res.Content != "" && !strings.HasSuffix(res.Content, "\n") {
-		res.RecordCount++
-	}
+	res := run(name, newFormat(name, m.opts), chunks)
+	res.Detection = det
 	return res
 }
 
-// tailOverlap returns the length of the longest prefix of next that is also a
-// suffix of doc.
-func tailOverlap(doc, next string) int {
-	max := min(len(doc), len(next))
-	for n := max; n > 0; n-- {
-		if strings.HasSuffix(doc, next[:n]) {
-			return n
-		}
+// newFormat returns fresh state for one merge of the named format.
+func newFormat(name string, opts Options) format {
+	switch name {
+	case "csv":
+		return &csvFormat{delim: opts.Delimiter}
+	case "json":
+		return newJSONFormat()
+	case "jsonl":
+		return &jsonlFormat{}
+	default:
+		return &lineFormat{kind: name}
 	}
-	return 0
 }

@@ -1,0 +1,232 @@
+package merge
+
+import (
+	"strings"
+)
+
+// Overlap markers of the overlap continuation prompt: the model is shown the
+// document's tail and asked to echo it between these lines before continuing.
+const (
+	beginOverlap = "---BEGIN_OVERLAP---"
+	endOverlap   = "---END_OVERLAP---"
+)
+
+// preambleStarts are how models open a reply that talks about the document
+// instead of continuing it. A first line only counts as chatter when it is
+// short, ends like a sentence introducing something and starts with one of
+// these, so a document line such as "Here is the list of ..." inside a
+// paragraph is never taken for one.
+var preambleStarts = []string{
+	"sure", "certainly", "of course", "okay", "ok,", "ok.", "alright", "absolutely",
+	"here is", "here's", "here are", "below is", "continuing", "continued", "(continued",
+	"[continued", "continuation", "i'll continue", "i will continue", "let me continue",
+	"let's continue", "picking up", "resuming", "as requested", "great", "got it",
+}
+
+// trailerStarts are how models close a reply with a remark about the document.
+var trailerStarts = []string{
+	"let me know", "i hope", "hope this", "feel free", "(continued", "[continued",
+	"to be continued", "(to be continued", "continued in", "this completes", "that completes",
+	"this concludes", "that concludes", "shall i continue", "would you like", "do you want me",
+	"i can continue", "if you need", "if you'd like", "(end of", "[end of", "end of continuation",
+	"i'll continue", "i will continue", "the document continues", "(output truncated", "[output truncated",
+}
+
+// chatterLine reports whether line reads like a model talking about its
+// output, given the phrases that open such remarks.
+func chatterLine(line string, starts []string) bool {
+	s := strings.ToLower(strings.TrimSpace(line))
+	if s == "" || len(s) > 200 {
+		return false
+	}
+	for _, p := range starts {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// fenceLine reports whether line (without its newline) opens or closes a
+// Markdown code fence, returning the fence's info string.
+func fenceLine(line string) (info string, ok bool) {
+	l := strings.TrimRight(line, " \t\r")
+	trimmed := strings.TrimLeft(l, " ")
+	if len(l)-len(trimmed) > 3 {
+		return "", false
+	}
+	for _, f := range []string{"```", "~~~"} {
+		if strings.HasPrefix(trimmed, f) {
+			rest := strings.TrimLeft(trimmed, f[:1])
+			if f[0] == '`' && strings.Contains(rest, "`") {
+				return "", false
+			}
+			return strings.TrimSpace(rest), true
+		}
+	}
+	return "", false
+}
+
+// chatterCtx tells chatter removal what the document looks like where the
+// continuation attaches.
+type chatterCtx struct {
+	format string
+	// docFenced: the document itself uses code fences (Markdown, or code the
+	// model wrapped in a fence from its first chunk).
+	docFenced bool
+	// inFence: the document ends inside an open fence.
+	inFence bool
+	// atLineStart: the document ends with a newline (or is empty).
+	atLineStart bool
+	// wrapperOpen: an earlier continuation opened a wrapper fence that has
+	// not been closed yet.
+	wrapperOpen bool
+}
+
+// stripChatter removes what a model adds around a continuation that is not
+// part of the document: a preamble line, the overlap markers (with the echoed
+// overlap), a code fence wrapped around the chunk, and a closing remark. It
+// returns the remaining text, short notes of what went, and whether a wrapper
+// fence is left open for a later chunk to close.
+func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
+	var notes []string
+	// Preamble: a chatter line of its own, then at most one blank line.
+	if i := strings.IndexByte(t, '\n'); i > 0 && i <= 200 {
+		first := strings.TrimRight(t[:i], "\r")
+		trimmed := strings.TrimSpace(first)
+		end := trimmed[len(trimmed)-1]
+		if chatterLine(first, preambleStarts) && strings.ContainsRune(":.!)]", rune(end)) {
+			t = t[i+1:]
+			if strings.HasPrefix(t, "\n") {
+				t = t[1:]
+			} else if strings.HasPrefix(t, "\r\n") {
+				t = t[2:]
+			}
+			notes = append(notes, "preamble")
+		}
+	}
+	// Overlap markers: drop the echoed block; the overlap cascade then checks
+	// what follows against the document as usual.
+	if strings.HasPrefix(strings.TrimLeft(t, " \t\r\n"), beginOverlap) {
+		s := strings.TrimLeft(t, " \t\r\n")
+		if j := strings.Index(s, endOverlap); j >= 0 {
+			rest := s[j+len(endOverlap):]
+			rest = strings.TrimPrefix(strings.TrimPrefix(rest, "\r"), "\n")
+			t = rest
+			notes = append(notes, "overlap markers")
+		}
+	}
+	// A stray end marker with no beginning (the model echoed only part).
+	if s := strings.TrimLeft(t, " \t"); strings.HasPrefix(s, endOverlap) {
+		t = strings.TrimPrefix(strings.TrimPrefix(s[len(endOverlap):], "\r"), "\n")
+		notes = append(notes, "overlap marker")
+	}
+	// A fence wrapped around the chunk.
+	opened := false
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
+		if info, ok := fenceLine(t[:i]); ok && wrapperFence(info, ctx) {
+			t = t[i+1:]
+			opened = true
+			notes = append(notes, "code fence")
+		}
+	}
+	// Closing remark, then the wrapper's closing fence.
+	t, trailed := stripTrailer(t)
+	if trailed {
+		notes = append(notes, "closing remark")
+	}
+	open := opened || ctx.wrapperOpen
+	if open || trailed && !ctx.docFenced {
+		if u, ok := stripClosingFence(t); ok && !closesOwnFence(u, ctx.inFence && !opened) {
+			t = u
+			open = false
+			if !opened {
+				notes = append(notes, "code fence")
+			}
+		}
+	}
+	return t, notes, open
+}
+
+// closesOwnFence reports whether a fence line after body would close a fence
+// that the document opened (in before body, or inside body itself), in which
+// case it belongs to the document.
+func closesOwnFence(body string, inFence bool) bool {
+	for len(body) > 0 {
+		i := strings.IndexByte(body, '\n')
+		line := body
+		if i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			body = ""
+		}
+		if _, ok := fenceLine(line); ok {
+			inFence = !inFence
+		}
+	}
+	return inFence
+}
+
+// wrapperFence decides whether a fence opening a continuation was added
+// around the chunk rather than being part of the document.
+func wrapperFence(info string, ctx chatterCtx) bool {
+	if !ctx.atLineStart {
+		// A fence must start a line; one glued to a cut line is a wrapper.
+		return true
+	}
+	if ctx.inFence {
+		// Opening a fence while one is open would close it; a model reopening
+		// the fence it was writing in is restating its wrapper.
+		return info != ""
+	}
+	switch ctx.format {
+	case "markdown":
+		l := strings.ToLower(info)
+		return l == "markdown" || l == "md"
+	case "text":
+		return false
+	}
+	return !ctx.docFenced
+}
+
+// stripTrailer removes a closing remark: a last paragraph (after a blank line
+// or a closing fence) of one chatter line.
+func stripTrailer(t string) (string, bool) {
+	s := strings.TrimRight(t, " \t\r\n")
+	i := strings.LastIndexByte(s, '\n')
+	if i < 0 {
+		return t, false
+	}
+	last := s[i+1:]
+	if !chatterLine(last, trailerStarts) {
+		return t, false
+	}
+	before := s[:i]
+	switch {
+	case strings.HasSuffix(before, "\n") || strings.HasSuffix(before, "\r"):
+		// Blank line before the remark: drop the blank line too, keep one newline.
+		before = strings.TrimRight(before, "\r\n")
+		return before + "\n", true
+	default:
+		if j := strings.LastIndexByte(before, '\n'); j >= 0 {
+			if _, ok := fenceLine(before[j+1:]); ok {
+				return before + "\n", true
+			}
+		} else if _, ok := fenceLine(before); ok {
+			return before + "\n", true
+		}
+	}
+	return t, false
+}
+
+// stripClosingFence removes a fence that closes the chunk, keeping the newline
+// before it (documents end with one).
+func stripClosingFence(t string) (string, bool) {
+	s := strings.TrimRight(t, " \t\r\n")
+	i := strings.LastIndexByte(s, '\n')
+	last := s[i+1:]
+	if info, ok := fenceLine(last); !ok || info != "" {
+		return t, false
+	}
+	return s[:i+1], true
+}

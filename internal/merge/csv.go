@@ -1,0 +1,276 @@
+package merge
+
+import (
+	"fmt"
+	"strings"
+)
+
+// csvFormat merges RFC 4180 CSV (and other delimiters). It tracks the quote
+// state and where the incomplete record starts, and verifies every join by
+// the field count of the records around it, which is what tells a restarted
+// row, a repeated header or a complete row missing its newline apart from a
+// clean continuation.
+type csvFormat struct {
+	delim byte
+
+	inQuote   bool
+	recStart  int // offset of the incomplete record
+	records   int // complete records, header included
+	header    string
+	cols      int
+	crlf      bool
+	lastEnded bool // the document ends at a record boundary
+}
+
+// detectDelimiter picks the separator that occurs most often outside quotes in
+// the first line.
+func detectDelimiter(line string) byte {
+	best, bestN := byte(','), 0
+	for _, d := range []byte{',', ';', '\t', '|'} {
+		if n := countFields(line, d) - 1; n > bestN {
+			best, bestN = d, n
+		}
+	}
+	return best
+}
+
+// countFields counts the fields of one record (without its line ending),
+// honouring quotes; a record that ends inside a quote still counts the field
+// it is in.
+func countFields(rec string, delim byte) int {
+	n := 1
+	in := false
+	for i := 0; i < len(rec); i++ {
+		switch c := rec[i]; {
+		case c == '"':
+			in = !in
+		case c == delim && !in:
+			n++
+		}
+	}
+	return n
+}
+
+// wellQuoted reports whether every quote in rec belongs to a quoted field
+// (opening at the field start, doubled inside, closing before a delimiter or
+// the end): a wrong cut inside a quoted field shows up as a stray quote.
+func wellQuoted(rec string, delim byte) bool {
+	fieldStart, in, closed := true, false, false
+	for i := 0; i < len(rec); i++ {
+		c := rec[i]
+		switch {
+		case in:
+			if c == '"' {
+				if i+1 < len(rec) && rec[i+1] == '"' {
+					i++
+					continue
+				}
+				in, closed = false, true
+			}
+		case c == delim:
+			fieldStart, closed = true, false
+			continue
+		case c == '"':
+			if !fieldStart {
+				return false
+			}
+			in = true
+		case closed && c != '\r':
+			return false
+		}
+		fieldStart = false
+	}
+	return true
+}
+
+// recordEnd returns the offset of the newline that ends the first record of
+// s, given the quote state at its start, or -1.
+func recordEnd(s string, in bool) int {
+	for i := 0; i < len(s); {
+		if in {
+			j := strings.IndexByte(s[i:], '"')
+			if j < 0 {
+				return -1
+			}
+			i += j + 1
+			in = false
+			continue
+		}
+		j := strings.IndexAny(s[i:], "\"\n")
+		if j < 0 {
+			return -1
+		}
+		if s[i+j] == '\n' {
+			return i + j
+		}
+		i += j + 1
+		in = true
+	}
+	return -1
+}
+
+func (f *csvFormat) observe(doc string, from int) {
+	s := doc[from:]
+	if f.delim == 0 {
+		first := s
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			first = s[:i]
+		}
+		f.delim = detectDelimiter(first)
+	}
+	for pos := 0; pos < len(s); {
+		if f.inQuote {
+			j := strings.IndexByte(s[pos:], '"')
+			if j < 0 {
+				break
+			}
+			pos += j + 1
+			f.inQuote = false
+			continue
+		}
+		q := strings.IndexByte(s[pos:], '"')
+		region := s[pos:]
+		if q >= 0 {
+			region = s[pos : pos+q]
+		}
+		if n := strings.Count(region, "\n"); n > 0 {
+			if f.records == 0 {
+				end := from + pos + strings.IndexByte(region, '\n')
+				f.header = strings.Clone(doc[:end+1])
+				h := strings.TrimSuffix(f.header[:len(f.header)-1], "\r")
+				f.crlf = len(h) < len(f.header)-1
+				f.cols = countFields(h, f.delim)
+			}
+			f.records += n
+			f.recStart = from + pos + strings.LastIndexByte(region, '\n') + 1
+		}
+		if q < 0 {
+			break
+		}
+		pos += q + 1
+		f.inQuote = true
+	}
+}
+
+func (f *csvFormat) restarts(doc string) []int { return []int{f.recStart} }
+
+func (f *csvFormat) chatter(doc string) chatterCtx {
+	return chatterCtx{format: "csv", atLineStart: doc == "" || strings.HasSuffix(doc, "\n")}
+}
+
+func (f *csvFormat) stripStructure(doc, t string) (string, string) {
+	if f.records < 2 || f.header == "" {
+		return t, ""
+	}
+	h := strings.TrimRight(f.header, "\r\n")
+	if strings.HasPrefix(t, h) {
+		rest := t[len(h):]
+		switch {
+		case strings.HasPrefix(rest, "\r\n"):
+			return rest[2:], "csv header"
+		case strings.HasPrefix(rest, "\n"):
+			return rest[1:], "csv header"
+		}
+	}
+	return t, ""
+}
+
+// adjust separates a complete row that lacks its newline from the next one,
+// so that two rows never fuse into one with too many fields.
+func (f *csvFormat) adjust(doc, rest string, last bool) (string, string) {
+	partial := doc[f.recStart:]
+	if f.cols == 0 || partial == "" || f.inQuote || rest == "" || rest[0] == '\n' || rest[0] == '\r' {
+		return rest, ""
+	}
+	if countFields(strings.TrimSuffix(partial, "\r"), f.delim) != f.cols {
+		return rest, ""
+	}
+	first := rest
+	if e := recordEnd(rest, false); e >= 0 {
+		first = rest[:e]
+	}
+	first = strings.TrimSuffix(first, "\r")
+	if countFields(partial+first, f.delim) > f.cols && countFields(first, f.delim) == f.cols {
+		if f.crlf {
+			return "\r\n" + rest, "row separated"
+		}
+		return "\n" + rest, "row separated"
+	}
+	return rest, ""
+}
+
+// verify checks the record that spans the join and the next two records of
+// the continuation: each must have the header's field count and sound quoting.
+func (f *csvFormat) verify(doc, rest string, last bool) bool {
+	if f.cols == 0 {
+		return true
+	}
+	in := f.inQuote
+	rec := doc[f.recStart:]
+	s := rest
+	for k := 0; k < 3; k++ {
+		e := recordEnd(s, in)
+		var part string
+		if e < 0 {
+			part = s
+		} else {
+			part = s[:e]
+		}
+		full := strings.TrimSuffix(rec+part, "\r")
+		n := countFields(full, f.delim)
+		if e < 0 {
+			// The record runs to the chunk's end: complete only in the last chunk.
+			if last && strings.TrimSpace(full) != "" {
+				return n == f.cols && wellQuoted(full, f.delim)
+			}
+			return n <= f.cols
+		}
+		if n != f.cols || !wellQuoted(full, f.delim) {
+			// A blank line between records is tolerated.
+			if strings.TrimSpace(full) != "" {
+				return false
+			}
+		}
+		s, rec, in = s[e+1:], "", false
+	}
+	return true
+}
+
+func (f *csvFormat) point(doc string) string { return fmt.Sprintf("row:%d", f.records+1) }
+
+func (f *csvFormat) tokens() bool { return false }
+
+// finish counts data records: every record, less a header row when the first
+// record looks like one (no numeric field).
+func (f *csvFormat) finish(res *Result) {
+	n := f.records
+	if res.Content[f.recStart:] != "" {
+		n++
+	}
+	if n > 1 && looksLikeHeader(f.header, f.delim) {
+		n--
+	}
+	res.RecordCount = n
+	if f.inQuote {
+		res.Error = fmt.Sprintf("csv: unterminated quoted field at byte %d", f.recStart)
+	}
+}
+
+// looksLikeHeader reports whether a first record names columns rather than
+// holding data: every field is non-empty and none is a number.
+func looksLikeHeader(rec string, delim byte) bool {
+	rec = strings.TrimRight(rec, "\r\n")
+	if rec == "" {
+		return false
+	}
+	for _, field := range strings.Split(rec, string(delim)) {
+		field = strings.Trim(strings.TrimSpace(field), `"`)
+		if field == "" {
+			return false
+		}
+		if _, err := fmt.Sscan(field, new(float64)); err == nil {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,141 @@
+package merge
+
+import (
+	"fmt"
+	"strings"
+)
+
+// format is what one document format adds to the join procedure every merger
+// shares. The procedure calls observe after each append so that formats keep
+// their state incrementally: nothing rescans the document, which keeps a merge
+// linear in its size.
+type format interface {
+	// observe is told that doc[from:] was just appended.
+	observe(doc string, from int)
+	// restarts lists offsets in doc where an incomplete record (row, element,
+	// line) begins, outermost first; a continuation that starts over from one
+	// of them repeats what follows it.
+	restarts(doc string) []int
+	// chatter describes the document's end for chatter removal.
+	chatter(doc string) chatterCtx
+	// stripStructure removes structure the continuation repeats (a header,
+	// the enclosing keys of a JSON document) and names what it removed.
+	stripStructure(doc, t string) (string, string)
+	// adjust rewrites the new text before it is appended: escaping raw text
+	// inside an open JSON string, renumbering records, separating a complete
+	// row from the next. It names what it did.
+	adjust(doc, rest string, last bool) (string, string)
+	// verify reports whether appending rest to doc leaves the format intact
+	// around the join.
+	verify(doc, rest string, last bool) bool
+	// point names where the document was cut, e.g. "row:250" or "line:1200".
+	point(doc string) string
+	// tokens reports whether token-level overlap matching suits the format.
+	tokens() bool
+	// finish repairs and validates the whole document once, and counts its
+	// records.
+	finish(res *Result)
+}
+
+// run merges chunks with the shared procedure: per continuation, remove
+// chatter and repeated structure, detect the repeated overlap by the cascade,
+// verify the join against the format and fall back to keeping the chunk whole
+// when no candidate verifies.
+func run(name string, f format, chunks []Chunk) Result {
+	res := Result{Format: name, Strategy: name, Success: true, TruncationPoints: []string{}, Joins: []Join{}}
+	total := 0
+	for _, c := range chunks {
+		total += len(c.Text)
+	}
+	var b strings.Builder
+	b.Grow(total + 64)
+	var errs []string
+	wrapperOpen := false
+	for i, c := range chunks {
+		if i == 0 {
+			b.WriteString(c.Text)
+			f.observe(b.String(), 0)
+			continue
+		}
+		doc := b.String()
+		last := i == len(chunks)-1
+		res.TruncationPoints = append(res.TruncationPoints, f.point(doc))
+		j := Join{Seq: c.Seq, Offset: len(doc)}
+
+		ctx := f.chatter(doc)
+		ctx.wrapperOpen = wrapperOpen
+		t, notes, open := stripChatter(c.Text, ctx)
+		wrapperOpen = open
+		t, note := f.stripStructure(doc, t)
+		if note != "" {
+			notes = append(notes, note)
+		}
+		ov := findOverlap(doc, t, f.restarts(doc), f.tokens(), note != "")
+		rest, adj, cut, ok := settle(f, doc, t, ov, last)
+		if ok && adj != "" {
+			notes = append(notes, adj)
+		}
+		switch {
+		case !ok:
+			j.Method, j.Confidence = methodFallback, 0
+			errs = append(errs, fmt.Sprintf("chunk %d: no verified overlap at byte %d", c.Seq, len(doc)))
+		case cut > 0 && cut == ov.cut:
+			j.Method, j.Confidence = ov.method, ov.confidence
+		case cut > 0:
+			// Only the format's verification singled this repeat out.
+			j.Method, j.Confidence = methodStructural, 0.8
+		case note != "":
+			j.Method, j.Confidence = methodStructural, 0.9
+		default:
+			j.Method, j.Confidence = methodNone, 1
+		}
+		j.Removed = max(0, len(c.Text)-len(rest))
+		j.Stripped = notes
+		res.Joins = append(res.Joins, j)
+		b.WriteString(rest)
+		f.observe(b.String(), j.Offset)
+	}
+	res.Content = b.String()
+	f.finish(&res)
+	if res.Error != "" {
+		errs = append(errs, res.Error)
+	}
+	if len(errs) > 0 {
+		res.Success = false
+		res.Error = strings.Join(errs, "; ")
+	}
+	return res
+}
+
+// settle picks the cut the format verifies: the cascade's answer first, then
+// no cut, then every shorter exact repeat. When none verifies, the chunk (less
+// its chatter) is kept whole, so no text is ever lost.
+func settle(f format, doc, t string, ov overlap, last bool) (string, string, int, bool) {
+	try := func(cut int) (string, string, bool) {
+		rest, note := f.adjust(doc, t[cut:], last)
+		return rest, note, f.verify(doc, rest, last)
+	}
+	if rest, note, ok := try(ov.cut); ok {
+		return rest, note, ov.cut, true
+	}
+	if ov.cut != 0 {
+		if rest, note, ok := try(0); ok {
+			return rest, note, 0, true
+		}
+	}
+	cands := borders(doc, t, overlapWindow)
+	for _, r := range f.restarts(doc) {
+		if p := doc[r:]; r < len(doc) && strings.HasPrefix(t, p) {
+			cands = append(cands, len(p))
+		}
+	}
+	for _, l := range cands {
+		if l == ov.cut {
+			continue
+		}
+		if rest, note, ok := try(l); ok {
+			return rest, note, l, true
+		}
+	}
+	return t, "", 0, false
+}

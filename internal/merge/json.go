@@ -1,0 +1,353 @@
+package merge
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// jsonFormat merges one JSON document. Chunks are joined as text (never
+// parsed one by one: a chunk is not a JSON value) with the scanner telling
+// each join where it falls; the joined document is repaired once, at the end,
+// and validated with encoding/json.
+type jsonFormat struct {
+	sc  jsonScanner
+	num numbering
+}
+
+func newJSONFormat() *jsonFormat {
+	return &jsonFormat{sc: newJSONScanner()}
+}
+
+func (f *jsonFormat) observe(doc string, from int) {
+	inStr := f.sc.inStr
+	f.sc.feed(doc[from:], from)
+	f.num.observe(doc, from, inStr)
+}
+
+// restarts are the starts of the elements in progress, outermost first: a
+// model restarts the record it was writing, or just the member.
+func (f *jsonFormat) restarts(doc string) []int {
+	var out []int
+	for _, fr := range f.sc.stack {
+		if fr.elemStart >= 0 {
+			out = append(out, fr.elemStart)
+		}
+	}
+	return out
+}
+
+func (f *jsonFormat) chatter(doc string) chatterCtx {
+	return chatterCtx{format: "json", atLineStart: doc == "" || strings.HasSuffix(doc, "\n")}
+}
+
+// stripStructure removes a restatement of the enclosing containers — the
+// opening "[" or `{"data": {"items": [` the model already wrote. It accepts
+// the open path down to some container only when what follows restarts that
+// container's element in progress (or, when none is in progress, starts a new
+// one), so that a value that merely begins like the path is never cut.
+func (f *jsonFormat) stripStructure(doc, t string) (string, string) {
+	st := f.sc.stack
+	if len(st) == 0 || f.sc.err >= 0 {
+		return t, ""
+	}
+	for d := len(st) - 1; d >= 0; d-- {
+		i, ok := matchPath(doc, t, st[:d+1])
+		if !ok {
+			continue
+		}
+		rest := t[i:]
+		if es := st[d].elemStart; es >= 0 {
+			if strings.HasPrefix(rest, doc[es:]) {
+				return rest, "json enclosing structure"
+			}
+			continue
+		}
+		if d != len(st)-1 || f.sc.inStr || rest == "" || rest[0] == ']' || rest[0] == '}' {
+			continue
+		}
+		if f.sc.expect == expCommaOrEnd {
+			// The document ended after an element: the restated path is
+			// followed by the next element, which needs its comma back.
+			rest = "," + rest
+		}
+		return rest, "json enclosing structure"
+	}
+	return t, ""
+}
+
+// matchPath reports whether t opens with the containers of path (and the keys
+// leading into them), returning the offset just past the path and the space
+// after it.
+func matchPath(doc, t string, path []jsonFrame) (int, bool) {
+	i := skipSpace(t, 0)
+	for k, fr := range path {
+		if i >= len(t) || t[i] != fr.kind {
+			return 0, false
+		}
+		i = skipSpace(t, i+1)
+		if k == len(path)-1 {
+			break
+		}
+		if fr.kind == '{' {
+			if fr.keyEnd <= fr.keyStart {
+				return 0, false
+			}
+			key := doc[fr.keyStart:fr.keyEnd]
+			if !strings.HasPrefix(t[i:], key) {
+				return 0, false
+			}
+			i = skipSpace(t, i+len(key))
+			if i >= len(t) || t[i] != ':' {
+				return 0, false
+			}
+			i = skipSpace(t, i+1)
+		}
+	}
+	return i, true
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// adjust escapes raw text that continues an open string, renumbers records
+// whose numbering restarted, and settles the comma at the cut.
+func (f *jsonFormat) adjust(doc, rest string, last bool) (string, string) {
+	var notes []string
+	if f.sc.inStr {
+		if r, ok := escapeRawString(rest, f.sc.clone(), false); ok {
+			rest = r
+			notes = append(notes, "raw text escaped")
+		}
+	}
+	if r, ok := f.num.renumber(doc, rest, f.sc.inStr, f.recordInProgress(), '}'); ok {
+		rest = r
+		notes = append(notes, "renumbered")
+	}
+	if !f.sc.inStr && !f.sc.inLit {
+		i := skipSpace(rest, 0)
+		switch {
+		case i < len(rest) && rest[i] == ',' && (f.sc.expect == expValue || f.sc.expect == expKey) && f.sc.lastComma >= 0 && strings.TrimSpace(doc[f.sc.lastComma+1:]) == "":
+			rest = rest[:i] + rest[i+1:]
+			notes = append(notes, "doubled comma")
+		case i < len(rest) && f.sc.expect == expCommaOrEnd && (rest[i] == '{' || rest[i] == '[' || rest[i] == '"'):
+			if top := f.sc.stack[len(f.sc.stack)-1]; top.kind == '[' || rest[i] == '"' {
+				rest = rest[:i] + "," + rest[i:]
+				notes = append(notes, "missing comma")
+			}
+		}
+	}
+	return rest, strings.Join(notes, ", ")
+}
+
+// recordInProgress reports whether the innermost array holds an element that
+// has started but not finished.
+func (f *jsonFormat) recordInProgress() bool {
+	for k := len(f.sc.stack) - 1; k >= 0; k-- {
+		if f.sc.stack[k].kind == '[' {
+			return f.sc.stack[k].elemStart >= 0
+		}
+	}
+	return false
+}
+
+// verify feeds the continuation to a copy of the scanner: the join is sound
+// when no structural error appears.
+func (f *jsonFormat) verify(doc, rest string, last bool) bool {
+	if f.sc.err >= 0 {
+		return true // already broken before this join; nothing to choose by
+	}
+	c := f.sc.clone()
+	c.feed(rest, len(doc))
+	return c.err < 0
+}
+
+func (f *jsonFormat) point(doc string) string { return fmt.Sprintf("byte:%d", len(doc)) }
+
+func (f *jsonFormat) tokens() bool { return false }
+
+// finish closes what the last chunk left open (a string, a literal, dangling
+// comma or colon, the open containers), then validates the whole document.
+func (f *jsonFormat) finish(res *Result) {
+	if strings.TrimSpace(res.Content) == "" {
+		res.Error = "json: empty document"
+		return
+	}
+	if !f.sc.complete() && f.sc.err < 0 {
+		if content, ok := repairJSON(res.Content, f.sc); ok {
+			res.Content = content
+			res.Strategy = "json+repair"
+			// Repair is rare (the last chunk was cut too), so recount from scratch.
+			f.sc = newJSONScanner()
+			f.sc.feed(content, 0)
+		}
+	}
+	if f.sc.err >= 0 {
+		res.Error = fmt.Sprintf("json: structural error at byte %d", f.sc.err)
+	}
+	if !json.Valid([]byte(res.Content)) {
+		var v json.RawMessage
+		err := json.Unmarshal([]byte(res.Content), &v)
+		res.Error = strings.TrimPrefix(res.Error+"; ", "; ") + fmt.Sprintf("json: merged document is not valid: %v", err)
+	}
+	switch {
+	case f.sc.subCount >= 0:
+		res.RecordCount = f.sc.subCount
+	default:
+		res.RecordCount = f.sc.rootCount
+	}
+}
+
+// repairJSON completes a document cut short: it finishes an open string or
+// literal, drops a dangling comma, gives a dangling key a null value and
+// closes the open containers. Nothing of the document is dropped but a comma.
+func repairJSON(doc string, sc jsonScanner) (string, bool) {
+	var add strings.Builder
+	expect := sc.expect
+	switch {
+	case sc.inStr:
+		if sc.esc {
+			add.WriteByte('\\')
+		}
+		for range sc.uHex {
+			add.WriteByte('0')
+		}
+		add.WriteByte('"')
+		expect = expCommaOrEnd
+		if sc.isKey {
+			expect = expColon
+		}
+	case sc.inLit:
+		lit := string(sc.lit)
+		for _, w := range []string{"true", "false", "null"} {
+			if strings.HasPrefix(w, lit) {
+				add.WriteString(w[len(lit):])
+			}
+		}
+		if l := lit[len(lit)-1]; l == '-' || l == '.' || l == 'e' || l == 'E' || l == '+' {
+			add.WriteByte('0')
+		}
+		expect = expCommaOrEnd
+	}
+	if expect == expColon {
+		add.WriteString(":null")
+		expect = expCommaOrEnd
+	}
+	if expect == expValue && len(sc.stack) > 0 && sc.stack[len(sc.stack)-1].kind == '{' {
+		add.WriteString("null")
+		expect = expCommaOrEnd
+	}
+	if (expect == expValue || expect == expKey) && sc.lastComma >= 0 && strings.TrimSpace(doc[sc.lastComma+1:]) == "" {
+		doc = doc[:sc.lastComma] + doc[sc.lastComma+1:]
+	}
+	for k := len(sc.stack) - 1; k >= 0; k-- {
+		if sc.stack[k].kind == '{' {
+			add.WriteByte('}')
+		} else {
+			add.WriteByte(']')
+		}
+	}
+	if add.Len() == 0 {
+		return doc, false
+	}
+	return doc + add.String(), true
+}
+
+// escapeRawString handles a continuation that, inside an open JSON string,
+// switched to raw text (real newlines, unescaped quotes). It finds where the
+// string really ends — the first quote after which the rest scans as JSON —
+// and escapes everything before it. It reports false when the continuation
+// is already proper JSON string content. In line mode (JSON Lines) the rest of
+// the record must end at the next newline.
+func escapeRawString(rest string, sc jsonScanner, lineMode bool) (string, bool) {
+	end := -1
+	raw := false
+	tries := 0
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if c == '\n' || c == '\t' || c == '\r' {
+			raw = true
+		}
+		if c != '"' {
+			continue
+		}
+		if !raw {
+			// Before any raw newline the text may be ordinary escaped content.
+			if backslashes(rest[:i])%2 == 1 {
+				continue
+			}
+		}
+		j := skipSpace(rest, i+1)
+		if j < len(rest) && !strings.ContainsRune(",}]:", rune(rest[j])) {
+			continue
+		}
+		tries++
+		if tries > 64 {
+			break
+		}
+		probe := sc.clone()
+		probe.inStr, probe.esc, probe.uHex = false, false, 0
+		if probe.isKey {
+			probe.expect = expColon
+		} else {
+			probe.valueEnd()
+		}
+		after := rest[i+1:]
+		if lineMode {
+			if e := strings.IndexByte(after, '\n'); e >= 0 {
+				after = after[:e]
+			}
+		}
+		probe.feed(after, 0)
+		if probe.err < 0 && (!lineMode || probe.complete() || !strings.Contains(rest[i+1:], "\n")) {
+			end = i
+			break
+		}
+	}
+	body := rest
+	if end >= 0 {
+		body = rest[:end]
+	}
+	if !strings.ContainsAny(body, "\n\r\t") {
+		return rest, false
+	}
+	var b strings.Builder
+	b.Grow(len(rest) + len(rest)/8)
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; c {
+		case '\\':
+			b.WriteString(`\\`)
+		case '"':
+			b.WriteString(`\"`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if c < 0x20 {
+				fmt.Fprintf(&b, `\u%04x`, c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	if end >= 0 {
+		b.WriteString(rest[end:])
+	}
+	return b.String(), true
+}
+
+// backslashes counts the backslashes that end s.
+func backslashes(s string) int {
+	n := 0
+	for n < len(s) && s[len(s)-1-n] == '\\' {
+		n++
+	}
+	return n
+}

@@ -1,0 +1,108 @@
+package merge
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// jsonlFormat merges JSON Lines: one JSON value per line. Joins are checked
+// by validating the lines around them; the interior of a chunk is the
+// model's own text and is not re-validated, which keeps large merges fast.
+type jsonlFormat struct {
+	lines     int
+	lineStart int
+	records   int
+	num       numbering
+	bad       []string
+}
+
+func (f *jsonlFormat) observe(doc string, from int) {
+	s := doc[from:]
+	f.lines += strings.Count(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		f.lineStart = from + i + 1
+	}
+	f.num.observe(doc, from, false)
+}
+
+func (f *jsonlFormat) restarts(doc string) []int { return []int{f.lineStart} }
+
+func (f *jsonlFormat) chatter(doc string) chatterCtx {
+	return chatterCtx{format: "jsonl", atLineStart: doc == "" || strings.HasSuffix(doc, "\n")}
+}
+
+func (f *jsonlFormat) stripStructure(doc, t string) (string, string) { return t, "" }
+
+// lineInString reports whether the incomplete last line ends inside a string.
+func lineInString(line string) bool {
+	sc := newJSONScanner()
+	sc.feed(line, 0)
+	return sc.inStr
+}
+
+func (f *jsonlFormat) adjust(doc, rest string, last bool) (string, string) {
+	partial := doc[f.lineStart:]
+	inStr := partial != "" && lineInString(partial)
+	if inStr {
+		// A record cut inside a string that goes on as raw text.
+		sc := newJSONScanner()
+		sc.feed(partial, 0)
+		if r, ok := escapeRawString(rest, sc, true); ok {
+			rest = r
+		}
+	}
+	if r, ok := f.num.renumber(doc, rest, inStr, partial != "", '\n'); ok {
+		return r, "renumbered"
+	}
+	return rest, ""
+}
+
+// verify checks the line that spans the join and the next one: each must be
+// a JSON value (a line still being written must at least scan cleanly).
+func (f *jsonlFormat) verify(doc, rest string, last bool) bool {
+	line := doc[f.lineStart:]
+	s := rest
+	for k := 0; k < 2; k++ {
+		e := strings.IndexByte(s, '\n')
+		if e < 0 {
+			full := line + s
+			if strings.TrimSpace(full) == "" {
+				return true
+			}
+			if last {
+				return json.Valid([]byte(full))
+			}
+			sc := newJSONScanner()
+			sc.feed(full, 0)
+			return sc.err < 0
+		}
+		full := strings.TrimSuffix(line+s[:e], "\r")
+		if strings.TrimSpace(full) != "" && !json.Valid([]byte(full)) {
+			return false
+		}
+		line, s = "", s[e+1:]
+	}
+	return true
+}
+
+func (f *jsonlFormat) point(doc string) string { return fmt.Sprintf("line:%d", f.lines+1) }
+
+func (f *jsonlFormat) tokens() bool { return false }
+
+// finish counts records (non-empty lines).
+func (f *jsonlFormat) finish(res *Result) {
+	c := res.Content
+	n := f.lines - strings.Count(c, "\n\n")
+	if strings.HasPrefix(c, "\n") {
+		n--
+	}
+	if c != "" && !strings.HasSuffix(c, "\n") {
+		n++
+	}
+	res.RecordCount = max(n, 0)
+	last := c[f.lineStart:]
+	if strings.TrimSpace(last) != "" && !json.Valid([]byte(last)) {
+		res.Error = fmt.Sprintf("jsonl: last record at line %d is not valid JSON", f.lines+1)
+	}
+}

@@ -1,0 +1,259 @@
+package merge
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// lineFormat merges line-oriented documents: text, code, markdown and diffs.
+// Joins are byte-exact (no space is ever inserted, whitespace at the cut is
+// kept); the kinds differ in the structure they track: fences for code and
+// Markdown, the current table header for Markdown, file and hunk headers for
+// diffs.
+type lineFormat struct {
+	kind string
+
+	lines     int // newlines so far
+	lineStart int // offset of the last (incomplete) line
+	scanned   int // complete lines before this offset were inspected
+
+	// code and markdown
+	docFenced bool
+	inFence   bool
+
+	// markdown tables
+	prevLine    string
+	tableHeader string
+	inTable     bool
+
+	// diffs
+	fileHeader    string // from "diff --git" (or "---") through "+++"
+	minimalHeader string // the "---" and "+++" lines alone
+	pendingHeader strings.Builder
+	hunkHeader    string
+	oldLeft       int
+	newLeft       int
+	hunks         int
+}
+
+func (f *lineFormat) observe(doc string, from int) {
+	s := doc[from:]
+	f.lines += strings.Count(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		f.lineStart = from + i + 1
+	}
+	if from == 0 && (f.kind == "code" || f.kind == "markdown") {
+		if i := strings.IndexByte(doc, '\n'); i >= 0 {
+			if _, ok := fenceLine(doc[:i]); ok {
+				f.docFenced = true
+			}
+		}
+		if f.kind == "markdown" {
+			f.docFenced = true
+		}
+	}
+	if f.kind == "text" {
+		f.scanned = f.lineStart
+		return
+	}
+	region := doc[f.scanned:f.lineStart]
+	f.scanned = f.lineStart
+	if f.kind == "code" {
+		f.scanFences(region)
+		return
+	}
+	for len(region) > 0 {
+		i := strings.IndexByte(region, '\n')
+		line := region[:i]
+		region = region[i+1:]
+		switch f.kind {
+		case "markdown":
+			f.markdownLine(line)
+		case "diff":
+			f.diffLine(line)
+		}
+	}
+}
+
+// scanFences flips the fence state for each fence line in region (complete
+// lines only), finding candidates with a substring search so that code
+// without fences costs almost nothing.
+func (f *lineFormat) scanFences(region string) {
+	for len(region) > 0 {
+		i := strings.Index(region, "```")
+		j := strings.Index(region, "~~~")
+		if i < 0 || j >= 0 && j < i {
+			i = j
+		}
+		if i < 0 {
+			return
+		}
+		ls := strings.LastIndexByte(region[:i], '\n') + 1
+		le := strings.IndexByte(region[i:], '\n')
+		if le < 0 {
+			return
+		}
+		if _, ok := fenceLine(region[ls : i+le]); ok {
+			f.docFenced = true
+			f.inFence = !f.inFence
+		}
+		region = region[i+le+1:]
+	}
+}
+
+func (f *lineFormat) markdownLine(line string) {
+	line = strings.TrimSuffix(line, "\r")
+	if _, ok := fenceLine(line); ok {
+		f.inFence = !f.inFence
+	}
+	switch {
+	case f.inFence:
+	case isDelimiterRow(line) && strings.Contains(f.prevLine, "|"):
+		f.tableHeader = f.prevLine + "\n" + line + "\n"
+		f.inTable = true
+	case strings.TrimSpace(line) == "" || !strings.Contains(line, "|"):
+		f.inTable = false
+	}
+	if strings.Contains(line, "|") {
+		f.prevLine = strings.Clone(line)
+	} else {
+		f.prevLine = ""
+	}
+}
+
+// isDelimiterRow reports whether line is a Markdown table's |---|:---:| row.
+func isDelimiterRow(line string) bool {
+	s := strings.TrimSpace(line)
+	if !strings.Contains(s, "-") || !strings.Contains(s, "|") && !strings.HasPrefix(s, "-") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '|', '-', ':', ' ', '\t':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (f *lineFormat) diffLine(line string) {
+	if f.oldLeft > 0 || f.newLeft > 0 {
+		switch {
+		case strings.HasPrefix(line, "\\"):
+		case strings.HasPrefix(line, "+"):
+			f.newLeft--
+		case strings.HasPrefix(line, "-"):
+			f.oldLeft--
+		default:
+			f.oldLeft--
+			f.newLeft--
+		}
+		return
+	}
+	switch {
+	case strings.HasPrefix(line, "diff "):
+		f.pendingHeader.Reset()
+		f.pendingHeader.WriteString(line + "\n")
+	case strings.HasPrefix(line, "--- "):
+		if f.pendingHeader.Len() == 0 || strings.Contains(f.pendingHeader.String(), "\n--- ") {
+			f.pendingHeader.Reset()
+		}
+		f.pendingHeader.WriteString(line + "\n")
+		f.minimalHeader = line + "\n"
+	case strings.HasPrefix(line, "+++ "):
+		f.pendingHeader.WriteString(line + "\n")
+		f.fileHeader = f.pendingHeader.String()
+		f.minimalHeader += line + "\n"
+		f.pendingHeader.Reset()
+	case strings.HasPrefix(line, "@@ "):
+		f.hunkHeader = line + "\n"
+		f.oldLeft, f.newLeft = hunkCounts(line)
+		f.hunks++
+	default:
+		if f.pendingHeader.Len() > 0 {
+			f.pendingHeader.WriteString(line + "\n")
+		}
+	}
+}
+
+// hunkCounts parses "@@ -a,b +c,d @@" into b and d (1 when omitted).
+func hunkCounts(line string) (int, int) {
+	fields := strings.Fields(line)
+	if len(fields) < 3 {
+		return 0, 0
+	}
+	count := func(s string) int {
+		if i := strings.IndexByte(s, ','); i >= 0 {
+			n, err := strconv.Atoi(s[i+1:])
+			if err != nil {
+				return 0
+			}
+			return n
+		}
+		return 1
+	}
+	return count(fields[1]), count(fields[2])
+}
+
+func (f *lineFormat) restarts(doc string) []int { return []int{f.lineStart} }
+
+func (f *lineFormat) chatter(doc string) chatterCtx {
+	return chatterCtx{
+		format:      f.kind,
+		docFenced:   f.docFenced,
+		inFence:     f.inFenceAt(doc),
+		atLineStart: doc == "" || strings.HasSuffix(doc, "\n"),
+	}
+}
+
+// inFenceAt is the fence state at the end of doc, including an incomplete
+// last line that is itself a fence.
+func (f *lineFormat) inFenceAt(doc string) bool {
+	return f.inFence
+}
+
+func (f *lineFormat) stripStructure(doc, t string) (string, string) {
+	switch f.kind {
+	case "markdown":
+		if f.tableHeader != "" && (f.inTable || strings.HasPrefix(doc[f.lineStart:], "|")) &&
+			strings.HasPrefix(t, f.tableHeader) && !strings.HasSuffix(doc, f.tableHeader) {
+			return t[len(f.tableHeader):], "table header"
+		}
+	case "diff":
+		note := ""
+		for _, h := range []string{f.fileHeader, f.minimalHeader} {
+			if h != "" && strings.HasPrefix(t, h) && !strings.HasSuffix(doc, h) {
+				t, note = t[len(h):], "diff file header"
+				break
+			}
+		}
+		if f.hunkHeader != "" && strings.HasPrefix(t, f.hunkHeader) && !strings.HasSuffix(doc, f.hunkHeader) {
+			t = t[len(f.hunkHeader):]
+			note = strings.TrimPrefix(note+", hunk header", ", ")
+		}
+		return t, note
+	}
+	return t, ""
+}
+
+func (f *lineFormat) adjust(doc, rest string, last bool) (string, string) { return rest, "" }
+
+func (f *lineFormat) verify(doc, rest string, last bool) bool { return true }
+
+func (f *lineFormat) point(doc string) string { return fmt.Sprintf("line:%d", f.lines+1) }
+
+func (f *lineFormat) tokens() bool { return f.kind != "diff" }
+
+func (f *lineFormat) finish(res *Result) {
+	if f.kind == "diff" {
+		res.RecordCount = f.hunks
+		return
+	}
+	n := f.lines
+	if res.Content != "" && !strings.HasSuffix(res.Content, "\n") {
+		n++
+	}
+	res.RecordCount = n
+}

@@ -1,0 +1,237 @@
+package merge
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// chunksOf builds chunks from texts; every chunk but the last was cut by the
+// length limit.
+func chunksOf(texts ...string) []Chunk {
+	out := make([]Chunk, len(texts))
+	for i, t := range texts {
+		out[i] = Chunk{Seq: i, Text: t, FinishReason: "length"}
+	}
+	out[len(out)-1].FinishReason = "stop"
+	return out
+}
+
+type mergeCase struct {
+	name   string
+	format string
+	chunks []string
+	want   string
+	method string // expected method of the first join, when set
+}
+
+func runCases(t *testing.T, cases []mergeCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Merge(Options{Format: tc.format}, chunksOf(tc.chunks...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Content != tc.want {
+				t.Errorf("content\n got %q\nwant %q\njoins %+v", res.Content, tc.want, res.Joins)
+			}
+			if !res.Success {
+				t.Errorf("merge failed: %s", res.Error)
+			}
+			if tc.method != "" && len(res.Joins) > 0 && res.Joins[0].Method != tc.method {
+				t.Errorf("method = %s, want %s", res.Joins[0].Method, tc.method)
+			}
+			if len(res.TruncationPoints) != len(tc.chunks)-1 {
+				t.Errorf("truncation points %v, want %d", res.TruncationPoints, len(tc.chunks)-1)
+			}
+		})
+	}
+}
+
+func TestText(t *testing.T) {
+	runCases(t, []mergeCase{
+		{"mid-word clean", "text", []string{"The quick bro", "wn fox jumps.\n"}, "The quick brown fox jumps.\n", "none"},
+		{"whitespace kept at join", "text", []string{"The quick ", "brown fox.\n"}, "The quick brown fox.\n", ""},
+		{"repeat few chars", "text", []string{"The lazy dog and the quick bro", "quick brown fox.\n"}, "The lazy dog and the quick brown fox.\n", "exact"},
+		{"repeat incomplete line", "text", []string{"One.\nTwo and th", "Two and three.\n"}, "One.\nTwo and three.\n", "structural"},
+		{"repeat several lines", "text", []string{"alpha line one\nbeta line two\ngamma li", "alpha line one\nbeta line two\ngamma line three\n"}, "alpha line one\nbeta line two\ngamma line three\n", ""},
+		{"short coincidental repeat kept", "text", []string{"she said aa", "aah, then left.\n"}, "she said aaaah, then left.\n", "none"},
+		{"cjk clean", "text", []string{"我们今天去公园散", "步，然后回家吃饭。\n"}, "我们今天去公园散步，然后回家吃饭。\n", "none"},
+		{"cjk repeat", "text", []string{"我们今天去公园散", "公园散步，然后回家吃饭。\n"}, "我们今天去公园散步，然后回家吃饭。\n", "exact"},
+		{"continuation identical to previous chunk", "text", []string{"A whole paragraph that was repeated entirely.\n", "A whole paragraph that was repeated entirely.\n"}, "A whole paragraph that was repeated entirely.\n", "exact"},
+		{"whitespace-normalized repeat", "text", []string{"It was the best of times, it was the worst\nof times, it was the age of wis", "it was the worst of times,  it was the age of wisdom.\n"}, "It was the best of times, it was the worst\nof times, it was the age of wisdom.\n", "whitespace"},
+		{"token-level repeat with an edit", "text", []string{"Call me Ishmael. Some years ago, never mind how long precisely, having little money", " Some years ago - never mind how long precisely - having little money in my purse.\n"}, "Call me Ishmael. Some years ago, never mind how long precisely, having little money in my purse.\n", "token"},
+		{"preamble and trailer", "text", []string{"First part of the sto", "Sure, here is the continuation:\n\nry goes on.\n\nLet me know if you need more.\n"}, "First part of the story goes on.\n", ""},
+		{"overlap markers", "text", []string{"The tail of the first chunk is he", "---BEGIN_OVERLAP---\nfirst chunk is he\n---END_OVERLAP---\nre and now more.\n"}, "The tail of the first chunk is here and now more.\n", ""},
+		{"three chunks", "text", []string{"ab cd ", "ef gh ", "ij\n"}, "ab cd ef gh ij\n", ""},
+	})
+}
+
+func TestMarkdown(t *testing.T) {
+	runCases(t, []mergeCase{
+		{"fence split across three chunks", "markdown", []string{"# T\n\n```go\nfunc a() {\n", "\treturn\n", "}\n```\n\nDone.\n"}, "# T\n\n```go\nfunc a() {\n\treturn\n}\n```\n\nDone.\n", ""},
+		{"odd number of fences", "markdown", []string{"Text\n\n```\ncode li", "ne\nmore code\n"}, "Text\n\n```\ncode line\nmore code\n", ""},
+		{"numbered list continuing", "markdown", []string{"1. one\n2. two\n3. thr", "3. three\n4. four\n"}, "1. one\n2. two\n3. three\n4. four\n", ""},
+		{"table header repeated", "markdown", []string{"| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | ", "| a | b |\n|---|---|\n| 3 | 4 |\n| 5 | 6 |\n"}, "| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n| 5 | 6 |\n", ""},
+		{"second notes section survives", "markdown", []string{"## Notes\n\nfirst\n\n", "## Notes\n\nsecond\n"}, "## Notes\n\nfirst\n\n## Notes\n\nsecond\n", "none"},
+		{"markdown wrapper fence", "markdown", []string{"# Title\n\nSome te", "```markdown\nxt here.\n```\n"}, "# Title\n\nSome text here.\n", ""},
+	})
+}
+
+func TestCode(t *testing.T) {
+	runCases(t, []mergeCase{
+		{"closing brace after another", "code", []string{"func f() {\n\tif x {\n\t\ty()\n\t}\n", "}\n"}, "func f() {\n\tif x {\n\t\ty()\n\t}\n}\n", "none"},
+		{"fence around continuation", "code", []string{"package p\n\nfunc f() {\n\tret", "```go\n\treturn 1\n}\n```\n"}, "package p\n\nfunc f() {\n\treturn 1\n}\n", ""},
+		{"fence kept when doc is fenced", "code", []string{"```go\npackage p\n", "func f() {}\n```\n"}, "```go\npackage p\nfunc f() {}\n```\n", ""},
+	})
+}
+
+func TestDiff(t *testing.T) {
+	head := "diff --git a/f.go b/f.go\nindex 1..2 100644\n--- a/f.go\n+++ b/f.go\n"
+	hunk := "@@ -1,4 +1,4 @@\n"
+	runCases(t, []mergeCase{
+		{"repeated headers", "diff", []string{head + hunk + " a\n-b\n+c\n d", head + hunk + " d\n e\n"}, head + hunk + " a\n-b\n+c\n d\n e\n", ""},
+		{"repeated hunk header only", "diff", []string{head + hunk + " a\n-b\n", hunk + "+c\n d\n e\n"}, head + hunk + " a\n-b\n+c\n d\n e\n", "structural"},
+	})
+}
+
+func TestCSV(t *testing.T) {
+	hdr := "id,name,note\n"
+	runCases(t, []mergeCase{
+		{"split inside quoted field", "csv", []string{hdr + "1,\"Smith, J\",\"said \"\"h", "i\"\"\nthen left\"\n2,b,c\n"}, hdr + "1,\"Smith, J\",\"said \"\"hi\"\"\nthen left\"\n2,b,c\n", "none"},
+		{"one-line continuation after split row", "csv", []string{hdr + "1,a,b\n2,bo", "b,c\n"}, hdr + "1,a,b\n2,bob,c\n", "none"},
+		{"restarted row", "csv", []string{hdr + "1,a,b\n2,bo", "2,bob,c\n3,x,y\n"}, hdr + "1,a,b\n2,bob,c\n3,x,y\n", ""},
+		{"short restarted row", "csv", []string{hdr + "1,a,b\n2,", "2,bob,c\n3,x,y\n"}, hdr + "1,a,b\n2,bob,c\n3,x,y\n", ""},
+		{"repeated header and row", "csv", []string{hdr + "1,a,b\n2,bo", hdr + "2,bob,c\n3,x,y\n"}, hdr + "1,a,b\n2,bob,c\n3,x,y\n", ""},
+		{"complete row without newline", "csv", []string{"id,n\n1,a", "2,b\n"}, "id,n\n1,a\n2,b\n", ""},
+		{"empty last field", "csv", []string{"id,n,x\n1,a,", "2,b,c\n"}, "id,n,x\n1,a,\n2,b,c\n", ""},
+		{"empty last field continued", "csv", []string{"id,n,x\n1,a,", "\n2,b,c\n"}, "id,n,x\n1,a,\n2,b,c\n", "none"},
+		{"two identical rows survive", "csv", []string{hdr + "1,a,b\n", "1,a,b\n2,c,d\n"}, hdr + "1,a,b\n1,a,b\n2,c,d\n", "none"},
+		{"semicolon delimiter", "csv", []string{"id;name\n1;Ann\n2;B", "2;Bob\n"}, "id;name\n1;Ann\n2;Bob\n", ""},
+		{"chatter and fence", "csv", []string{hdr + "1,a,b\n2,b", "Sure, here's the rest:\n```csv\nob,c\n3,x,y\n```\n"}, hdr + "1,a,b\n2,bob,c\n3,x,y\n", ""},
+		{"several lines repeated", "csv", []string{hdr + "1,alpha,beta\n2,gamma,delta\n3,eps", "1,alpha,beta\n2,gamma,delta\n3,epsilon,zeta\n"}, hdr + "1,alpha,beta\n2,gamma,delta\n3,epsilon,zeta\n", ""},
+	})
+}
+
+func TestCSVRecordCount(t *testing.T) {
+	res, _ := Merge(Options{Format: "csv"}, chunksOf("id,name\n1,a\n2,", "b\n3,c\n"))
+	if res.RecordCount != 3 {
+		t.Errorf("RecordCount = %d, want 3", res.RecordCount)
+	}
+	if !reflect.DeepEqual(res.TruncationPoints, []string{"row:3"}) {
+		t.Errorf("TruncationPoints = %v", res.TruncationPoints)
+	}
+}
+
+func TestJSON(t *testing.T) {
+	runCases(t, []mergeCase{
+		{"split inside string", "json", []string{`[{"a": "hel`, `lo"}, {"a": "x"}]`}, `[{"a": "hello"}, {"a": "x"}]`, "none"},
+		{"trailing comma at the cut", "json", []string{`[1, 2,`, ` 3]`}, `[1, 2, 3]`, ""},
+		{"doubled comma at the cut", "json", []string{`[1, 2,`, `, 3]`}, `[1, 2, 3]`, ""},
+		{"restarted element", "json", []string{`[{"id": 1, "v": "a"}, {"id": 2, "v": "b`, `{"id": 2, "v": "bee"}]`}, `[{"id": 1, "v": "a"}, {"id": 2, "v": "bee"}]`, "structural"},
+		{"repeated opening bracket", "json", []string{"[\n  {\"id\": 1},\n  {\"id\": 2, \"v\": \"b", "[\n  {\"id\": 2, \"v\": \"b\"}\n]"}, "[\n  {\"id\": 1},\n  {\"id\": 2, \"v\": \"b\"}\n]", ""},
+		{"repeated enclosing keys", "json", []string{`{"data": {"items": [{"id": 1}, {"id": 2, "n": "x`, `{"data": {"items": [{"id": 2, "n": "xy"}]}}`}, `{"data": {"items": [{"id": 1}, {"id": 2, "n": "xy"}]}}`, ""},
+		{"repeated keys after complete element", "json", []string{`{"items": [{"id": 1}`, `{"items": [{"id": 2}]}`}, `{"items": [{"id": 1},{"id": 2}]}`, ""},
+		{"closing brace after another", "json", []string{`{"a": {"b": 1}`, `}`}, `{"a": {"b": 1}}`, "none"},
+		{"repair at the end", "json", []string{`[{"a": 1}, {"b": "x`, `yz", "c": [1, 2,`}, `[{"a": 1}, {"b": "xyz", "c": [1, 2]}]`, ""},
+	})
+}
+
+func TestJSONRawDiff(t *testing.T) {
+	orig := map[string]any{"files": []any{map[string]any{"path": "a.go", "diff": "--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-x := \"old\"\n+x := \"new\", y\n"}}}
+	b, _ := json.Marshal(orig)
+	s := string(b)
+	cut := strings.Index(s, `@@`)
+	raw := "@@ -1 +1 @@\n-x := \"old\"\n+x := \"new\", y\n" + s[strings.Index(s, `","path"`):]
+	res, _ := Merge(Options{Format: "json"}, chunksOf(s[:cut], raw))
+	var got any
+	if err := json.Unmarshal([]byte(res.Content), &got); err != nil {
+		t.Fatalf("invalid JSON %q: %v", res.Content, err)
+	}
+	if !reflect.DeepEqual(got, orig) {
+		t.Errorf("got %v\nwant %v", got, orig)
+	}
+}
+
+func TestNumberedRecords(t *testing.T) {
+	rec := func(n int, c string) string {
+		b, _ := json.Marshal(map[string]any{"line": n, "indent": 0, "content": c})
+		return string(b)
+	}
+	var want, restarted []string
+	for i := 1; i <= 6; i++ {
+		want = append(want, rec(i, "text "+strings.Repeat("x", i)))
+	}
+	for i := 4; i <= 6; i++ {
+		restarted = append(restarted, rec(i-3, "text "+strings.Repeat("x", i)))
+	}
+	doc := strings.Join(want, "\n") + "\n"
+	first := strings.Join(want[:3], "\n") + "\n"
+	t.Run("jsonl", func(t *testing.T) {
+		res, _ := Merge(Options{Format: "jsonl"}, chunksOf(first, strings.Join(restarted, "\n")+"\n"))
+		if res.Content != doc {
+			t.Errorf("got\n%s\nwant\n%s", res.Content, doc)
+		}
+		if res.RecordCount != 6 {
+			t.Errorf("RecordCount = %d", res.RecordCount)
+		}
+	})
+	t.Run("jsonl cut mid record", func(t *testing.T) {
+		cut := len(first) + 5
+		cont := (strings.Join(restarted, "\n") + "\n")[5:]
+		res, _ := Merge(Options{Format: "jsonl"}, chunksOf(doc[:cut], cont))
+		if res.Content != doc {
+			t.Errorf("got\n%s\nwant\n%s", res.Content, doc)
+		}
+	})
+	t.Run("json array", func(t *testing.T) {
+		arr := "[" + strings.Join(want, ",\n") + "]"
+		cont := strings.Join(restarted, ",\n") + "]"
+		res, _ := Merge(Options{Format: "json"}, chunksOf("["+strings.Join(want[:3], ",\n")+",\n", cont))
+		if res.Content != arr {
+			t.Errorf("got\n%s\nwant\n%s", res.Content, arr)
+		}
+		if res.RecordCount != 6 {
+			t.Errorf("RecordCount = %d", res.RecordCount)
+		}
+	})
+}
+
+func TestJSONL(t *testing.T) {
+	runCases(t, []mergeCase{
+		{"split inside string", "jsonl", []string{"{\"a\":1}\n{\"b\":\"he", "llo\"}\n"}, "{\"a\":1}\n{\"b\":\"hello\"}\n", "none"},
+		{"restarted line", "jsonl", []string{"{\"a\":1}\n{\"b\":\"he", "{\"b\":\"hello\"}\n{\"c\":3}\n"}, "{\"a\":1}\n{\"b\":\"hello\"}\n{\"c\":3}\n", "structural"},
+		{"complete record without newline", "jsonl", []string{"{\"a\":1}\n{\"b\":2}", "\n{\"c\":3}\n"}, "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n", "none"},
+	})
+}
+
+func TestFallbackKeepsText(t *testing.T) {
+	// The second chunk cannot continue the record: the join is not verified,
+	// the chunk is kept whole and the error names the place.
+	res, _ := Merge(Options{Format: "csv"}, chunksOf("a,b\n1,2\n", "x,y,z,w\n"))
+	if res.Success {
+		t.Fatalf("Success = true for an unverifiable join")
+	}
+	if !strings.Contains(res.Content, "x,y,z,w") {
+		t.Errorf("lost text: %q", res.Content)
+	}
+	if !strings.Contains(res.Error, "chunk 1") || !strings.Contains(res.Error, "byte 8") {
+		t.Errorf("Error = %q", res.Error)
+	}
+	if res.Joins[0].Method != "fallback" {
+		t.Errorf("method = %q", res.Joins[0].Method)
+	}
+}
+
+func TestUnknownFormat(t *testing.T) {
+	if _, err := Merge(Options{Format: "xml"}, nil); err == nil {
+		t.Fatal("no error for an unknown format")
+	}
+	for _, f := range Formats() {
+		if !ValidFormat(f) {
+			t.Errorf("ValidFormat(%q) = false", f)
+		}
+	}
+}

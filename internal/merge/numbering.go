@@ -1,0 +1,146 @@
+package merge
+
+import (
+	"strconv"
+	"strings"
+)
+
+// numberKeys are the members that number records, as in
+// {"line": N, "indent": K, "content": "..."}.
+var numberKeys = []string{`"line"`, `"line_number"`, `"lineno"`, `"line_no"`, `"index"`, `"row"`, `"n"`, `"num"`, `"number"`, `"seq"`}
+
+// numRef is one integer value of a numbering key, by offsets in the text
+// it was found in.
+type numRef struct {
+	start, end int
+	value      int
+}
+
+// numberedValues finds the integer values of key outside strings in s, given
+// whether s starts inside a string. A value that runs to the end of s may be
+// cut and is left out.
+func numberedValues(s string, inStr bool, key string) []numRef {
+	var out []numRef
+	i := 0
+	if inStr {
+		i = stringEnd(s, 0)
+		if i < 0 {
+			return nil
+		}
+	}
+	for i < len(s) {
+		q := strings.IndexByte(s[i:], '"')
+		if q < 0 {
+			break
+		}
+		i += q
+		end := stringEnd(s, i+1)
+		if end < 0 {
+			break
+		}
+		if s[i:end] == key {
+			j := skipSpace(s, end)
+			if j < len(s) && s[j] == ':' {
+				j = skipSpace(s, j+1)
+				k := j
+				for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+					k++
+				}
+				if k > j && k < len(s) {
+					if v, err := strconv.Atoi(s[j:k]); err == nil {
+						out = append(out, numRef{j, k, v})
+					}
+				}
+			}
+		}
+		i = end
+	}
+	return out
+}
+
+// stringEnd returns the offset just past the quote closing a string whose
+// content starts at i, or -1.
+func stringEnd(s string, i int) int {
+	for i < len(s) {
+		q := strings.IndexByte(s[i:], '"')
+		if q < 0 {
+			return -1
+		}
+		if backslashes(s[:i+q])%2 == 0 {
+			return i + q + 1
+		}
+		i += q + 1
+	}
+	return -1
+}
+
+// numbering follows consecutive record numbers so that a continuation that
+// starts counting again (1, 2, ... instead of 58, 59, ...) is renumbered by
+// the offset, never duplicating or dropping a number.
+type numbering struct {
+	key         string
+	last        int // last complete value seen
+	lastAt      int // its offset in the document
+	seen        int
+	consecutive bool
+}
+
+// observe records the numbers in doc[from:].
+func (n *numbering) observe(doc string, from int, inStr bool) {
+	s := doc[from:]
+	if n.key == "" {
+		for _, k := range numberKeys {
+			if refs := numberedValues(s, inStr, k); len(refs) >= 2 && refs[1].value == refs[0].value+1 {
+				n.key = k
+				break
+			}
+		}
+		if n.key == "" {
+			return
+		}
+	}
+	for _, r := range numberedValues(s, inStr, n.key) {
+		n.consecutive = n.seen == 0 || n.consecutive && r.value == n.last+1
+		n.last, n.lastAt = r.value, from+r.start
+		n.seen++
+	}
+}
+
+// renumber shifts the numbers of rest when its first one restarts below the
+// expected value. recStart is where the record in progress began (-1 when
+// none); sep is the byte that ends a record (} in JSON, \n in JSON Lines).
+func (n *numbering) renumber(doc, rest string, inStr bool, inProgress bool, sep byte) (string, bool) {
+	if n.key == "" || n.seen < 2 || !n.consecutive {
+		return rest, false
+	}
+	refs := numberedValues(rest, inStr, n.key)
+	if len(refs) == 0 {
+		return rest, false
+	}
+	expected := n.last + 1
+	if inProgress && !n.numberInLastRecord(doc, sep) && strings.IndexByte(rest[:refs[0].start], sep) >= 0 {
+		// The record in progress lost its number at the cut; the first
+		// number seen belongs to the record after it.
+		expected++
+	}
+	if refs[0].value >= expected {
+		return rest, false
+	}
+	shift := expected - refs[0].value
+	var b strings.Builder
+	b.Grow(len(rest) + len(refs))
+	prev := 0
+	for _, r := range refs {
+		b.WriteString(rest[prev:r.start])
+		b.WriteString(strconv.Itoa(r.value + shift))
+		prev = r.end
+	}
+	b.WriteString(rest[prev:])
+	return b.String(), true
+}
+
+// numberInLastRecord reports whether the last complete number lies in the
+// record in progress (after the last record separator).
+func (n *numbering) numberInLastRecord(doc string, sep byte) bool {
+	return strings.IndexByte(doc[n.lastAt:], sep) < 0
+}

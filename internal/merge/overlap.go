@@ -1,0 +1,395 @@
+package merge
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// overlapWindow bounds how far back into the document and how far into a
+// continuation the overlap search looks. A model repeats at most a few lines
+// of what it already wrote, so a window of this size finds every real repeat
+// while keeping each join O(window) and the whole merge linear.
+const overlapWindow = 16 << 10
+
+// strongOverlap is the length from which an exact repeat is cut even when it
+// does not start at a token boundary: coincidental repeats this long do not
+// happen in real text at a random cut.
+const strongOverlap = 24
+
+// minOverlap is the shortest repeat that is cut at all; shorter ones are kept,
+// since a continuation may legitimately start with what the document ends with.
+const minOverlap = 3
+
+// Join methods, in cascade order.
+const (
+	methodNone       = "none"
+	methodExact      = "exact"
+	methodWhitespace = "whitespace"
+	methodToken      = "token"
+	methodStructural = "structural"
+	methodFallback   = "fallback"
+)
+
+// overlap is one candidate answer to "how much of the continuation repeats
+// the document": the first cut bytes of the continuation are dropped.
+type overlap struct {
+	cut        int
+	method     string
+	confidence float64
+}
+
+// tail returns the last n bytes of s (all of s when shorter).
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
+
+// head returns the first n bytes of s (all of s when shorter).
+func head(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// borders returns, longest first, every length L > 0 such that next[:L] is a
+// suffix of doc, looking at most window bytes into each. It runs the
+// Knuth-Morris-Pratt automaton of next's head over doc's tail, so the cost is
+// linear in the window, never in the document.
+func borders(doc, next string, window int) []int {
+	a := head(next, window)
+	b := tail(doc, window)
+	if a == "" || b == "" {
+		return nil
+	}
+	pi := make([]int32, len(a))
+	for i, k := 1, int32(0); i < len(a); i++ {
+		for k > 0 && a[i] != a[k] {
+			k = pi[k-1]
+		}
+		if a[i] == a[k] {
+			k++
+		}
+		pi[i] = k
+	}
+	q := int32(0)
+	for i := 0; i < len(b); i++ {
+		for q > 0 && (int(q) == len(a) || a[q] != b[i]) {
+			q = pi[q-1]
+		}
+		if a[q] == b[i] {
+			q++
+		}
+	}
+	var out []int
+	for q > 0 {
+		out = append(out, int(q))
+		q = pi[q-1]
+	}
+	return out
+}
+
+// isWordByte reports whether the byte continues an ASCII word; non-ASCII
+// bytes count as word bytes, with CJK handled by wordBoundary.
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+// isCJK reports whether r is written without spaces between words, so that
+// every rune boundary is a word boundary.
+func isCJK(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai)
+}
+
+// wordBoundary reports whether offset i of s falls between two words rather
+// than inside one.
+func wordBoundary(s string, i int) bool {
+	if i <= 0 || i >= len(s) {
+		return true
+	}
+	if !isWordByte(s[i-1]) || !isWordByte(s[i]) {
+		return true
+	}
+	if s[i-1] < 0x80 && s[i] < 0x80 {
+		return false
+	}
+	if !utf8.RuneStart(s[i]) {
+		return false
+	}
+	before, _ := utf8.DecodeLastRuneInString(s[:i])
+	after, _ := utf8.DecodeRuneInString(s[i:])
+	return isCJK(before) || isCJK(after) || !unicode.IsLetter(before) && !unicode.IsDigit(before)
+}
+
+// substantive reports whether a repeat carries enough content to be told
+// apart from coincidence: at least two letters or digits and three distinct
+// non-space bytes (so runs of dashes, spaces or zeros never qualify).
+func substantive(s string) bool {
+	alnum := 0
+	var seen [256]bool
+	distinct := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isWordByte(c) {
+			alnum++
+		}
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' && !seen[c] {
+			seen[c] = true
+			distinct++
+		}
+	}
+	return alnum >= 2 && distinct >= 3
+}
+
+// acceptExact decides whether a repeat of length l (next[:l] == doc's last l
+// bytes) is significant enough to cut. A repeat that ends a document cut at a
+// line boundary must span two lines or be long, so that two identical rows at
+// a cut both survive; a mid-line repeat must start at a word boundary unless
+// it is long.
+func acceptExact(doc string, l int) (bool, float64) {
+	if l < minOverlap || l > len(doc) {
+		return false, 0
+	}
+	rep := doc[len(doc)-l:]
+	if !substantive(rep) {
+		return false, 0
+	}
+	start := len(doc) - l
+	if strings.HasSuffix(doc, "\n") {
+		if start > 0 && doc[start-1] != '\n' {
+			// A repeat of a line's end followed by whole lines: cut only when long.
+			return l >= strongOverlap, 0.8
+		}
+		lines := strings.Count(rep, "\n")
+		if lines >= 2 && l >= 16 || l >= 40 {
+			return true, 1
+		}
+		return false, 0
+	}
+	if l >= strongOverlap {
+		return true, 1
+	}
+	if wordBoundary(doc, start) {
+		return true, 0.6 + 0.4*float64(l)/strongOverlap
+	}
+	return false, 0
+}
+
+// normalized is text with every run of whitespace collapsed to one space,
+// remembering for each normalized byte the offset just past it in the original
+// so that a match can be mapped back.
+type normalized struct {
+	s   string
+	end []int32
+}
+
+func normalize(s string) normalized {
+	var b strings.Builder
+	b.Grow(len(s))
+	end := make([]int32, 0, len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			j := i
+			for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
+				j++
+			}
+			b.WriteByte(' ')
+			end = append(end, int32(j))
+			i = j
+			continue
+		}
+		b.WriteByte(c)
+		end = append(end, int32(i+1))
+		i++
+	}
+	return normalized{s: b.String(), end: end}
+}
+
+// whitespaceOverlap finds a repeat that differs from the document only in
+// whitespace (re-wrapped or re-indented) and returns how many bytes of next it
+// spans.
+func whitespaceOverlap(doc, next string) (int, float64) {
+	const window = 4 << 10
+	d := normalize(tail(doc, window))
+	n := normalize(head(next, window))
+	bs := borders(d.s, n.s, window)
+	if len(bs) == 0 {
+		return 0, 0
+	}
+	l := bs[0]
+	rep := n.s[:l]
+	if l < strongOverlap || strings.Count(rep, " ") < 3 || !substantive(rep) {
+		return 0, 0
+	}
+	if !wordBoundary(d.s, len(d.s)-l) {
+		return 0, 0
+	}
+	if strings.HasSuffix(doc, "\n") && strings.Count(strings.TrimSpace(rep), " ") < 3 {
+		return 0, 0
+	}
+	return int(n.end[l-1]), 0.9
+}
+
+// token is a word or a single punctuation rune, by byte offsets.
+type token struct{ start, end int }
+
+// tokenize splits s into tokens, skipping whitespace, stopping after max tokens.
+func tokenize(s string, max int) []token {
+	var out []token
+	for i := 0; i < len(s) && len(out) < max; {
+		c := s[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		j := i + w
+		if (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_') && !isCJK(r) {
+			for j < len(s) {
+				r2, w2 := utf8.DecodeRuneInString(s[j:])
+				if !(unicode.IsLetter(r2) || unicode.IsDigit(r2) || r2 == '_') || isCJK(r2) {
+					break
+				}
+				j += w2
+			}
+		}
+		out = append(out, token{i, j})
+		i = j
+	}
+	return out
+}
+
+// tokenOverlap aligns the document's last tokens with the continuation's
+// first ones allowing a few edits (a model that repeats its tail with a word
+// changed), by a semi-global alignment whose size is bounded by the token
+// windows. It returns the bytes of next that repeat the document and the share
+// of aligned tokens that matched.
+func tokenOverlap(doc, next string) (int, float64) {
+	const maxDoc, maxNext = 48, 96
+	dtail := tail(doc, 2<<10)
+	dt := tokenize(dtail, 1<<20)
+	if len(dt) > maxDoc {
+		dt = dt[len(dt)-maxDoc:]
+	}
+	nt := tokenize(head(next, 4<<10), maxNext)
+	if len(dt) < 6 || len(nt) < 6 {
+		return 0, 0
+	}
+	midWord := len(dtail) > 0 && isWordByte(dtail[len(dtail)-1])
+	eq := func(i, j int) bool {
+		a := dtail[dt[i].start:dt[i].end]
+		b := next[nt[j].start:nt[j].end]
+		if i == len(dt)-1 && midWord {
+			return strings.HasPrefix(b, a)
+		}
+		return a == b
+	}
+	// score[i][j]: best score aligning doc tokens ending before i (free start)
+	// with next tokens [0, j).
+	D, N := len(dt), len(nt)
+	score := make([]int, (D+1)*(N+1))
+	match := make([]int, (D+1)*(N+1))
+	at := func(i, j int) int { return i*(N+1) + j }
+	for j := 1; j <= N; j++ {
+		score[at(0, j)] = -j
+	}
+	for i := 1; i <= D; i++ {
+		for j := 1; j <= N; j++ {
+			best, bm := score[at(i-1, j)]-1, match[at(i-1, j)]
+			if s := score[at(i, j-1)] - 1; s > best {
+				best, bm = s, match[at(i, j-1)]
+			}
+			if eq(i-1, j-1) {
+				if s := score[at(i-1, j-1)] + 1; s > best {
+					best, bm = s, match[at(i-1, j-1)]+1
+				}
+			} else if s := score[at(i-1, j-1)] - 1; s > best {
+				best, bm = s, match[at(i-1, j-1)]
+			}
+			score[at(i, j)], match[at(i, j)] = best, bm
+		}
+	}
+	bestJ, bestScore := 0, 0
+	for j := 1; j <= N; j++ {
+		if s := score[at(D, j)]; s > bestScore {
+			bestJ, bestScore = j, s
+		}
+	}
+	if bestJ == 0 || bestScore < 6 || match[at(D, bestJ)] < 8 || !eq(D-1, bestJ-1) {
+		return 0, 0
+	}
+	conf := float64(match[at(D, bestJ)]) / float64(max(bestJ, match[at(D, bestJ)]))
+	if conf < 0.75 {
+		return 0, 0
+	}
+	last := nt[bestJ-1]
+	cut := last.end
+	if midWord {
+		a := dtail[dt[D-1].start:dt[D-1].end]
+		cut = last.start + len(a)
+	}
+	return cut, conf
+}
+
+// findOverlap runs the cascade on a continuation whose chatter and repeated
+// structure are already gone (bias: some was, which makes a restart likely):
+// a restart of an incomplete record at one of
+// restarts (outermost first),
+// an exact repeat, a whitespace-normalized repeat, then (when allowed) a
+// token-level one. It returns the accepted overlap, or a zero cut with method
+// none.
+func findOverlap(doc, next string, restarts []int, tokens, bias bool) overlap {
+	if doc == "" || next == "" {
+		return overlap{method: methodNone, confidence: 1}
+	}
+	bs := borders(doc, next, overlapWindow)
+	// A restart of an incomplete record from its start.
+	for _, r := range restarts {
+		if r < 0 || r >= len(doc) {
+			continue
+		}
+		partial := doc[r:]
+		if restartable(partial, bias) && strings.HasPrefix(next, partial) {
+			if len(bs) == 0 || bs[0] <= len(partial) {
+				return overlap{cut: len(partial), method: methodStructural, confidence: 0.95}
+			}
+		}
+	}
+	if len(bs) > 0 {
+		if ok, conf := acceptExact(doc, bs[0]); ok {
+			return overlap{cut: bs[0], method: methodExact, confidence: conf}
+		}
+	}
+	if n, conf := whitespaceOverlap(doc, next); n > 0 {
+		return overlap{cut: n, method: methodWhitespace, confidence: conf}
+	}
+	if tokens {
+		if n, conf := tokenOverlap(doc, next); n > 0 {
+			return overlap{cut: n, method: methodToken, confidence: conf}
+		}
+	}
+	return overlap{method: methodNone, confidence: 1}
+}
+
+// restartable reports whether an incomplete record is distinctive enough that
+// a continuation starting with it is taken to restart it: three bytes with
+// some content, or any content right after repeated structure.
+func restartable(partial string, bias bool) bool {
+	if strings.TrimSpace(partial) == "" {
+		return false
+	}
+	if bias {
+		return true
+	}
+	alnum := 0
+	for i := 0; i < len(partial); i++ {
+		if isWordByte(partial[i]) {
+			alnum++
+		}
+	}
+	return len(partial) >= minOverlap && alnum >= 1
+}
