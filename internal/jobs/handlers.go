@@ -105,8 +105,9 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 		log.Debug("chunk already stored; ensuring the next step is queued")
 		return h.ensureNext(ctx, claim.Job)
 	case store.Leased:
-		wait := time.Until(claim.LeaseUntil) + 100*time.Millisecond
-		wait = max(wait, time.Second)
+		// Check back soon rather than at lease expiry: the holder usually
+		// finishes well before its lease runs out.
+		wait := min(max(time.Until(claim.LeaseUntil)+100*time.Millisecond, time.Second), 3*time.Second)
 		log.Debug("another delivery holds the job; retrying later", "wait", wait)
 		return &RetryLater{Delay: wait, Reason: "another delivery is producing this chunk"}
 	case store.JobDone, store.Ahead, store.Missing:

@@ -1,0 +1,125 @@
+package e2e_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/carryover/carryover/client"
+	"github.com/carryover/carryover/internal/simulator"
+)
+
+// buildWorker compiles cmd/worker once per test.
+func buildWorker(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "worker")
+	cmd := exec.Command("go", "build", "-o", bin, "../cmd/worker")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("build worker: %v", err)
+	}
+	return bin
+}
+
+// startProcess runs the worker binary against the harness's services.
+func (h *harness) startProcess(bin string) *exec.Cmd {
+	h.t.Helper()
+	cmd := exec.Command(bin, "--log-level", "info")
+	cmd.Env = append(os.Environ(),
+		"DATABASE_URL="+h.cfg.DatabaseURL, "REDIS_URL="+h.cfg.RedisURL,
+		"OPENAI_API_KEY="+h.cfg.OpenAIAPIKey, "OPENAI_BASE_URL="+h.cfg.OpenAIBaseURL,
+		"CARRYOVER_QUEUE="+h.cfg.ChunkQueue, "WORKER_CONCURRENCY=4",
+		"CARRYOVER_LEASE_TTL=2s", "CARRYOVER_RECONCILE_INTERVAL=500ms", "CARRYOVER_STALE_AFTER=2s",
+	)
+	if testing.Verbose() {
+		cmd.Stderr = os.Stderr
+	}
+	if err := cmd.Start(); err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	return cmd
+}
+
+// A worker killed with SIGKILL in the middle of a model call is replaced,
+// and the job still finishes with every chunk exactly once; the call the
+// dead worker paid for stays on record as lost.
+func TestWorkerKilledMidJobIsReplaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills a worker process")
+	}
+	h := newHarness(t)
+	bin := buildWorker(t)
+	prompt, tag := directive(t, "format=csv size=4000 seed=11 faults=slow@2:20s")
+	doc, _, _ := simulator.DocumentFor(prompt)
+	ctx := context.Background()
+	job, err := h.client.Enqueue(ctx, client.Request{Model: "gpt-4.1-mini", Input: client.Input{Prompt: prompt},
+		Format: "csv", MaxOutputTokens: 300, Continuation: client.Continuation{MaxAttempts: 50}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := h.startProcess(bin)
+	// Wait until the worker is inside the (slow) call for chunk 2.
+	deadline := time.Now().Add(30 * time.Second)
+	for h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND seq = 2 AND status = 'in_flight'`, job.ID) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("worker never started chunk 2")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = first.Process.Wait()
+	killedAt := time.Now()
+	h.startProcess(bin)
+	st := h.wait(job.ID, 60*time.Second)
+	t.Logf("job finished %s after the kill", time.Since(killedAt).Round(time.Millisecond))
+	if st.Status != "succeeded" {
+		t.Fatalf("status %s: %s", st.Status, st.Error)
+	}
+	res, err := h.client.Result(ctx, job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content != doc {
+		t.Fatalf("document differs after the crash (first difference at %d)", firstDiff(res.Content, doc))
+	}
+	// Every chunk once (the primary key guarantees at most once; count and
+	// sequence prove exactly once), every chunk produced by exactly one
+	// successful call, and the dead worker's call recorded as lost.
+	if n := h.count(`SELECT count(DISTINCT seq) FROM chunks WHERE job_id = $1::uuid`, job.ID); n != st.Chunks {
+		t.Fatalf("%d distinct chunks, status says %d", n, st.Chunks)
+	}
+	if n := h.count(`SELECT max(seq) + 1 FROM chunks WHERE job_id = $1::uuid`, job.ID); n != st.Chunks {
+		t.Fatalf("chunk sequence has gaps: max seq + 1 = %d for %d chunks", n, st.Chunks)
+	}
+	if n := h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND status = 'succeeded'`, job.ID); n != st.Chunks {
+		t.Fatalf("%d successful calls for %d chunks", n, st.Chunks)
+	}
+	if n := h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND seq = 2 AND status = 'lost'`, job.ID); n != 1 {
+		t.Fatalf("the killed call should be recorded as lost once, found %d", n)
+	}
+	depth2 := 0
+	for _, c := range h.sim.Calls(tag) {
+		if c.Depth == 2 {
+			depth2++
+		}
+	}
+	if depth2 != 2 {
+		t.Fatalf("chunk 2 was requested %d times; want 2 (the killed call and its one retry)", depth2)
+	}
+}

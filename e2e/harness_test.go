@@ -1,0 +1,110 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/carryover/carryover/client"
+	"github.com/carryover/carryover/internal/config"
+	"github.com/carryover/carryover/internal/simulator"
+	"github.com/carryover/carryover/internal/store"
+	"github.com/carryover/carryover/internal/testenv"
+	"github.com/carryover/carryover/internal/worker"
+)
+
+var dbURL string
+
+func TestMain(m *testing.M) { testenv.Main(m, &dbURL) }
+
+// harness is one test's world: the simulator on loopback, a queue of its
+// own, a client, and workers started on demand.
+type harness struct {
+	t      *testing.T
+	sim    *simulator.Server
+	simURL string
+	cfg    config.Config
+	client *client.Client
+	store  *store.Store
+	log    *slog.Logger
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	sim := simulator.New(simulator.Config{})
+	ts := httptest.NewServer(sim)
+	t.Cleanup(ts.Close)
+	h := &harness{t: t, sim: sim, simURL: ts.URL + "/v1"}
+	h.cfg = config.Config{
+		DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-test-not-a-secret",
+		OpenAIBaseURL: h.simURL, Concurrency: 8, ChunkQueue: testenv.Queue(t), LogLevel: "warn",
+		LeaseTTL: 30 * time.Second, ReconcileInterval: time.Second, StaleAfter: 3 * time.Second, MaxRetry: 3,
+	}
+	level := slog.LevelWarn
+	var w io.Writer = io.Discard
+	if testing.Verbose() || os.Getenv("CARRYOVER_TEST_LOGS") != "" {
+		w, level = os.Stderr, slog.LevelDebug
+	}
+	h.log = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	ctx := context.Background()
+	c, err := client.New(ctx, client.Config{DatabaseURL: dbURL, RedisURL: h.cfg.RedisURL, ChunkQueue: h.cfg.ChunkQueue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	h.client = c
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	h.store = st
+	return h
+}
+
+// startWorker runs a worker in-process until the test ends.
+func (h *harness) startWorker() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- worker.Run(ctx, worker.Options{Config: h.cfg, Logger: h.log, SkipMigrate: true}) }()
+	h.t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			h.t.Errorf("worker: %v", err)
+		}
+	})
+}
+
+// wait waits for a job to end.
+func (h *harness) wait(id string, timeout time.Duration) client.Status {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	st, err := h.client.Wait(ctx, id, nil)
+	if err != nil {
+		h.t.Fatalf("job %s did not finish: %v (last status %q, chunks %d)", id, err, st.Status, st.Chunks)
+	}
+	return st
+}
+
+// directive builds a simulator prompt with a unique tag.
+func directive(t *testing.T, args string) (prompt, tag string) {
+	tag = strings.ReplaceAll(testenv.RandomName("tag"), "_", "")
+	return fmt.Sprintf("[[sim %s tag=%s]] Produce the document.", args, tag), tag
+}
+
+// count runs a counting query.
+func (h *harness) count(sql string, args ...any) int {
+	h.t.Helper()
+	var n int
+	if err := h.store.Pool().QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		h.t.Fatal(err)
+	}
+	return n
+}
