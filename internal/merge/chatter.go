@@ -94,8 +94,7 @@ func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
 	if i := strings.IndexByte(t, '\n'); i > 0 && i <= 200 {
 		first := strings.TrimRight(t[:i], "\r")
 		trimmed := strings.TrimSpace(first)
-		end := trimmed[len(trimmed)-1]
-		if chatterLine(first, preambleStarts) && strings.ContainsRune(":.!)]", rune(end)) {
+		if trimmed != "" && chatterLine(first, preambleStarts) && strings.ContainsRune(":.!)]", rune(trimmed[len(trimmed)-1])) {
 			t = t[i+1:]
 			if strings.HasPrefix(t, "\n") {
 				t = t[1:]

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -19,7 +20,6 @@ type csvFormat struct {
 	header    string
 	cols      int
 	crlf      bool
-	lastEnded bool // the document ends at a record boundary
 }
 
 // detectDelimiter picks the separator that occurs most often outside quotes in
@@ -268,7 +268,7 @@ func looksLikeHeader(rec string, delim byte) bool {
 		if field == "" {
 			return false
 		}
-		if _, err := fmt.Sscan(field, new(float64)); err == nil {
+		if _, err := strconv.ParseFloat(field, 64); err == nil {
 			return false
 		}
 	}

@@ -1,0 +1,423 @@
+package main
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// A behavior rewrites a continuation the way a model misbehaves at a
+// continuation boundary. prev is the document up to the cut, cont the exact
+// text that should follow it (up to the next cut), last whether this is the
+// final chunk. It reports false when the behavior does not apply at this cut
+// (the continuation is then left clean).
+type behavior struct {
+	name    string
+	formats string // space-separated formats it applies to; "" for all
+	kind    string // required document kind, if any
+	apply   func(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool)
+}
+
+func behaviors() []behavior {
+	return []behavior{
+		{name: "clean", apply: func(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) { return cont, true }},
+		{name: "repeat-chars", apply: repeatWords},
+		{name: "restart-record", apply: restartRecord},
+		{name: "repeat-lines", apply: repeatLines},
+		{name: "repeat-structure", formats: "csv json markdown diff", apply: repeatStructure},
+		{name: "repeat-whitespace", formats: "text markdown code", apply: repeatWhitespace},
+		{name: "preamble", apply: preamble},
+		{name: "code-fences", apply: fences},
+		{name: "overlap-markers", apply: markers},
+		{name: "trailing-remark", apply: trailer},
+		{name: "raw-in-string", formats: "json", kind: "diffs", apply: rawInString},
+		{name: "renumbered", formats: "json jsonl", kind: "numbered", apply: renumbered},
+	}
+}
+
+// wordStart returns the offset in prev where the last n words (whitespace
+// separated, the partial last word counting as one) begin.
+func wordStart(prev string, n int) int {
+	i := len(prev)
+	for ; n > 0 && i > 0; n-- {
+		for i > 0 && isSpace(prev[i-1]) {
+			i--
+		}
+		for i > 0 && !isSpace(prev[i-1]) {
+			i--
+		}
+	}
+	return i
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// repeatWords repeats the last one to four words (the partial word and the
+// ones before it), as a model does when it re-emits its last tokens.
+func repeatWords(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
+	i := wordStart(prev, 2+r.IntN(3))
+	if len(prev)-i > 200 {
+		i = len(prev) - 200
+		for i < len(prev) && !isSpace(prev[i-1]) {
+			i++
+		}
+	}
+	return prev[i:] + cont, i < len(prev)
+}
+
+// recordStart is where the incomplete record at the end of prev begins, by
+// the document's own structure.
+func recordStart(d doc, prev string) int {
+	switch d.format {
+	case "csv":
+		in := false
+		start := 0
+		for i := 0; i < len(prev); i++ {
+			switch prev[i] {
+			case '"':
+				in = !in
+			case '\n':
+				if !in {
+					start = i + 1
+				}
+			}
+		}
+		return start
+	case "json":
+		st := jsonState(prev)
+		for k := len(st.frames) - 1; k >= 0; k-- {
+			if st.frames[k].kind == '[' && st.frames[k].elem >= 0 {
+				return st.frames[k].elem
+			}
+		}
+		return len(prev)
+	}
+	return strings.LastIndexByte(prev, '\n') + 1
+}
+
+// restartRecord starts the continuation over from the start of the
+// incomplete row, element or line.
+func restartRecord(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
+	i := recordStart(d, prev)
+	return prev[i:] + cont, i < len(prev)
+}
+
+// repeatLines repeats two to four whole lines before the incomplete one.
+func repeatLines(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
+	i := strings.LastIndexByte(prev, '\n') + 1
+	for n := 2 + r.IntN(3); n > 0 && i > 0; n-- {
+		i = strings.LastIndexByte(prev[:i-1], '\n') + 1
+	}
+	if d.format == "csv" || d.format == "json" {
+		// Whole records, not physical lines inside a quoted field or string.
+		i = max(i, 0)
+		for i > 0 && !cleanBoundary(d, prev[:i]) {
+			i = strings.LastIndexByte(prev[:i-1], '\n') + 1
+		}
+	}
+	return prev[i:] + cont, i < len(prev)
+}
+
+// cleanBoundary reports whether prev ends outside any quoted field or string.
+func cleanBoundary(d doc, prev string) bool {
+	if d.format == "csv" {
+		return strings.Count(prev, `"`)%2 == 0
+	}
+	return !jsonState(prev).inStr
+}
+
+// repeatStructure restates the document's structure before starting the
+// record over: the CSV header, the Markdown table header and its delimiter
+// row, the JSON document's enclosing containers and keys, the diff's file and
+// hunk headers.
+func repeatStructure(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
+	switch d.format {
+	case "csv":
+		h := prev[:strings.IndexByte(prev, '\n')+1]
+		if h == "" || len(h) == len(prev) {
+			return cont, false
+		}
+		return h + prev[recordStart(d, prev):] + cont, true
+	case "markdown":
+		ls := strings.Split(prev[:strings.LastIndexByte(prev, '\n')+1], "\n")
+		for k := len(ls) - 2; k >= 1; k-- {
+			if !strings.Contains(ls[k], "|") {
+				return cont, false
+			}
+			if isDelim(ls[k]) {
+				if k+1 >= len(ls)-1 {
+					return cont, false
+				}
+				return ls[k-1] + "\n" + ls[k] + "\n" + prev[recordStart(d, prev):] + cont, true
+			}
+		}
+	case "json":
+		st := jsonState(prev)
+		k := len(st.frames) - 1
+		for k >= 0 && st.frames[k].kind != '[' {
+			k--
+		}
+		if k < 0 || st.inStr && st.frames[k].elem < 0 {
+			return cont, false
+		}
+		var b strings.Builder
+		for j := 0; j <= k; j++ {
+			b.WriteByte(st.frames[j].kind)
+			if j < k && st.frames[j].kind == '{' {
+				b.WriteString("\n" + strings.Repeat("  ", j+1) + st.frames[j].key + ": ")
+			}
+		}
+		b.WriteString("\n")
+		if e := st.frames[k].elem; e >= 0 {
+			return b.String() + prev[e:] + cont, true
+		}
+		c := strings.TrimLeft(cont, " \t\r\n")
+		c = strings.TrimLeft(strings.TrimPrefix(c, ","), " \t\r\n")
+		if c == "" || c[0] == ']' {
+			return cont, false
+		}
+		return b.String() + c, true
+	case "diff":
+		ls := strings.SplitAfter(prev[:strings.LastIndexByte(prev, '\n')+1], "\n")
+		var hunk, file string
+		for k := len(ls) - 1; k >= 0; k-- {
+			if hunk == "" && strings.HasPrefix(ls[k], "@@ ") {
+				hunk = ls[k]
+			}
+			if hunk != "" && strings.HasPrefix(ls[k], "+++ ") && k > 0 && strings.HasPrefix(ls[k-1], "--- ") {
+				file = ls[k-1] + ls[k]
+				break
+			}
+		}
+		if hunk == "" || file == "" || strings.HasSuffix(prev, hunk) {
+			return cont, false
+		}
+		return file + hunk + prev[recordStart(d, prev):] + cont, true
+	}
+	return cont, false
+}
+
+func isDelim(l string) bool {
+	l = strings.TrimSpace(l)
+	return l != "" && strings.Trim(l, "|-: ") == "" && strings.Contains(l, "-")
+}
+
+// repeatWhitespace repeats the last words with their whitespace changed:
+// line breaks become spaces and spaces line breaks, as in a re-wrapped repeat.
+func repeatWhitespace(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
+	i := wordStart(prev, 6+r.IntN(6))
+	rep := prev[i:]
+	if len(rep) < 30 || !strings.ContainsAny(rep, " \n") {
+		return cont, false
+	}
+	var b strings.Builder
+	for k := 0; k < len(rep); k++ {
+		switch rep[k] {
+		case ' ':
+			if r.IntN(4) == 0 {
+				b.WriteString("\n")
+			} else {
+				b.WriteString("  ")
+			}
+		case '\n':
+			b.WriteByte(' ')
+		case '\t':
+			b.WriteString("    ")
+		default:
+			b.WriteByte(rep[k])
+		}
+	}
+	// Keep the repeat's end exact so the cut point stays unambiguous.
+	return b.String() + cont, true
+}
+
+var preambles = []string{
+	"Sure, here is the continuation:",
+	"Certainly! Continuing from where I left off:",
+	"Here's the rest of the document:",
+	"Continuing:",
+	"Of course. Picking up exactly where the text stopped:",
+}
+
+func preamble(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
+	sep := "\n\n"
+	if r.IntN(2) == 0 {
+		sep = "\n"
+	}
+	return preambles[r.IntN(len(preambles))] + sep + cont, true
+}
+
+var langs = map[string]string{"csv": "csv", "json": "json", "jsonl": "jsonl", "markdown": "markdown", "code": "go", "diff": "diff", "text": "text"}
+
+// fences wraps the continuation in a code fence the document does not have;
+// a chunk cut by the length limit never got to close it.
+func fences(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
+	if d.format == "text" {
+		return cont, false
+	}
+	lang := langs[d.format]
+	if r.IntN(3) == 0 && d.format != "markdown" {
+		lang = ""
+	}
+	out := "```" + lang + "\n" + cont
+	if last {
+		if !strings.HasSuffix(out, "\n") {
+			out += "\n"
+		}
+		out += "```\n"
+	}
+	return out, true
+}
+
+// markers echoes the document's tail between the overlap prompt's markers.
+func markers(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
+	i := wordStart(prev, 3+r.IntN(8))
+	return "---BEGIN_OVERLAP---\n" + prev[i:] + "\n---END_OVERLAP---\n" + cont, true
+}
+
+var remarks = []string{
+	"Let me know if you need anything else.",
+	"I hope this helps!",
+	"This completes the document.",
+	"Feel free to ask for more.",
+}
+
+// trailer adds a closing remark after the final chunk.
+func trailer(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
+	if !last {
+		return cont, false
+	}
+	if !strings.HasSuffix(cont, "\n") {
+		cont += "\n"
+	}
+	return cont + "\n" + remarks[r.IntN(len(remarks))] + "\n", true
+}
+
+// rawInString: cut inside a JSON string, the model writes the rest of the
+// string's value raw (real newlines, unescaped quotes) before closing it.
+func rawInString(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
+	st := jsonState(prev)
+	if !st.inStr || st.esc {
+		return cont, false
+	}
+	// Find the end of the string in cont and decode the remaining value.
+	end := -1
+	for i := 0; i < len(cont); i++ {
+		if cont[i] == '\\' {
+			i++
+			continue
+		}
+		if cont[i] == '"' {
+			end = i
+			break
+		}
+	}
+	if end < 0 {
+		return cont, false
+	}
+	var v string
+	if err := json.Unmarshal([]byte(`"`+cont[:end]+`"`), &v); err != nil || !strings.Contains(v, "\n") {
+		return cont, false
+	}
+	return v + cont[end:], true
+}
+
+// renumbered restarts the numbering of records at 1 in the continuation.
+func renumbered(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
+	const key = `"line":`
+	first := -1
+	var b strings.Builder
+	rest := cont
+	changed := false
+	for {
+		i := strings.Index(rest, key)
+		if i < 0 {
+			break
+		}
+		j := i + len(key)
+		k := j
+		for k < len(rest) && rest[k] >= '0' && rest[k] <= '9' {
+			k++
+		}
+		if k == j || k == len(rest) {
+			break
+		}
+		n, _ := strconv.Atoi(rest[j:k])
+		if first < 0 {
+			first = n
+		}
+		b.WriteString(rest[:j])
+		b.WriteString(strconv.Itoa(n - first + 1))
+		changed = changed || first != 1
+		rest = rest[k:]
+	}
+	b.WriteString(rest)
+	return b.String(), changed
+}
+
+// jsonScan is the benchmark's own reading of where a JSON prefix stands,
+// written independently of the merge package.
+type jsonScan struct {
+	frames []jsonFrameB
+	inStr  bool
+	esc    bool
+}
+
+type jsonFrameB struct {
+	kind byte
+	elem int    // start of the element in progress, -1 between elements
+	key  string // the key of the member in progress (objects)
+}
+
+func jsonState(s string) jsonScan {
+	var st jsonScan
+	keyStart := -1
+	isKey := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if st.inStr {
+			switch {
+			case st.esc:
+				st.esc = false
+			case c == '\\':
+				st.esc = true
+			case c == '"':
+				st.inStr = false
+				if isKey && len(st.frames) > 0 {
+					st.frames[len(st.frames)-1].key = s[keyStart : i+1]
+				}
+			}
+			continue
+		}
+		top := len(st.frames) - 1
+		switch c {
+		case '"':
+			st.inStr = true
+			isKey = top >= 0 && st.frames[top].kind == '{' && st.frames[top].elem < 0
+			keyStart = i
+			if top >= 0 && st.frames[top].elem < 0 {
+				st.frames[top].elem = i
+			}
+		case '{', '[':
+			if top >= 0 && st.frames[top].elem < 0 {
+				st.frames[top].elem = i
+			}
+			st.frames = append(st.frames, jsonFrameB{kind: c, elem: -1})
+		case '}', ']':
+			if top >= 0 {
+				st.frames = st.frames[:top]
+			}
+		case ',':
+			if top >= 0 {
+				st.frames[top].elem = -1
+			}
+		case ' ', '\t', '\n', '\r', ':':
+		default:
+			if top >= 0 && st.frames[top].elem < 0 {
+				st.frames[top].elem = i
+			}
+		}
+	}
+	return st
+}
