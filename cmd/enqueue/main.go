@@ -5,6 +5,7 @@
 //	enqueue status ID [--json]
 //	enqueue result ID [--meta]
 //	enqueue cancel ID
+//	enqueue wait ID [--timeout D]
 //
 // enqueue prints the job ID alone on stdout; with --wait it shows progress on
 // stderr and prints the merged result on stdout.
@@ -17,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -55,7 +57,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cfg := config.FromEnv()
 	if len(args) > 0 {
 		switch args[0] {
-		case "status", "result", "cancel":
+		case "status", "result", "cancel", "wait":
 			return runJobCommand(ctx, cfg, args[0], args[1:], stdout, stderr)
 		}
 	}
@@ -79,8 +81,10 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func connect(ctx context.Context, cfg config.Config) (*client.Client, error) {
+	// The CLI's own output is its report; only the client's warnings go to stderr.
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return client.New(ctx, client.Config{DatabaseURL: cfg.DatabaseURL, RedisURL: cfg.RedisURL,
-		ChunkQueue: cfg.ChunkQueue, MergeQueue: cfg.MergeQueue})
+		ChunkQueue: cfg.ChunkQueue, MergeQueue: cfg.MergeQueue, Logger: quiet})
 }
 
 func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -101,7 +105,7 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 	wait := fs.Bool("wait", false, "wait for the job, show progress on stderr, print the result on stdout")
 	timeout := fs.Duration("timeout", 0, "with --wait: give up after this long (0 = no limit)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: enqueue [flags] [--prompt-file FILE | PROMPT] [--wait]\n       enqueue status ID [--json]\n       enqueue result ID [--meta]\n       enqueue cancel ID\nflags:")
+		fmt.Fprintln(stderr, "usage: enqueue [flags] [--prompt-file FILE | PROMPT] [--wait]\n       enqueue status ID [--json]\n       enqueue result ID [--meta]\n       enqueue cancel ID\n       enqueue wait ID [--timeout D]\nflags:")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, args)
@@ -166,7 +170,11 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 }
 
 func progressLine(s client.Status) string {
-	return fmt.Sprintf("  %-9s chunks=%d output_tokens=%d cost=%s%s", s.Status, s.Chunks, s.Tokens.Output, money(s.CostUSD),
+	cost := money(s.CostUSD)
+	if s.Chunks == 0 {
+		cost = "-"
+	}
+	return fmt.Sprintf("  %-9s chunks=%d output_tokens=%d cost=%s%s", s.Status, s.Chunks, s.Tokens.Output, cost,
 		func() string {
 			if s.StopReason != "" {
 				return " stop_reason=" + s.StopReason
@@ -205,6 +213,7 @@ func runJobCommand(ctx context.Context, cfg config.Config, cmd string, args []st
 	cfg.RegisterStoreFlags(fs)
 	asJSON := fs.Bool("json", false, "status: print JSON")
 	meta := fs.Bool("meta", false, "result: print the metadata JSON instead of the content")
+	timeout := fs.Duration("timeout", 0, "wait: give up after this long (0 = no limit)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -247,6 +256,17 @@ func runJobCommand(ctx context.Context, cfg config.Config, cmd string, args []st
 		}
 		_, err = io.WriteString(stdout, r.Content)
 		return err
+	case "wait":
+		if *timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, *timeout)
+			defer cancel()
+		}
+		st, err := c.Wait(ctx, id, func(s client.Status) { fmt.Fprintln(stderr, progressLine(s)) })
+		if err != nil {
+			return fmt.Errorf("waiting for job %s: %w", id, err)
+		}
+		return printOutcome(ctx, c, st, stdout, stderr)
 	default: // cancel
 		s, err := c.Cancel(ctx, id)
 		if err != nil {

@@ -1,0 +1,47 @@
+# carryover — make targets. `make demo` and `make test` are the quick start.
+SHELL := /bin/bash
+GO ?= go
+export DATABASE_URL ?= postgres://root@127.0.0.1:5432/carryover?sslmode=disable
+export REDIS_URL ?= redis://127.0.0.1:6379/0
+
+.PHONY: all build services demo test test-short vet fmt staticcheck bench bench-pipeline clean
+
+all: build
+
+build:
+	$(GO) build -o bin/ ./cmd/...
+
+services:
+	@bash scripts/services.sh
+
+## demo: the main job end to end on the simulator (or OpenAI when OPENAI_API_KEY is set)
+demo:
+	@bash scripts/demo.sh
+
+## test: vet, every test on real Postgres and Redis (isolated per run), short fuzz runs
+test: services vet
+	$(GO) test -count=1 -timeout 8m ./...
+	@$(MAKE) --no-print-directory fuzz-short
+
+test-short: services
+	$(GO) test -short -count=1 ./...
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+staticcheck:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
+## bench: pipeline chunks/s against raw and durable asynq hops, and merge MB/s
+bench: services bench-pipeline
+	@$(MAKE) --no-print-directory bench-merge
+
+bench-pipeline:
+	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./bench/
+
+clean:
+	rm -rf bin
+
+# Fragments owned by their packages (merge: bench-merge, bench-fidelity, fuzz-short).
+-include mk/*.mk
