@@ -124,7 +124,9 @@ func (f *jsonFormat) adjust(doc, rest string, last bool) (string, string) {
 			notes = append(notes, "raw text escaped")
 		}
 	}
-	if r, ok := f.num.renumber(doc, rest, f.sc.inStr, f.recordInProgress(), '}'); ok {
+	recStart, depth := f.record()
+	recEnd := func(r string) int { return jsonRecordEnd(r, f.sc.inStr, depth) }
+	if r, ok := f.num.renumber(doc, rest, f.sc.inStr, recStart, recEnd); ok {
 		rest = r
 		notes = append(notes, "renumbered")
 	}
@@ -144,15 +146,16 @@ func (f *jsonFormat) adjust(doc, rest string, last bool) (string, string) {
 	return rest, strings.Join(notes, ", ")
 }
 
-// recordInProgress reports whether the innermost array holds an element that
-// has started but not finished.
-func (f *jsonFormat) recordInProgress() bool {
+// record returns where the element in progress of the innermost array
+// began (-1 when none) and how many containers deep the document's end is
+// inside it.
+func (f *jsonFormat) record() (int, int) {
 	for k := len(f.sc.stack) - 1; k >= 0; k-- {
 		if f.sc.stack[k].kind == '[' {
-			return f.sc.stack[k].elemStart >= 0
+			return f.sc.stack[k].elemStart, len(f.sc.stack) - 1 - k
 		}
 	}
-	return false
+	return -1, 0
 }
 
 // verify feeds the continuation to a copy of the scanner: the join is sound

@@ -52,7 +52,12 @@ func (f *jsonlFormat) adjust(doc, rest string, last bool) (string, string) {
 			rest = r
 		}
 	}
-	if r, ok := f.num.renumber(doc, rest, inStr, partial != "", '\n'); ok {
+	recStart := -1
+	if partial != "" {
+		recStart = f.lineStart
+	}
+	recEnd := func(r string) int { return strings.IndexByte(r, '\n') }
+	if r, ok := f.num.renumber(doc, rest, inStr, recStart, recEnd); ok {
 		return r, "renumbered"
 	}
 	return rest, ""

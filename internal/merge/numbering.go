@@ -107,9 +107,10 @@ func (n *numbering) observe(doc string, from int, inStr bool) {
 }
 
 // renumber shifts the numbers of rest when its first one restarts below the
-// expected value. recStart is where the record in progress began (-1 when
-// none); sep is the byte that ends a record (} in JSON, \n in JSON Lines).
-func (n *numbering) renumber(doc, rest string, inStr bool, inProgress bool, sep byte) (string, bool) {
+// expected value. recStart is where the record in progress began in doc (-1
+// when none); recEnd(rest) returns where that record ends in rest (-1 when it
+// does not).
+func (n *numbering) renumber(doc, rest string, inStr bool, recStart int, recEnd func(string) int) (string, bool) {
 	if n.key == "" || n.seen < 2 || !n.consecutive {
 		return rest, false
 	}
@@ -118,10 +119,12 @@ func (n *numbering) renumber(doc, rest string, inStr bool, inProgress bool, sep 
 		return rest, false
 	}
 	expected := n.last + 1
-	if inProgress && !n.numberInLastRecord(doc, sep) && strings.IndexByte(rest[:refs[0].start], sep) >= 0 {
-		// The record in progress lost its number at the cut; the first
-		// number seen belongs to the record after it.
-		expected++
+	if recStart >= 0 && recStart < len(doc) && n.lastAt < recStart {
+		// The record in progress has not shown its number yet; when the
+		// first number comes after that record ends, it belongs to the next.
+		if e := recEnd(rest); e >= 0 && e < refs[0].start {
+			expected++
+		}
 	}
 	if refs[0].value >= expected {
 		return rest, false
@@ -139,8 +142,33 @@ func (n *numbering) renumber(doc, rest string, inStr bool, inProgress bool, sep 
 	return b.String(), true
 }
 
-// numberInLastRecord reports whether the last complete number lies in the
-// record in progress (after the last record separator).
-func (n *numbering) numberInLastRecord(doc string, sep byte) bool {
-	return strings.IndexByte(doc[n.lastAt:], sep) < 0
+// jsonRecordEnd returns the offset in s just past the element in progress,
+// which is depth containers deep at s's start, or -1.
+func jsonRecordEnd(s string, inStr bool, depth int) int {
+	if depth <= 0 {
+		return -1
+	}
+	i := 0
+	if inStr {
+		if i = stringEnd(s, 0); i < 0 {
+			return -1
+		}
+	}
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			if i = stringEnd(s, i+1); i < 0 {
+				return -1
+			}
+			i--
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
 }

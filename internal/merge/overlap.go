@@ -145,10 +145,14 @@ func substantive(s string) bool {
 }
 
 // acceptExact decides whether a repeat of length l (next[:l] == doc's last l
-// bytes) is significant enough to cut. A repeat that ends a document cut at a
-// line boundary must span two lines or be long, so that two identical rows at
-// a cut both survive; a mid-line repeat must start at a word boundary unless
-// it is long.
+// bytes) is significant enough to cut without the format's help.
+//
+// At a cut on a line boundary only two or more whole lines count: identical
+// adjacent lines (log records, CSV rows) are common and must both survive.
+// Mid-line, a repeat must start at a word boundary, carry content, and either
+// be long or occur nowhere else in the recent document (a phrase the document
+// keeps repeating is weak evidence that the model repeated it). Shorter
+// repeats are left to the format's verification (see settle).
 func acceptExact(doc string, l int) (bool, float64) {
 	if l < minOverlap || l > len(doc) {
 		return false, 0
@@ -159,23 +163,33 @@ func acceptExact(doc string, l int) (bool, float64) {
 	}
 	start := len(doc) - l
 	if strings.HasSuffix(doc, "\n") {
-		if start > 0 && doc[start-1] != '\n' {
-			// A repeat of a line's end followed by whole lines: cut only when long.
-			return l >= strongOverlap, 0.8
-		}
+		wholeLines := start == 0 || doc[start-1] == '\n'
 		lines := strings.Count(rep, "\n")
-		if lines >= 2 && l >= 16 || l >= 40 {
+		switch {
+		case wholeLines && lines >= 2 && l >= 16:
 			return true, 1
+		case !wholeLines && lines >= 1 && l >= strongOverlap && wordBoundary(doc, start):
+			return true, 0.9
 		}
 		return false, 0
 	}
-	if l >= strongOverlap {
+	switch {
+	case l >= 2*strongOverlap:
 		return true, 1
-	}
-	if wordBoundary(doc, start) {
-		return true, 0.6 + 0.4*float64(l)/strongOverlap
+	case l >= minSignificant && wordBoundary(doc, start) && !repeatedNearby(doc, rep):
+		return true, 0.6 + 0.4*float64(min(l, 2*strongOverlap))/(2*strongOverlap)
 	}
 	return false, 0
+}
+
+// minSignificant is the shortest repeat the cascade cuts on its own.
+const minSignificant = 8
+
+// repeatedNearby reports whether rep, which ends doc, also occurs earlier in
+// the document's recent tail.
+func repeatedNearby(doc, rep string) bool {
+	w := tail(doc, 4<<10)
+	return strings.Contains(w[:len(w)-1], rep)
 }
 
 // normalized is text with every run of whitespace collapsed to one space,
@@ -225,13 +239,16 @@ func whitespaceOverlap(doc, next string) (int, float64) {
 	if l < strongOverlap || strings.Count(rep, " ") < 3 || !substantive(rep) {
 		return 0, 0
 	}
-	if !wordBoundary(d.s, len(d.s)-l) {
+	if !wordBoundary(d.s, len(d.s)-l) || repeatedNearby(d.s, rep) {
 		return 0, 0
 	}
-	if strings.HasSuffix(doc, "\n") && strings.Count(strings.TrimSpace(rep), " ") < 3 {
+	cut := int(n.end[l-1])
+	if strings.HasSuffix(doc, "\n") && strings.Count(next[:cut], "\n") < 2 {
+		// As for exact repeats: one repeated line at a line boundary may be
+		// the document's own.
 		return 0, 0
 	}
-	return int(n.end[l-1]), 0.9
+	return cut, 0.9
 }
 
 // token is a word or a single punctuation rune, by byte offsets.
@@ -279,6 +296,17 @@ func tokenOverlap(doc, next string) (int, float64) {
 	if len(dt) < 6 || len(nt) < 6 {
 		return 0, 0
 	}
+	// A tail made of few distinct tokens (rules, entity runs, repeated
+	// headings) aligns with anything; only a varied tail is evidence.
+	distinct := map[string]bool{}
+	for _, tk := range dt[max(0, len(dt)-12):] {
+		if w := dtail[tk.start:tk.end]; isWordByte(w[0]) {
+			distinct[w] = true
+		}
+	}
+	if len(distinct) < 5 {
+		return 0, 0
+	}
 	midWord := len(dtail) > 0 && isWordByte(dtail[len(dtail)-1])
 	eq := func(i, j int) bool {
 		a := dtail[dt[i].start:dt[i].end]
@@ -323,7 +351,7 @@ func tokenOverlap(doc, next string) (int, float64) {
 		return 0, 0
 	}
 	conf := float64(match[at(D, bestJ)]) / float64(max(bestJ, match[at(D, bestJ)]))
-	if conf < 0.75 {
+	if conf < 0.8 {
 		return 0, 0
 	}
 	last := nt[bestJ-1]
@@ -353,7 +381,7 @@ func findOverlap(doc, next string, restarts []int, tokens, bias bool) overlap {
 			continue
 		}
 		partial := doc[r:]
-		if restartable(partial, bias) && strings.HasPrefix(next, partial) {
+		if restartable(partial, bias) && strings.HasPrefix(next, partial) || indentRestart(doc, r, next) {
 			if len(bs) == 0 || bs[0] <= len(partial) {
 				return overlap{cut: len(partial), method: methodStructural, confidence: 0.95}
 			}
@@ -376,20 +404,40 @@ func findOverlap(doc, next string, restarts []int, tokens, bias bool) overlap {
 }
 
 // restartable reports whether an incomplete record is distinctive enough that
-// a continuation starting with it is taken to restart it: three bytes with
-// some content, or any content right after repeated structure.
+// a continuation starting with it is taken to restart it: two bytes with some
+// content (a record starts at a line or element boundary, so even a short
+// repeat there is unlikely to be coincidence), or anything after repeated
+// structure. Indentation alone is decided by indentRestart.
 func restartable(partial string, bias bool) bool {
 	if strings.TrimSpace(partial) == "" {
 		return false
 	}
-	if bias {
-		return true
+	return bias || len(partial) >= 2
+}
+
+// indentRestart decides a continuation that starts with the indentation the
+// document's last line was cut in: restarting the line gives the line
+// next's indentation, continuing it gives partial plus next's. The choice
+// closer to the previous line's indentation wins.
+func indentRestart(doc string, lineStart int, next string) bool {
+	partial := doc[lineStart:]
+	if partial == "" || strings.TrimLeft(partial, " \t") != "" || !strings.HasPrefix(next, partial) {
+		return false
 	}
-	alnum := 0
-	for i := 0; i < len(partial); i++ {
-		if isWordByte(partial[i]) {
-			alnum++
-		}
+	ind := len(next) - len(strings.TrimLeft(next, " \t"))
+	if ind == len(next) {
+		return false
 	}
-	return len(partial) >= minOverlap && alnum >= 1
+	prevStart := strings.LastIndexByte(doc[:max(0, lineStart-1)], '\n') + 1
+	prev := doc[prevStart:max(prevStart, lineStart-1)]
+	prevInd := len(prev) - len(strings.TrimLeft(prev, " \t"))
+	restart, cont := ind, len(partial)+ind
+	return abs(restart-prevInd) < abs(cont-prevInd)
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
