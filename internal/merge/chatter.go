@@ -47,6 +47,14 @@ func chatterLine(line string, starts []string) bool {
 	return false
 }
 
+// introduces reports whether a line ends the way a remark introducing the
+// continuation does: with a colon, or as a bracketed note like "(continued)".
+// A document line that merely starts with "Continued" or "Sure" does not.
+func introduces(line string) bool {
+	end := line[len(line)-1]
+	return end == ':' || (line[0] == '(' && end == ')') || (line[0] == '[' && end == ']')
+}
+
 // fenceLine reports whether line (without its newline) opens or closes a
 // Markdown code fence, returning the fence's info string.
 func fenceLine(line string) (info string, ok bool) {
@@ -94,7 +102,7 @@ func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
 	if i := strings.IndexByte(t, '\n'); i > 0 && i <= 200 {
 		first := strings.TrimRight(t[:i], "\r")
 		trimmed := strings.TrimSpace(first)
-		if trimmed != "" && chatterLine(first, preambleStarts) && strings.ContainsRune(":.!)]", rune(trimmed[len(trimmed)-1])) {
+		if trimmed != "" && chatterLine(first, preambleStarts) && introduces(trimmed) {
 			t = t[i+1:]
 			if strings.HasPrefix(t, "\n") {
 				t = t[1:]

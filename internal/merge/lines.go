@@ -244,7 +244,9 @@ func (f *lineFormat) verify(doc, rest string, last bool) bool { return true }
 
 func (f *lineFormat) point(doc string) string { return fmt.Sprintf("line:%d", f.lines+1) }
 
-func (f *lineFormat) tokens() bool { return f.kind != "diff" }
+// tokens: token alignment suits prose; code and diffs repeat their own
+// token sequences too often for a fuzzy match to be evidence.
+func (f *lineFormat) tokens() bool { return f.kind == "text" || f.kind == "markdown" }
 
 func (f *lineFormat) finish(res *Result) {
 	if f.kind == "diff" {

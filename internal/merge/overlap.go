@@ -412,7 +412,17 @@ func restartable(partial string, bias bool) bool {
 	if strings.TrimSpace(partial) == "" {
 		return false
 	}
-	return bias || len(partial) >= 2
+	if bias {
+		return true
+	}
+	alnum := 0
+	for i := 0; i < len(partial); i++ {
+		if isWordByte(partial[i]) {
+			alnum++
+		}
+	}
+	// Punctuation alone ("|---", "{\"") repeats too regularly to be evidence.
+	return len(partial) >= 2 && alnum >= 1
 }
 
 // indentRestart decides a continuation that starts with the indentation the
@@ -430,9 +440,17 @@ func indentRestart(doc string, lineStart int, next string) bool {
 	}
 	prevStart := strings.LastIndexByte(doc[:max(0, lineStart-1)], '\n') + 1
 	prev := doc[prevStart:max(prevStart, lineStart-1)]
-	prevInd := len(prev) - len(strings.TrimLeft(prev, " \t"))
+	target := len(prev) - len(strings.TrimLeft(prev, " \t"))
+	if p := strings.TrimRight(prev, " \t\r"); p != "" && strings.ContainsRune("{([:", rune(p[len(p)-1])) {
+		// The previous line opens a block: the next is indented one level more.
+		if strings.HasPrefix(prev, "\t") || prev == "" {
+			target++
+		} else {
+			target += 4
+		}
+	}
 	restart, cont := ind, len(partial)+ind
-	return abs(restart-prevInd) < abs(cont-prevInd)
+	return abs(restart-target) < abs(cont-target)
 }
 
 func abs(x int) int {

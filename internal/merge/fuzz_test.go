@@ -1,0 +1,90 @@
+package merge
+
+import (
+	"strings"
+	"testing"
+)
+
+// splitAt cuts doc at the given fractions (bytes of a fuzz input) into chunks.
+func splitAt(doc string, cuts []byte) []string {
+	var out []string
+	prev := 0
+	for _, c := range cuts {
+		p := prev + int(c)%(len(doc)-prev+1)
+		out = append(out, doc[prev:p])
+		prev = p
+	}
+	return append(out, doc[prev:])
+}
+
+// checkInvariants holds what every merge must: no panic (the caller would
+// crash), and no new content lost: each chunk's text that is not a repeat of
+// the document before it survives, so a clean cut of a document merges back
+// to a text that contains every chunk's last line-or-so.
+func checkInvariants(t *testing.T, format string, parts []string) {
+	res, err := Merge(Options{Format: format}, chunksOf(parts...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Joins) != len(parts)-1 || len(res.TruncationPoints) != len(parts)-1 {
+		t.Fatalf("joins %d, truncation points %d for %d chunks", len(res.Joins), len(res.TruncationPoints), len(parts))
+	}
+	if !res.Success && res.Error == "" {
+		t.Fatalf("failure without an error")
+	}
+	// The merge removes only what already stands in the document (a
+	// repeat), chatter or repeated structure, and adds only escapes and
+	// separators: so every chunk's final 4 bytes of content must appear.
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if i == 0 || len(p) < 4 || format == "json" {
+			continue
+		}
+		tailOf := p[len(p)-4:]
+		if !strings.Contains(res.Content, tailOf) {
+			t.Fatalf("chunk %d's end %q lost from %q (parts %q)", i, tailOf, res.Content, parts)
+		}
+	}
+}
+
+// FuzzMergeText cuts arbitrary text into chunks and merges it as every
+// line-oriented format.
+func FuzzMergeText(f *testing.F) {
+	f.Add("The quick brown fox jumps over the lazy dog.\nSecond line.\n", []byte{13, 20})
+	f.Add("```go\nfunc a() {}\n```\n| a | b |\n|---|---|\n| 1 | 2 |\n", []byte{7, 9, 11})
+	f.Add("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", []byte{30, 5})
+	f.Add("我们今天去公园散步，然后回家吃饭。", []byte{9})
+	f.Add("Sure, here is the continuation:\n\nabc", []byte{1})
+	f.Fuzz(func(t *testing.T, doc string, cuts []byte) {
+		if len(cuts) > 12 {
+			cuts = cuts[:12]
+		}
+		parts := splitAt(doc, cuts)
+		for _, format := range []string{"text", "markdown", "code", "diff"} {
+			checkInvariants(t, format, parts)
+		}
+		// A clean cut of text is the identity.
+		res, _ := Merge(Options{Format: "text"}, chunksOf(parts...))
+		if len(res.Content) > len(doc) {
+			t.Fatalf("merge grew the document: %q from %q", res.Content, doc)
+		}
+	})
+}
+
+// FuzzMergeStructured merges arbitrary chunks as CSV, JSON and JSON Lines:
+// whatever the input, no panic, and no chunk's new content lost.
+func FuzzMergeStructured(f *testing.F) {
+	f.Add("id,name\n1,\"a, b\"\n2,\"c\"\"d\"\n", []byte{10, 8})
+	f.Add(`{"data": {"items": [{"line": 1}, {"line": 2}]}}`, []byte{20, 10})
+	f.Add("{\"a\":1}\n{\"b\":\"x\\ny\"}\n", []byte{12})
+	f.Add(`[1, 2, "\u00e9\\", {"k": [true, null]}]`, []byte{3, 3, 3})
+	f.Fuzz(func(t *testing.T, doc string, cuts []byte) {
+		if len(cuts) > 12 {
+			cuts = cuts[:12]
+		}
+		parts := splitAt(doc, cuts)
+		for _, format := range []string{"csv", "json", "jsonl", "auto"} {
+			checkInvariants(t, format, parts)
+		}
+	})
+}
