@@ -14,12 +14,12 @@ import (
 type csvFormat struct {
 	delim byte
 
-	inQuote   bool
-	recStart  int // offset of the incomplete record
-	records   int // complete records, header included
-	header    string
-	cols      int
-	crlf      bool
+	inQuote  bool
+	recStart int // offset of the incomplete record
+	records  int // complete records, header included
+	header   string
+	cols     int
+	crlf     bool
 }
 
 // detectDelimiter picks the separator that occurs most often outside quotes in

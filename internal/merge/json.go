@@ -314,6 +314,10 @@ func escapeRawString(rest string, sc jsonScanner, lineMode bool) (string, bool) 
 	body := rest
 	if end >= 0 {
 		body = rest[:end]
+	} else if strings.IndexByte(rest, '"') >= 0 {
+		// Quotes but no place where the string can end: this is not raw
+		// text inside the string but something else (a repeat, a restart).
+		return rest, false
 	}
 	if !strings.ContainsAny(body, "\n\r\t") {
 		return rest, false

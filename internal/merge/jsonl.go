@@ -18,12 +18,13 @@ type jsonlFormat struct {
 }
 
 func (f *jsonlFormat) observe(doc string, from int) {
+	inStr := from > f.lineStart && lineInString(doc[f.lineStart:from])
 	s := doc[from:]
 	f.lines += strings.Count(s, "\n")
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		f.lineStart = from + i + 1
 	}
-	f.num.observe(doc, from, false)
+	f.num.observe(doc, from, inStr)
 }
 
 func (f *jsonlFormat) restarts(doc string) []int { return []int{f.lineStart} }

@@ -100,7 +100,8 @@ func (n *numbering) observe(doc string, from int, inStr bool) {
 		}
 	}
 	for _, r := range numberedValues(s, inStr, n.key) {
-		n.consecutive = n.seen == 0 || n.consecutive && r.value == n.last+1
+		// A number split by a cut is not seen, so a step of two still counts.
+		n.consecutive = n.seen == 0 || r.value > n.last && r.value <= n.last+2
 		n.last, n.lastAt = r.value, from+r.start
 		n.seen++
 	}
