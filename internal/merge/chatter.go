@@ -102,7 +102,9 @@ func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
 	if i := strings.IndexByte(t, '\n'); i > 0 && i <= 200 {
 		first := strings.TrimRight(t[:i], "\r")
 		trimmed := strings.TrimSpace(first)
-		if trimmed != "" && chatterLine(first, preambleStarts) && introduces(trimmed) {
+		// A chunk that is nothing but such a line is kept: it may be all the
+		// model had left to say, and dropping a whole chunk is never safe.
+		if trimmed != "" && chatterLine(first, preambleStarts) && introduces(trimmed) && strings.TrimSpace(t[i+1:]) != "" {
 			t = t[i+1:]
 			if strings.HasPrefix(t, "\n") {
 				t = t[1:]

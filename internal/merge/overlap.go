@@ -381,7 +381,9 @@ func findOverlap(doc, next string, restarts []int, tokens, bias bool) overlap {
 			continue
 		}
 		partial := doc[r:]
-		if restartable(partial, bias) && strings.HasPrefix(next, partial) || indentRestart(doc, r, next) {
+		// HasPrefix first: it fails at once when the partial record (which
+		// may be most of the document for an outer container) is longer.
+		if strings.HasPrefix(next, partial) && restartable(partial, bias) || indentRestart(doc, r, next) {
 			if len(bs) == 0 || bs[0] <= len(partial) {
 				return overlap{cut: len(partial), method: methodStructural, confidence: 0.95}
 			}
@@ -415,14 +417,16 @@ func restartable(partial string, bias bool) bool {
 	if bias {
 		return true
 	}
-	alnum := 0
+	// Punctuation alone ("|---", "{\"") repeats too regularly to be evidence.
+	if len(partial) < 2 {
+		return false
+	}
 	for i := 0; i < len(partial); i++ {
 		if isWordByte(partial[i]) {
-			alnum++
+			return true
 		}
 	}
-	// Punctuation alone ("|---", "{\"") repeats too regularly to be evidence.
-	return len(partial) >= 2 && alnum >= 1
+	return false
 }
 
 // indentRestart decides a continuation that starts with the indentation the
@@ -431,7 +435,7 @@ func restartable(partial string, bias bool) bool {
 // closer to the previous line's indentation wins.
 func indentRestart(doc string, lineStart int, next string) bool {
 	partial := doc[lineStart:]
-	if partial == "" || strings.TrimLeft(partial, " \t") != "" || !strings.HasPrefix(next, partial) {
+	if partial == "" || !strings.HasPrefix(next, partial) || strings.TrimLeft(partial, " \t") != "" {
 		return false
 	}
 	ind := len(next) - len(strings.TrimLeft(next, " \t"))
