@@ -155,12 +155,13 @@ func TestResponsesSlow(t *testing.T) {
 	if time.Since(start) > 200*time.Millisecond {
 		t.Error("slow fault fired twice")
 	}
-	// The canceled call is logged once the handler notices the cancellation.
 	deadline := time.Now().Add(time.Second)
 	for len(sim.Calls("s")) < 2 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if c := sim.Calls("s"); len(c) != 2 || c[0].Outcome != "canceled" {
+	// The server may notice the disconnect after serving the retry, so order is not fixed.
+	c := sim.Calls("s")
+	if len(c) != 2 || (c[0].Outcome != "canceled") == (c[1].Outcome != "canceled") {
 		t.Fatalf("calls = %+v", c)
 	}
 }

@@ -1,7 +1,9 @@
 package simulator
 
 import (
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -21,4 +23,12 @@ func newTestClient(t *testing.T, cfg Config) (*Server, openai.Client) {
 		option.WithMaxRetries(0),
 	)
 	return sim, client
+}
+
+func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
+
+func newRequest(method, path, body string) *http.Request {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer test")
+	return req
 }

@@ -1,0 +1,82 @@
+package simulator
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestDocumentsParse checks the structured formats are valid, so a merged
+// result that fails to parse is the pipeline's fault, not the simulator's.
+func TestDocumentsParse(t *testing.T) {
+	for _, seed := range []int64{1, 2, 42} {
+		if _, err := csv.NewReader(strings.NewReader(Document(Spec{Format: "csv", Size: 4000, Seed: seed}))).ReadAll(); err != nil {
+			t.Errorf("csv seed %d: %v", seed, err)
+		}
+		var obj struct{ Items []map[string]any }
+		if err := json.Unmarshal([]byte(Document(Spec{Format: "json", Size: 4000, Seed: seed})), &obj); err != nil || len(obj.Items) == 0 {
+			t.Errorf("json seed %d: %v (%d items)", seed, err, len(obj.Items))
+		}
+		sc := bufio.NewScanner(strings.NewReader(Document(Spec{Format: "jsonl", Size: 4000, Seed: seed})))
+		for sc.Scan() {
+			if !json.Valid(sc.Bytes()) {
+				t.Errorf("jsonl seed %d: invalid line %q", seed, sc.Text())
+			}
+		}
+	}
+	md := Document(Spec{Format: "markdown", Size: 3000, Seed: 1})
+	if strings.Count(md, "\n## Notes\n") < 2 || !strings.Contains(md, "| --- |") || !strings.Contains(md, "```") {
+		t.Errorf("markdown lacks repeated Notes, a table or a fence")
+	}
+	if d := Document(Spec{Format: "diff", Size: 2000, Seed: 1}); !strings.HasPrefix(d, "diff --git ") || !strings.Contains(d, "\n@@ -") {
+		t.Errorf("diff lacks headers or hunks")
+	}
+}
+
+func TestConcurrentChains(t *testing.T) {
+	_, client := newTestClient(t, Config{})
+	var wg sync.WaitGroup
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			prompt := "[[sim format=jsonl size=3000 faults=500@1]]"
+			want, _, _ := DocumentFor(prompt)
+			var got strings.Builder
+			prev := ""
+			for {
+				resp, err := newResponse(context.Background(), client, prompt, prev, 40)
+				if err != nil {
+					continue // one goroutine meets the shared 500 and retries
+				}
+				got.WriteString(resp.OutputText())
+				if resp.Status == "completed" {
+					break
+				}
+				prev = resp.ID
+			}
+			if got.String() != want {
+				t.Errorf("concurrent chain differs")
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func BenchmarkResponsesCall(b *testing.B) {
+	sim := New(Config{})
+	body := `{"model":"gpt-4o-mini","input":"[[sim format=csv size=20000]]","max_output_tokens":1024}`
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := newRecorder()
+		req := newRequest("POST", "/v1/responses", body)
+		sim.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatal(rec.Code, rec.Body.String())
+		}
+	}
+}
