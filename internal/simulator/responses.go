@@ -22,11 +22,6 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("We could not parse the JSON body of your request: %v", err))
 		return
 	}
-	if req.Stream {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "unsupported_value", "stream",
-			"streaming not supported by simulator")
-		return
-	}
 	maxTokens := defaultMaxTokens
 	if req.MaxOutputTokens != nil {
 		if *req.MaxOutputTokens < 1 {
@@ -98,20 +93,31 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		call.Outcome += ":" + t.reason
 	}
 
+	// A malformed reply never reached the client intact, so it is not stored:
+	// the client cannot know its ID.
+	malformed := faulted && fault.Kind == FaultMalformed
+	if malformed {
+		call.Outcome = FaultMalformed
+	} else if resp.Store {
+		s.store(resp.ID, &respState{resp: resp, spec: spec, doc: doc, end: t.end, depth: depth,
+			convChars: prevChars + inputChars + len(t.text)})
+	}
+	if req.Stream {
+		s.record(call)
+		if err := writeStream(w, resp, malformed); err != nil {
+			s.log.Debug("stream aborted", "response_id", resp.ID, "err", err)
+		}
+		return
+	}
 	body, err := json.Marshal(resp)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "server_error", "", "", "simulator: encoding response: "+err.Error())
 		return
 	}
-	if faulted && fault.Kind == FaultMalformed {
-		call.Outcome = FaultMalformed
+	if malformed {
 		s.record(call)
 		writeMalformed(w, body)
 		return
-	}
-	if resp.Store {
-		s.store(resp.ID, &respState{resp: resp, spec: spec, doc: doc, end: t.end, depth: depth,
-			convChars: prevChars + inputChars + len(t.text)})
 	}
 	s.record(call)
 	writeBody(w, http.StatusOK, body)

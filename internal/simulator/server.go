@@ -1,8 +1,3 @@
-// Package simulator is an OpenAI-compatible model simulator: the project's
-// only test double. It speaks the real Responses API and Chat Completions wire
-// formats so tests and demos drive it through openai-go exactly as production
-// drives OpenAI; a [[sim ...]] directive in the prompt chooses the document it
-// writes and the faults it injects.
 package simulator
 
 import (
