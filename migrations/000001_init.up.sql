@@ -33,10 +33,13 @@ CREATE TABLE jobs (
     updated_at        timestamptz NOT NULL DEFAULT now(),
     started_at        timestamptz,
     finished_at       timestamptz
-);
+) WITH (fillfactor = 70);
+-- Every chunk updates its job's progress columns. None of them is indexed and
+-- the pages keep free space, so those updates are HOT (no index writes); only
+-- the rare status changes touch the indexes.
 CREATE INDEX jobs_status_created_idx ON jobs (status, created_at);
--- the reconciler's scan: only live jobs, oldest progress first
-CREATE INDEX jobs_live_updated_idx ON jobs (updated_at) WHERE status IN ('queued','running','merging');
+-- the reconciler's scan: only live jobs (few), filtered on updated_at
+CREATE INDEX jobs_live_idx ON jobs (created_at) WHERE status IN ('queued','running','merging');
 
 CREATE TABLE llm_calls (
     id               bigserial PRIMARY KEY,
@@ -59,7 +62,7 @@ CREATE TABLE llm_calls (
     latency_ms       integer,
     started_at       timestamptz NOT NULL DEFAULT now(),
     finished_at      timestamptz
-);
+) WITH (fillfactor = 80);  -- room for the HOT update that completes each call
 CREATE INDEX llm_calls_job_seq_idx ON llm_calls (job_id, seq);
 
 CREATE TABLE chunks (

@@ -34,8 +34,9 @@ type HandlerConfig struct {
 // Handlers processes chunk and merge tasks. Both are idempotent under
 // asynq's at-least-once delivery.
 type Handlers struct {
-	cfg HandlerConfig
-	log *slog.Logger
+	cfg    HandlerConfig
+	log    *slog.Logger
+	prices *priceCache
 }
 
 // NewHandlers builds the handlers.
@@ -49,7 +50,7 @@ func NewHandlers(cfg HandlerConfig) *Handlers {
 	if cfg.MaxRateLimitWaits <= 0 {
 		cfg.MaxRateLimitWaits = 50
 	}
-	return &Handlers{cfg: cfg, log: cfg.Logger}
+	return &Handlers{cfg: cfg, log: cfg.Logger, prices: newPriceCache(cfg.Store, time.Minute)}
 }
 
 // Register adds the handlers to an asynq mux.
@@ -117,6 +118,7 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 	job := claim.Job
 	cont, err := decodeContinuation(job.Continuation)
 	if err != nil {
+		h.releaseLease(job.ID, p.Seq, token, claim.CallID, err)
 		return err
 	}
 	req := continuation.CallRequest{
@@ -130,7 +132,9 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 	}
 	if p.Seq == 0 {
 		if err := json.Unmarshal(job.Input, &req.Input); err != nil {
-			return fmt.Errorf("job %s input: %w", job.ID, err)
+			err = fmt.Errorf("job %s input: %w", job.ID, err)
+			h.releaseLease(job.ID, p.Seq, token, claim.CallID, err)
+			return err
 		}
 	} else {
 		req.PreviousID = prevID
@@ -138,6 +142,13 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 		log.Info("continuation started", "response_id", prevID, "attempt", attempt)
 	}
 
+	// Everything that can fail goes before the call, so a failure never
+	// leaves a paid-for response unstored.
+	price, err := h.prices.get(ctx, job.Model)
+	if err != nil {
+		h.releaseLease(job.ID, p.Seq, token, claim.CallID, err)
+		return err
+	}
 	resp, callErr := h.call(ctx, log, job.ID, token, req)
 	if callErr != nil {
 		return h.callFailed(ctx, log, job, cont, p.Seq, token, claim.CallID, resp, callErr)
@@ -159,7 +170,7 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 		JobID: job.ID, Seq: p.Seq, LeaseToken: token, CallID: claim.CallID,
 		Content: resp.Text, ContentSHA: textSHA, FinishReason: string(resp.Finish), RawStatus: resp.RawStatus,
 		IncompleteReason: resp.IncompleteReason, ResponseID: resp.ID, Usage: usage,
-		CostUSD: Cost(claim.Price, usage), Latency: resp.Latency,
+		CostUSD: Cost(price, usage), Latency: resp.Latency,
 		ShouldContinue: outcome.ShouldContinue, StopReason: string(outcome.StopReason), Decision: decision,
 	}
 	switch resp.Finish {
@@ -268,6 +279,18 @@ func (h *Handlers) callFailed(ctx context.Context, log *slog.Logger, job store.J
 	return nil
 }
 
+// releaseLease gives up a claim before any model call was made: the attempt
+// row is closed as failed (no call happened, nothing was billed) and the
+// retry can claim at once.
+func (h *Handlers) releaseLease(jobID string, seq int, token string, callID int64, cause error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := h.cfg.Store.FailCall(ctx, jobID, token, seq, store.CallFailure{CallID: callID, ErrorType: "internal",
+		Error: "no call made: " + cause.Error()}); err != nil {
+		h.log.Warn("could not release the job lease; it expires on its own", "job_id", jobID, "err", err)
+	}
+}
+
 // ensureNext queues whatever a job needs next, after a redelivery found its
 // chunk already stored.
 func (h *Handlers) ensureNext(ctx context.Context, j store.Job) error {
@@ -293,3 +316,4 @@ func decodeContinuation(raw json.RawMessage) (Continuation, error) {
 	}
 	return c, nil
 }
+

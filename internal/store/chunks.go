@@ -46,7 +46,6 @@ type Claim struct {
 	Outcome    ClaimOutcome
 	Job        Job       // on Claimed the full row; otherwise at least ID, Status, NextSeq
 	CallID     int64     // the llm_calls row recording this attempt (Claimed only)
-	Price      *Price    // nil when the model has no price
 	LeaseUntil time.Time // Leased: when the other holder's lease runs out
 }
 
@@ -57,9 +56,7 @@ type Claim struct {
 // expires, and that worker's in-flight call is marked lost.
 func (s *Store) ClaimChunk(ctx context.Context, jobID string, seq int, token string, ttl time.Duration, attempt int) (Claim, error) {
 	var c Claim
-	var p Price
-	var priceModel *string
-	dest := append(jobDest(&c.Job), &c.CallID, &priceModel, &p.EffectiveFrom, &p.Input, &p.CachedInput, &p.Output)
+	dest := append(jobDest(&c.Job), &c.CallID)
 	err := s.pool.QueryRow(ctx, `
 WITH prev AS (
 	SELECT status FROM jobs WHERE id = $1::uuid
@@ -79,21 +76,11 @@ WITH prev AS (
 ), ev AS (
 	INSERT INTO job_events (job_id, level, type, message)
 	SELECT j.id, 'info', 'status', 'running' FROM j, prev WHERE prev.status = 'queued'
-), price AS (
-	SELECT p.* FROM model_prices p, j
-	WHERE (p.model = j.model OR starts_with(j.model, p.model || '-')) AND p.effective_from <= current_date
-	ORDER BY length(p.model) DESC, p.effective_from DESC LIMIT 1
 )
-SELECT `+prefixed("j.", jobColumns)+`, call.id, price.model, price.effective_from, price.input_per_mtok::float8,
-       price.cached_input_per_mtok::float8, price.output_per_mtok::float8
-FROM j CROSS JOIN call LEFT JOIN price ON true`,
+SELECT `+prefixed("j.", jobColumns)+`, call.id FROM j, call`,
 		jobID, seq, token, ttl.Milliseconds(), attempt).Scan(dest...)
 	if err == nil {
 		c.Outcome = Claimed
-		if priceModel != nil {
-			p.Model = *priceModel
-			c.Price = &p
-		}
 		return c, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {

@@ -27,11 +27,24 @@ type Store struct {
 	pool *pgxpool.Pool
 }
 
+// Options tune the connection pool.
+type Options struct {
+	// MaxConns caps the pool. 0 keeps pgx's default (max(4, CPUs)) unless the
+	// URL sets pool_max_conns. A worker needs one per concurrent task, or its
+	// tasks queue for connections.
+	MaxConns int32
+}
+
 // Open connects to Postgres and checks the connection.
-func Open(ctx context.Context, dsn string) (*Store, error) {
+func Open(ctx context.Context, dsn string, opts ...Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse DATABASE_URL: %w", err)
+	}
+	for _, o := range opts {
+		if o.MaxConns > 0 && !strings.Contains(dsn, "pool_max_conns") {
+			cfg.MaxConns = o.MaxConns
+		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

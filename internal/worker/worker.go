@@ -47,7 +47,8 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	// One connection per task slot plus a few for the reconciler and lease renewals.
+	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cfg.Concurrency + 4)})
 	if err != nil {
 		return err
 	}
@@ -86,13 +87,17 @@ func Run(ctx context.Context, o Options) error {
 		qweights[queues.Merge] = 1
 	}
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-		Concurrency:     cfg.Concurrency,
-		Queues:          qweights,
-		RetryDelayFunc:  jobs.RetryDelay,
-		IsFailure:       jobs.IsFailure,
-		Logger:          asynqLogger{log.With("component", "asynq")},
-		LogLevel:        asynq.WarnLevel,
-		ShutdownTimeout: 20 * time.Second,
+		Concurrency: cfg.Concurrency,
+		Queues:      qweights,
+		// asynq's processor sleeps this long, blocking every dequeue, whenever
+		// it finds the queues empty; with its 1s default a chain of chunk tasks
+		// stalls at each gap. A short poll costs one Redis script call.
+		TaskCheckInterval: cfg.PollInterval,
+		RetryDelayFunc:    jobs.RetryDelay,
+		IsFailure:         jobs.IsFailure,
+		Logger:            asynqLogger{log.With("component", "asynq")},
+		LogLevel:          asynq.WarnLevel,
+		ShutdownTimeout:   20 * time.Second,
 	})
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start asynq server: %w", err)
