@@ -316,4 +316,3 @@ func decodeContinuation(raw json.RawMessage) (Continuation, error) {
 	}
 	return c, nil
 }
-

@@ -62,10 +62,10 @@ type ChunkDecisionNote struct {
 
 // Durations break a job's time down, in milliseconds.
 type Durations struct {
-	TotalMS      int64   `json:"total_ms"`      // created → merged
-	QueueMS      int64   `json:"queue_ms"`      // created → first call
-	ModelMS      int64   `json:"model_ms"`      // sum of the chunks' call latencies
-	MergeMS      float64 `json:"merge_ms"`      // the merge itself
+	TotalMS      int64   `json:"total_ms"`       // created → merged
+	QueueMS      int64   `json:"queue_ms"`       // created → first call
+	ModelMS      int64   `json:"model_ms"`       // sum of the chunks' call latencies
+	MergeMS      float64 `json:"merge_ms"`       // the merge itself
 	ChunkModelMS []int64 `json:"chunk_model_ms"` // each chunk's call latency
 }
 
