@@ -13,15 +13,27 @@ import (
 type jsonFormat struct {
 	sc  jsonScanner
 	num numbering
+
+	// verified is the scanner state after the last join verify accepted:
+	// the text it accepted is what gets appended, so observe adopts that
+	// state instead of scanning the same bytes a second time.
+	verified    jsonScanner
+	verifiedAt  int // len(doc) of that verify, -1 when none
+	verifiedLen int // len(rest) of that verify
 }
 
 func newJSONFormat() *jsonFormat {
-	return &jsonFormat{sc: newJSONScanner()}
+	return &jsonFormat{sc: newJSONScanner(), verifiedAt: -1}
 }
 
 func (f *jsonFormat) observe(doc string, from int) {
 	inStr := f.sc.inStr
-	f.sc.feed(doc[from:], from)
+	if f.verifiedAt == from && f.verifiedLen == len(doc)-from {
+		f.sc = f.verified
+	} else {
+		f.sc.feed(doc[from:], from)
+	}
+	f.verifiedAt = -1
 	f.num.observe(doc, from, inStr)
 }
 
@@ -161,12 +173,17 @@ func (f *jsonFormat) record() (int, int) {
 // verify feeds the continuation to a copy of the scanner: the join is sound
 // when no structural error appears.
 func (f *jsonFormat) verify(doc, rest string, last bool) bool {
+	f.verifiedAt = -1
 	if f.sc.err >= 0 {
 		return true // already broken before this join; nothing to choose by
 	}
 	c := f.sc.clone()
 	c.feed(rest, len(doc))
-	return c.err < 0
+	if c.err >= 0 {
+		return false
+	}
+	f.verified, f.verifiedAt, f.verifiedLen = c, len(doc), len(rest)
+	return true
 }
 
 func (f *jsonFormat) point(doc string) string { return fmt.Sprintf("byte:%d", len(doc)) }
@@ -192,7 +209,7 @@ func (f *jsonFormat) finish(res *Result) {
 	if f.sc.err >= 0 {
 		res.Error = fmt.Sprintf("json: structural error at byte %d", f.sc.err)
 	}
-	if !json.Valid([]byte(res.Content)) {
+	if !f.sc.valid() && !json.Valid([]byte(res.Content)) {
 		var v json.RawMessage
 		err := json.Unmarshal([]byte(res.Content), &v)
 		res.Error = strings.TrimPrefix(res.Error+"; ", "; ") + fmt.Sprintf("json: merged document is not valid: %v", err)
@@ -299,7 +316,8 @@ func escapeRawString(rest string, sc jsonScanner, lineMode bool) (string, bool) 
 		} else {
 			probe.valueEnd()
 		}
-		after := rest[i+1:]
+		// The next few kilobytes tell whether the string can end here.
+		after := head(rest[i+1:], 4<<10)
 		if lineMode {
 			if e := strings.IndexByte(after, '\n'); e >= 0 {
 				after = after[:e]

@@ -1,9 +1,5 @@
 package merge
 
-import (
-	"strings"
-)
-
 // What the JSON scanner expects next.
 const (
 	expValue      = iota // a value (root, after ':' or after ',' in an array)
@@ -42,12 +38,13 @@ type jsonScanner struct {
 	litStart  int
 	lastComma int
 	err       int // offset of the first structural error, -1 when none
+	bad       int // offset of the first other validity error, -1 when none
 	rootCount int
 	subCount  int // elements of the first array directly under the root, -1 before one closes
 }
 
 func newJSONScanner() jsonScanner {
-	return jsonScanner{err: -1, lastComma: -1, subCount: -1}
+	return jsonScanner{err: -1, bad: -1, lastComma: -1, subCount: -1}
 }
 
 // clone returns a copy that can be fed without disturbing s.
@@ -100,6 +97,16 @@ func validLiteral(l []byte) bool {
 	return true
 }
 
+// litByte and spaceByte are isLitByte and JSON whitespace as tables, for
+// loops that run once per byte.
+var litByte, spaceByte = func() (l, sp [256]bool) {
+	for c := 0; c < 256; c++ {
+		l[c] = isLitByte(byte(c))
+	}
+	sp[' '], sp['\t'], sp['\n'], sp['\r'] = true, true, true, true
+	return l, sp
+}()
+
 func isLitByte(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '.' || c == '+' || c == '-'
 }
@@ -109,7 +116,7 @@ func isLitByte(c byte) bool {
 func (s *jsonScanner) feed(text string, base int) {
 	for i := 0; i < len(text) && s.err < 0; {
 		if s.inStr {
-			i = s.feedString(text, i)
+			i = s.feedString(text, i, base)
 			if !s.inStr {
 				if s.isKey {
 					if n := len(s.stack); n > 0 {
@@ -124,22 +131,28 @@ func (s *jsonScanner) feed(text string, base int) {
 		}
 		c := text[i]
 		if s.inLit {
-			if isLitByte(c) {
-				s.lit = append(s.lit, c)
-				i++
-				continue
+			j := i
+			for j < len(text) && litByte[text[j]] {
+				j++
+			}
+			s.lit = append(s.lit, text[i:j]...)
+			if i = j; i == len(text) {
+				return
 			}
 			s.inLit = false
 			if !validLiteral(s.lit) {
 				s.fail(s.litStart)
 				return
 			}
+			if l := s.lit[0]; (l == '-' || l >= '0' && l <= '9') && !validNumber(s.lit) {
+				s.invalid(s.litStart)
+			}
 			s.valueEnd()
 			continue
 		}
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			i++
+		if spaceByte[c] {
+			for i++; i < len(text) && spaceByte[text[i]]; i++ {
+			}
 			continue
 		}
 		at := base + i
@@ -224,40 +237,117 @@ func (s *jsonScanner) close(c byte, at int) {
 	s.valueEnd()
 }
 
+// strSpecial marks the bytes that end a run of plain string content: the
+// closing quote, a backslash and the control characters JSON forbids raw.
+var strSpecial = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
 // feedString consumes string bytes from text[i:] and returns where it
-// stopped: just past the closing quote, or the end of text.
-func (s *jsonScanner) feedString(text string, i int) int {
+// stopped: just past the closing quote, or the end of text. Plain content is
+// skipped by a table lookup per byte, with no call per byte; escapes and raw
+// control characters are checked on the way, so the scanner validates string
+// contents as encoding/json would (a raw control character or a bad escape
+// is a validity error, not a structural one: joins are still chosen by
+// structure).
+func (s *jsonScanner) feedString(text string, i int, base int) int {
 	for i < len(text) {
 		if s.uHex > 0 {
+			if !isHex(text[i]) {
+				s.invalid(base + i)
+			}
 			s.uHex--
 			i++
 			continue
 		}
 		if s.esc {
 			s.esc = false
-			if text[i] == 'u' {
+			switch text[i] {
+			case 'u':
 				s.uHex = 4
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			default:
+				s.invalid(base + i)
 			}
 			i++
 			continue
 		}
-		q := strings.IndexByte(text[i:], '"')
-		seg := text[i:]
-		if q >= 0 {
-			seg = text[i : i+q]
+		for i < len(text) && !strSpecial[text[i]] {
+			i++
 		}
-		if b := strings.IndexByte(seg, '\\'); b >= 0 {
-			i += b + 1
+		if i == len(text) {
+			return i
+		}
+		switch text[i] {
+		case '"':
+			s.inStr = false
+			return i + 1
+		case '\\':
 			s.esc = true
-			continue
+		default:
+			s.invalid(base + i)
 		}
-		if q < 0 {
-			return len(text)
-		}
-		s.inStr = false
-		return i + q + 1
+		i++
 	}
 	return i
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// invalid records the first validity error that is not structural.
+func (s *jsonScanner) invalid(at int) {
+	if s.bad < 0 {
+		s.bad = at
+	}
+}
+
+// validNumber reports whether l follows JSON's number grammar exactly.
+func validNumber(l []byte) bool {
+	i := 0
+	if i < len(l) && l[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		j := i
+		for i < len(l) && l[i] >= '0' && l[i] <= '9' {
+			i++
+		}
+		return i - j
+	}
+	switch {
+	case i < len(l) && l[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(l) && l[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(l) && (l[i] == 'e' || l[i] == 'E') {
+		i++
+		if i < len(l) && (l[i] == '+' || l[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(l)
+}
+
+// valid reports whether the scanner has seen exactly one valid JSON value,
+// so that a final validation with encoding/json is not needed.
+func (s *jsonScanner) valid() bool {
+	return s.complete() && s.bad < 0
 }
 
 // complete reports whether the scanner has seen one whole root value.

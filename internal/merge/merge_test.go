@@ -236,3 +236,23 @@ func TestUnknownFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONValidity: the scanner validates strings and numbers as
+// encoding/json does, so an invalid document is reported even though the
+// final encoding/json pass is skipped for documents the scanner accepts.
+func TestJSONValidity(t *testing.T) {
+	for _, doc := range []string{
+		`{"a": "x` + "\n" + `y"}`, `{"a": "\q"}`, `{"a": "\u12G4"}`, `[01]`, `[1.]`, `[-]`, `[1e]`, `[.5]`,
+	} {
+		res, _ := Merge(Options{Format: "json"}, chunksOf(doc[:len(doc)/2], doc[len(doc)/2:]))
+		if res.Success {
+			t.Errorf("%q merged as valid", doc)
+		}
+	}
+	for _, doc := range []string{`{"a": "\u12aF\n\"\\\/\b\f\r\t"}`, `[0, -0.5, 1e9, 2E-3, 12.25e+2]`} {
+		res, _ := Merge(Options{Format: "json"}, chunksOf(doc[:5], doc[5:]))
+		if !res.Success || res.Content != doc {
+			t.Errorf("%q: %q %s", doc, res.Content, res.Error)
+		}
+	}
+}

@@ -16,47 +16,49 @@ type numRef struct {
 	value      int
 }
 
-// numberedValues finds the integer values of key outside strings in s, given
-// whether s starts inside a string. A value that runs to the end of s may be
-// cut and is left out.
+// numberedValues finds the integer values of key in s. It jumps from one
+// occurrence of the quoted key to the next with a substring search: in JSON
+// an unescaped quote either opens or closes a string, so an occurrence whose
+// opening quote is not escaped and that is followed by a colon is a key, and
+// whether s starts inside a string does not matter (a quote inside a string
+// is always escaped). A value that runs to the end of s may be cut and is left
+// out.
 func numberedValues(s string, inStr bool, key string) []numRef {
 	var out []numRef
-	i := 0
-	if inStr {
-		i = stringEnd(s, 0)
-		if i < 0 {
-			return nil
-		}
-	}
-	for i < len(s) {
-		q := strings.IndexByte(s[i:], '"')
+	for i := 0; i < len(s); {
+		q := strings.Index(s[i:], key)
 		if q < 0 {
 			break
 		}
 		i += q
-		end := stringEnd(s, i+1)
-		if end < 0 {
-			break
+		at := i
+		i += len(key)
+		if backslashes(s[:at])%2 == 1 {
+			continue
 		}
-		if s[i:end] == key {
-			j := skipSpace(s, end)
-			if j < len(s) && s[j] == ':' {
-				j = skipSpace(s, j+1)
-				k := j
-				for k < len(s) && s[k] >= '0' && s[k] <= '9' {
-					k++
-				}
-				if k > j && k < len(s) {
-					if v, err := strconv.Atoi(s[j:k]); err == nil {
-						out = append(out, numRef{j, k, v})
-					}
-				}
+		j := skipSpace(s, i)
+		if j >= len(s) || s[j] != ':' {
+			continue
+		}
+		j = skipSpace(s, j+1)
+		k := j
+		for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+			k++
+		}
+		if k > j && k < len(s) && k-j < 10 {
+			if v, err := strconv.Atoi(s[j:k]); err == nil {
+				out = append(out, numRef{j, k, v})
 			}
 		}
-		i = end
+		i = k
 	}
 	return out
 }
+
+// numberingProbe bounds how much of a document is searched for a numbering
+// key: records are numbered from the start, so a document that shows none in
+// its first bytes is not numbered, and the search stops costing anything.
+const numberingProbe = 64 << 10
 
 // stringEnd returns the offset just past the quote closing a string whose
 // content starts at i, or -1.
@@ -89,8 +91,15 @@ type numbering struct {
 func (n *numbering) observe(doc string, from int, inStr bool) {
 	s := doc[from:]
 	if n.key == "" {
+		if from >= numberingProbe {
+			return
+		}
+		probe := s
+		if len(probe) > numberingProbe {
+			probe = probe[:numberingProbe]
+		}
 		for _, k := range numberKeys {
-			if refs := numberedValues(s, inStr, k); len(refs) >= 2 && refs[1].value == refs[0].value+1 {
+			if refs := numberedValues(probe, inStr, k); len(refs) >= 2 && refs[1].value == refs[0].value+1 {
 				n.key = k
 				break
 			}
