@@ -22,7 +22,7 @@ type cell struct {
 
 // fidelity runs every applicable behavior on every document, trials times
 // with random cuts, and prints the share reconstructed exactly.
-func fidelity(cache string, trials int, seed int64, verbose bool) error {
+func fidelity(cache string, trials int, seed int64, verbose bool, only string) error {
 	docs, err := loadCorpus(cache)
 	if err != nil {
 		return err
@@ -33,6 +33,9 @@ func fidelity(cache string, trials int, seed int64, verbose bool) error {
 	for di, d := range docs {
 		ndocs[d.format]++
 		for bi, b := range behaviors() {
+			if only != "" && !strings.Contains(d.name+" "+b.name, only) {
+				continue
+			}
 			if b.formats != "" && !strings.Contains(" "+b.formats+" ", " "+d.format+" ") || b.kind != "" && b.kind != d.kind {
 				continue
 			}
@@ -62,6 +65,11 @@ func fidelity(cache string, trials int, seed int64, verbose bool) error {
 					c.merged++
 				} else if verbose {
 					fmt.Printf("FAIL %s %s trial %d: %s\n%s\n", d.name, b.name, tr, res.Error, firstDiff(d.text, res.Content))
+					if only != "" {
+						for k, j := range res.Joins {
+							fmt.Printf("  join %+v\n    doc ends %q\n    chunk    %q\n", j, tailOf(chunks, k), head(chunks[k+1].Text))
+						}
+					}
 				}
 				if same(md, d.format, d.text, naive.String()) {
 					c.concat++
@@ -202,3 +210,11 @@ func printTable(cells map[[2]string]*cell, ndocs map[string]int) {
 	sort.Strings(fs)
 	fmt.Printf("documents: %s; lowest cell: %s %.1f%%\n", strings.Join(fs, " "), worstKey, 100*worst)
 }
+
+// tailOf is the end of the text of chunks before k+1, for failure reports.
+func tailOf(chunks []merge.Chunk, k int) string {
+	t := chunks[k].Text
+	return t[max(0, len(t)-120):]
+}
+
+func head(s string) string { return s[:min(len(s), 160)] }

@@ -24,8 +24,9 @@ func main() {
 		trials := fs.Int("trials", 3, "random cuttings per document and behavior")
 		seed := fs.Int64("seed", 1, "random seed")
 		verbose := fs.Bool("v", false, "print each failing case")
+		only := fs.String("only", "", `run only cases whose "document behavior" contains this, printing their joins`)
 		fs.Parse(os.Args[2:])
-		err = fidelity(*cache, *trials, *seed, *verbose)
+		err = fidelity(*cache, *trials, *seed, *verbose || *only != "", *only)
 	case "speed":
 		fs := flag.NewFlagSet("speed", flag.ExitOnError)
 		size := fs.Int("mb", 50, "document size in MB")

@@ -20,6 +20,42 @@ type csvFormat struct {
 	header   string
 	cols     int
 	crlf     bool
+	// counts has bit n set when a complete record of n fields was seen
+	// (n < 64): real CSV is often ragged (trailing empty fields left out),
+	// so a record is judged by the field counts the document already uses.
+	counts uint64
+}
+
+// fits reports whether a complete record of n fields looks like the
+// document's records.
+func (f *csvFormat) fits(n int) bool {
+	return n == f.cols || n < 64 && f.counts&(1<<n) != 0
+}
+
+// maxCols is the largest field count of a complete record so far.
+func (f *csvFormat) maxCols() int {
+	m := f.cols
+	for n := 63; n > m; n-- {
+		if f.counts&(1<<n) != 0 {
+			return n
+		}
+	}
+	return m
+}
+
+// countRecords adds the field counts of the complete records in
+// doc[from:to], which starts at a record boundary outside quotes.
+func (f *csvFormat) countRecords(doc string, from, to int) {
+	for from < to {
+		e := recordEnd(doc[from:to], false)
+		if e < 0 {
+			return
+		}
+		if n := countFields(strings.TrimSuffix(doc[from:from+e], "\r"), f.delim); n < 64 {
+			f.counts |= 1 << n
+		}
+		from += e + 1
+	}
 }
 
 // detectDelimiter picks the separator that occurs most often outside quotes in
@@ -110,6 +146,12 @@ func recordEnd(s string, in bool) int {
 }
 
 func (f *csvFormat) observe(doc string, from int) {
+	prevStart := f.recStart
+	defer func() {
+		if f.recStart > prevStart && f.delim != 0 {
+			f.countRecords(doc, prevStart, f.recStart)
+		}
+	}()
 	s := doc[from:]
 	if f.delim == 0 {
 		first := s
@@ -182,7 +224,7 @@ func (f *csvFormat) adjust(doc, rest string, last bool) (string, string) {
 	if f.cols == 0 || partial == "" || f.inQuote || rest == "" || rest[0] == '\n' || rest[0] == '\r' {
 		return rest, ""
 	}
-	if countFields(strings.TrimSuffix(partial, "\r"), f.delim) != f.cols {
+	if !f.fits(countFields(strings.TrimSuffix(partial, "\r"), f.delim)) {
 		return rest, ""
 	}
 	first := rest
@@ -190,7 +232,7 @@ func (f *csvFormat) adjust(doc, rest string, last bool) (string, string) {
 		first = rest[:e]
 	}
 	first = strings.TrimSuffix(first, "\r")
-	if countFields(partial+first, f.delim) > f.cols && countFields(first, f.delim) == f.cols {
+	if !f.fits(countFields(partial+first, f.delim)) && f.fits(countFields(first, f.delim)) {
 		if f.crlf {
 			return "\r\n" + rest, "row separated"
 		}
@@ -221,11 +263,11 @@ func (f *csvFormat) verify(doc, rest string, last bool) bool {
 		if e < 0 {
 			// The record runs to the chunk's end: complete only in the last chunk.
 			if last && strings.TrimSpace(full) != "" {
-				return n == f.cols && wellQuoted(full, f.delim)
+				return f.fits(n) && wellQuoted(full, f.delim)
 			}
-			return n <= f.cols
+			return n <= f.maxCols()
 		}
-		if n != f.cols || !wellQuoted(full, f.delim) {
+		if !f.fits(n) || !wellQuoted(full, f.delim) {
 			// A blank line between records is tolerated.
 			if strings.TrimSpace(full) != "" {
 				return false

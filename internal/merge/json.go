@@ -63,7 +63,10 @@ func (f *jsonFormat) stripStructure(doc, t string) (string, string) {
 	if len(st) == 0 || f.sc.err >= 0 {
 		return t, ""
 	}
-	for d := len(st) - 1; d >= 0; d-- {
+	// Outermost first: a restated "[" followed by the restart of the
+	// element in progress must not be read as "[{" restating the open
+	// object of that element.
+	for d := 0; d < len(st); d++ {
 		i, ok := matchPath(doc, t, st[:d+1])
 		if !ok {
 			continue

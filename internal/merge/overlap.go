@@ -147,40 +147,102 @@ func substantive(s string) bool {
 // acceptExact decides whether a repeat of length l (next[:l] == doc's last l
 // bytes) is significant enough to cut without the format's help.
 //
-// At a cut on a line boundary only two or more whole lines count: identical
-// adjacent lines (log records, CSV rows) are common and must both survive.
-// Mid-line, a repeat must start at a word boundary, carry content, and either
-// be long or occur nowhere else in the recent document (a phrase the document
-// keeps repeating is weak evidence that the model repeated it). Shorter
-// repeats are left to the format's verification (see settle).
+// The evidence is the doubling the repeat would leave: without the cut the
+// document would read X X, with X the repeat. A model that re-emits its last
+// tokens starts at a token boundary (after whitespace, or at a line start)
+// and repeats at least a word and a separator, so X must start there, carry
+// content and span a separator; and X X must be new to the document (a
+// document that already doubles X, like "ha ha ha" or a row written twice,
+// repeats legitimately). At a line boundary only two or more whole lines
+// count: identical adjacent lines (log records, CSV rows, a closing brace
+// after another) are common and must both survive.
 func acceptExact(doc string, l int) (bool, float64) {
 	if l < minOverlap || l > len(doc) {
 		return false, 0
 	}
 	rep := doc[len(doc)-l:]
-	if !substantive(rep) {
-		return false, 0
-	}
 	start := len(doc) - l
+	atSpace := start == 0 || isSpace(doc[start-1])
+	lineStart := start == 0 || doc[start-1] == '\n'
+	body := strings.TrimRight(rep, " \t\r\n")
+	inner := strings.ContainsAny(body, " \t\r\n") // a separator inside the repeat
+	nonSpace, distinct := contentBytes(rep)
+	content := substantive(rep) || strings.Contains(body, "\n") && nonSpace >= 3 && distinct >= 2
+	conf := 0.7 + 0.3*float64(min(l, 2*strongOverlap))/(2*strongOverlap)
 	if strings.HasSuffix(doc, "\n") {
-		wholeLines := start == 0 || doc[start-1] == '\n'
 		lines := strings.Count(rep, "\n")
 		switch {
-		case wholeLines && lines >= 2 && l >= 16:
-			return true, 1
-		case !wholeLines && lines >= 1 && l >= strongOverlap && wordBoundary(doc, start):
-			return true, 0.9
+		case lineStart && lines >= 2 && nonSpace >= 3 && distinct >= 2:
+		case !lineStart && atSpace && inner && content:
+		case !lineStart && l >= strongOverlap && wordBoundary(doc, start) && content:
+		default:
+			return false, 0
 		}
+	} else {
+		switch {
+		case atSpace && (inner || l >= 12) && content:
+		case l >= 6 && cjkBoundary(doc, start) && content:
+		case l >= strongOverlap && wordBoundary(doc, start) && content:
+		default:
+			return false, 0
+		}
+	}
+	if doubledBefore(doc, rep) {
 		return false, 0
 	}
-	switch {
-	case l >= 2*strongOverlap:
-		return true, 1
-	case l >= minSignificant && wordBoundary(doc, start) && !repeatedNearby(doc, rep):
-		return true, 0.6 + 0.4*float64(min(l, 2*strongOverlap))/(2*strongOverlap)
-	}
-	return false, 0
+	return true, conf
 }
+
+// cjkBoundary reports whether offset i of s falls between two runes one of
+// which is written without spaces between words (a token boundary there).
+func cjkBoundary(s string, i int) bool {
+	if i <= 0 || i >= len(s) || !utf8.RuneStart(s[i]) {
+		return false
+	}
+	before, _ := utf8.DecodeLastRuneInString(s[:i])
+	after, _ := utf8.DecodeRuneInString(s[i:])
+	return isCJK(before) || isCJK(after)
+}
+
+// doubledBefore reports whether the document's recent tail already holds rep
+// twice in a row.
+func doubledBefore(doc, rep string) bool {
+	w := tail(doc, overlapWindow)
+	if len(w) < 2*len(rep) {
+		return false
+	}
+	for i := 0; ; {
+		j := strings.Index(w[i:], rep)
+		if j < 0 {
+			return false
+		}
+		i += j
+		if strings.HasPrefix(w[i+len(rep):], rep) {
+			return true
+		}
+		i++
+	}
+}
+
+// contentBytes counts the non-space bytes of s and how many distinct ones.
+func contentBytes(s string) (int, int) {
+	var seen [256]bool
+	n, distinct := 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isSpace(c) {
+			continue
+		}
+		n++
+		if !seen[c] {
+			seen[c] = true
+			distinct++
+		}
+	}
+	return n, distinct
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // minSignificant is the shortest repeat the cascade cuts on its own.
 const minSignificant = 8
