@@ -166,10 +166,15 @@ func (c *Client) Status(ctx context.Context, id string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
+	// Usage and cost so far, over every attempt (failed calls that reported usage were billed too).
+	u, cost, err := c.store.Totals(ctx, id)
+	if err != nil {
+		return Status{}, err
+	}
 	s := Status{
 		ID: j.ID, Status: j.Status, Model: j.Model, Format: j.Format, Chunks: len(chunks),
-		FinishReasons: make([]string, len(chunks)), CostUSD: j.CostUSD, Metadata: j.Metadata,
-		Tokens:    Tokens{Input: j.InputTokens, Cached: j.CachedTokens, Output: j.OutputTokens, Reasoning: j.ReasoningTokens},
+		FinishReasons: make([]string, len(chunks)), CostUSD: cost, Metadata: j.Metadata,
+		Tokens:    Tokens{Input: u.Input, Cached: u.Cached, Output: u.Output, Reasoning: u.Reasoning},
 		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, FinishedAt: j.FinishedAt,
 		ChunkDetails: make([]ChunkStatus, len(chunks)),
 	}
@@ -247,15 +252,15 @@ func (c *Client) Cancel(ctx context.Context, id string) (Status, error) {
 // nil) whenever the job moved.
 func (c *Client) Wait(ctx context.Context, id string, progress func(Status)) (Status, error) {
 	delay := 50 * time.Millisecond
-	var last time.Time
+	lastChunks, lastStatus := -1, ""
 	for {
 		s, err := c.Status(ctx, id)
 		if err != nil {
 			return s, err
 		}
-		if progress != nil && !s.UpdatedAt.Equal(last) {
+		if progress != nil && (s.Chunks != lastChunks || s.Status != lastStatus) {
 			progress(s)
-			last = s.UpdatedAt
+			lastChunks, lastStatus = s.Chunks, s.Status
 		}
 		if s.Terminal() {
 			return s, nil

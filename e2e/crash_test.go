@@ -33,7 +33,7 @@ func (h *harness) startProcess(bin string) *exec.Cmd {
 		"DATABASE_URL="+h.cfg.DatabaseURL, "REDIS_URL="+h.cfg.RedisURL,
 		"OPENAI_API_KEY="+h.cfg.OpenAIAPIKey, "OPENAI_BASE_URL="+h.cfg.OpenAIBaseURL,
 		"CARRYOVER_QUEUE="+h.cfg.ChunkQueue, "WORKER_CONCURRENCY=4",
-		"CARRYOVER_LEASE_TTL=2s", "CARRYOVER_RECONCILE_INTERVAL=500ms", "CARRYOVER_STALE_AFTER=2s",
+		"CARRYOVER_RECONCILE_INTERVAL=500ms", "CARRYOVER_STALE_AFTER=2s",
 	)
 	if testing.Verbose() {
 		cmd.Stderr = os.Stderr
@@ -72,14 +72,17 @@ func TestWorkerKilledMidJobIsReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := h.startProcess(bin)
-	// Wait until the worker is inside the (slow) call for chunk 2.
+	// Wait until the worker is inside the (slow) call for chunk 2: chunks 0
+	// and 1 are stored and a session holds the job's advisory lock.
 	deadline := time.Now().Add(30 * time.Second)
-	for h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND seq = 2 AND status = 'in_flight'`, job.ID) == 0 {
+	for h.count(`SELECT count(*) FROM chunks WHERE job_id = $1::uuid`, job.ID) < 2 ||
+		h.count(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 25455 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("worker never started chunk 2")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	time.Sleep(200 * time.Millisecond) // the call itself has begun
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

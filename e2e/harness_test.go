@@ -44,7 +44,7 @@ func newHarness(t *testing.T) *harness {
 	h.cfg = config.Config{
 		DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-test-not-a-secret",
 		OpenAIBaseURL: h.simURL, Concurrency: 8, ChunkQueue: testenv.Queue(t), LogLevel: "warn",
-		LeaseTTL: 30 * time.Second, ReconcileInterval: time.Second, StaleAfter: 3 * time.Second, MaxRetry: 3,
+		ReconcileInterval: time.Second, StaleAfter: 3 * time.Second, MaxRetry: 3,
 	}
 	level := slog.LevelWarn
 	var w io.Writer = io.Discard

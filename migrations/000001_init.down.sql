@@ -1,1 +1,2 @@
-DROP TABLE IF EXISTS model_prices, job_results, job_events, chunks, llm_calls, jobs;
+DROP VIEW IF EXISTS llm_calls;
+DROP TABLE IF EXISTS model_prices, job_results, job_events, call_failures, chunks, jobs;

@@ -14,42 +14,66 @@ CREATE TABLE jobs (
     metadata          jsonb,                       -- the caller's, opaque
     idempotency_key   text UNIQUE,
     request_hash      text NOT NULL,
-    -- progress, written by the chunk task
-    next_seq          integer NOT NULL DEFAULT 0,  -- chunks stored so far
-    last_response_id  text,
-    last_finish_reason text,
-    last_chunk_sha    text,                        -- sha256 of the last chunk, for the no-progress check
+    stop_reason       text,
+    error             text,
+    -- totals over the job's chunks, written when generation stops and at the
+    -- merge (while a job runs, read them off its chunks)
+    chunk_count       integer NOT NULL DEFAULT 0,
     input_tokens      bigint NOT NULL DEFAULT 0,
     cached_tokens     bigint NOT NULL DEFAULT 0,
     output_tokens     bigint NOT NULL DEFAULT 0,
     reasoning_tokens  bigint NOT NULL DEFAULT 0,
-    cost_usd          numeric(18,8),               -- null while the model has no price
-    stop_reason       text,
-    error             text,
-    -- a lease so two deliveries of one task never both call the model
-    lease_token       uuid,
-    lease_until       timestamptz,
+    cost_usd          numeric(18,8),               -- null when the model has no price
     created_at        timestamptz NOT NULL DEFAULT now(),
-    updated_at        timestamptz NOT NULL DEFAULT now(),
+    updated_at        timestamptz NOT NULL DEFAULT now(), -- last status change
     started_at        timestamptz,
     finished_at       timestamptz
-) WITH (fillfactor = 70);
--- Every chunk updates its job's progress columns. None of them is indexed and
--- the pages keep free space, so those updates are HOT (no index writes); only
--- the rare status changes touch the indexes.
+);
+-- A job row is written only when its status changes: a chunk is one INSERT
+-- into chunks and one commit, the least this design allows.
 CREATE INDEX jobs_status_created_idx ON jobs (status, created_at);
--- the reconciler's scan: only live jobs (few), filtered on updated_at
+-- the reconciler's scan: only live jobs
 CREATE INDEX jobs_live_idx ON jobs (created_at) WHERE status IN ('queued','running','merging');
 
-CREATE TABLE llm_calls (
+-- One row per chunk, which is also the record of the model call that
+-- produced it (see the llm_calls view for every attempt).
+CREATE TABLE chunks (
+    job_id            uuid NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    seq               integer NOT NULL,
+    content           text NOT NULL,
+    content_sha       text NOT NULL,   -- sha256 of content, for the no-progress check
+    finish_reason     text NOT NULL,   -- normalized: stop, length, tool_calls, content_filter, incomplete
+    raw_status        text NOT NULL,   -- what the wire said (Responses status / Chat finish_reason)
+    incomplete_reason text,            -- Responses incomplete_details.reason
+    response_id       text,
+    previous_response_id text,
+    task_id           text,            -- the asynq task that made the call
+    attempt           integer NOT NULL DEFAULT 0, -- that task's delivery number
+    input_tokens      integer NOT NULL DEFAULT 0,
+    cached_tokens     integer NOT NULL DEFAULT 0,
+    output_tokens     integer NOT NULL DEFAULT 0,
+    reasoning_tokens  integer NOT NULL DEFAULT 0,
+    cost_usd          numeric(18,8),
+    latency_ms        integer NOT NULL DEFAULT 0,
+    call_started_at   timestamptz NOT NULL,
+    should_continue   boolean NOT NULL,
+    stop_reason       text,            -- set on the chunk that ended the job's generation
+    decision          jsonb NOT NULL,  -- every criterion's evaluation and the outcome
+    created_at        timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (job_id, seq)
+);
+
+-- Model call attempts that produced no chunk: failed calls, calls whose
+-- worker died (lost: it may have cost money, the usage is unknown), and
+-- deliveries that stopped before calling (error_type internal).
+CREATE TABLE call_failures (
     id               bigserial PRIMARY KEY,
     job_id           uuid NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
     seq              integer NOT NULL,
-    attempt          integer NOT NULL,           -- asynq delivery number for this chunk, from 0
-    model            text NOT NULL,
-    api              text NOT NULL DEFAULT 'responses',
-    status           text NOT NULL DEFAULT 'in_flight'
-                     CHECK (status IN ('in_flight','succeeded','failed','lost')),
+    task_id          text,
+    attempt          integer NOT NULL DEFAULT 0,
+    counted          boolean NOT NULL DEFAULT true, -- false: a rate-limit wait (asynq does not count it)
+    status           text NOT NULL CHECK (status IN ('failed','lost')),
     previous_response_id text,
     response_id      text,
     http_status      integer,
@@ -59,33 +83,26 @@ CREATE TABLE llm_calls (
     cached_tokens    integer,
     output_tokens    integer,
     reasoning_tokens integer,
+    cost_usd         numeric(18,8),
     latency_ms       integer,
     started_at       timestamptz NOT NULL DEFAULT now(),
-    finished_at      timestamptz
-) WITH (fillfactor = 80);  -- room for the HOT update that completes each call
-CREATE INDEX llm_calls_job_seq_idx ON llm_calls (job_id, seq);
-
-CREATE TABLE chunks (
-    job_id            uuid NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
-    seq               integer NOT NULL,
-    content           text NOT NULL,
-    finish_reason     text NOT NULL,   -- normalized: stop, length, tool_calls, content_filter, incomplete, error, malformed
-    raw_status        text NOT NULL,   -- what the wire said (Responses status / Chat finish_reason)
-    incomplete_reason text,            -- Responses incomplete_details.reason
-    response_id       text,
-    call_id           bigint REFERENCES llm_calls(id),
-    input_tokens      integer NOT NULL DEFAULT 0,
-    cached_tokens     integer NOT NULL DEFAULT 0,
-    output_tokens     integer NOT NULL DEFAULT 0,
-    reasoning_tokens  integer NOT NULL DEFAULT 0,
-    cost_usd          numeric(18,8),
-    latency_ms        integer NOT NULL DEFAULT 0,
-    should_continue   boolean NOT NULL,
-    stop_reason       text,            -- set on the chunk that ended the job's generation
-    decision          jsonb NOT NULL,  -- every criterion's evaluation and the outcome
-    created_at        timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (job_id, seq)
+    finished_at      timestamptz NOT NULL DEFAULT now()
 );
+CREATE INDEX call_failures_job_seq_idx ON call_failures (job_id, seq);
+
+-- Every model call attempt, successful or not.
+CREATE VIEW llm_calls AS
+SELECT c.job_id, c.seq, c.task_id, c.attempt, 'succeeded'::text AS status, j.model,
+       c.previous_response_id, c.response_id, 200 AS http_status, NULL::text AS error_type, NULL::text AS error,
+       c.input_tokens, c.cached_tokens, c.output_tokens, c.reasoning_tokens, c.cost_usd, c.latency_ms,
+       c.call_started_at AS started_at, c.created_at AS finished_at
+FROM chunks c JOIN jobs j ON j.id = c.job_id
+UNION ALL
+SELECT f.job_id, f.seq, f.task_id, f.attempt, f.status, j.model,
+       f.previous_response_id, f.response_id, f.http_status, f.error_type, f.error,
+       f.input_tokens, f.cached_tokens, f.output_tokens, f.reasoning_tokens, f.cost_usd, f.latency_ms,
+       f.started_at, f.finished_at
+FROM call_failures f JOIN jobs j ON j.id = f.job_id;
 
 CREATE TABLE job_events (
     id         bigserial PRIMARY KEY,

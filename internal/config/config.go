@@ -30,7 +30,6 @@ type Config struct {
 	MergeQueue        string
 	LogLevel          string
 	HealthAddr        string
-	LeaseTTL          time.Duration
 	ReconcileInterval time.Duration
 	StaleAfter        time.Duration
 	MaxRetry          int
@@ -49,7 +48,6 @@ func FromEnv() Config {
 		MergeQueue:        os.Getenv("CARRYOVER_MERGE_QUEUE"),
 		LogLevel:          env("LOG_LEVEL", "info"),
 		HealthAddr:        os.Getenv("HEALTH_ADDR"),
-		LeaseTTL:          envDuration("CARRYOVER_LEASE_TTL", 30*time.Second),
 		ReconcileInterval: envDuration("CARRYOVER_RECONCILE_INTERVAL", 15*time.Second),
 		StaleAfter:        envDuration("CARRYOVER_STALE_AFTER", 2*time.Minute),
 		MaxRetry:          envInt("CARRYOVER_MAX_RETRY", 8),
@@ -72,7 +70,6 @@ func (c *Config) RegisterWorkerFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Concurrency, "concurrency", c.Concurrency, "tasks processed at once (env WORKER_CONCURRENCY)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
 	fs.StringVar(&c.HealthAddr, "health-addr", c.HealthAddr, "serve /healthz and /readyz here, e.g. 127.0.0.1:8081 (env HEALTH_ADDR)")
-	fs.DurationVar(&c.LeaseTTL, "lease-ttl", c.LeaseTTL, "how long a dead worker can block its job (env CARRYOVER_LEASE_TTL)")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", c.ReconcileInterval, "reconciler scan interval (env CARRYOVER_RECONCILE_INTERVAL)")
 	fs.DurationVar(&c.StaleAfter, "stale-after", c.StaleAfter, "re-queue live jobs with no progress for this long (env CARRYOVER_STALE_AFTER)")
 	fs.IntVar(&c.MaxRetry, "max-retry", c.MaxRetry, "failed deliveries of a chunk before the job stops (env CARRYOVER_MAX_RETRY)")
@@ -105,8 +102,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("concurrency must be at least 1, got %d", c.Concurrency)
 	case c.ChunkQueue == "":
 		return fmt.Errorf("queue must not be empty")
-	case c.LeaseTTL < time.Second:
-		return fmt.Errorf("lease-ttl must be at least 1s, got %s", c.LeaseTTL)
 	case c.MaxRetry < 0:
 		return fmt.Errorf("max-retry must not be negative, got %d", c.MaxRetry)
 	}

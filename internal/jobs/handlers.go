@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
 	"github.com/carryover/carryover/internal/continuation"
@@ -23,9 +22,6 @@ type HandlerConfig struct {
 	Tasks    *Dispatcher
 	Provider continuation.Provider
 	Logger   *slog.Logger
-	// LeaseTTL is how long a claim on a job survives without renewal; a worker
-	// that dies mid-call blocks its job for at most this long.
-	LeaseTTL time.Duration
 	// MaxRateLimitWaits bounds how often one chunk may be refused with 429
 	// before the job stops (waits do not use the retry budget).
 	MaxRateLimitWaits int
@@ -44,9 +40,6 @@ func NewHandlers(cfg HandlerConfig) *Handlers {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.LeaseTTL <= 0 {
-		cfg.LeaseTTL = 30 * time.Second
-	}
 	if cfg.MaxRateLimitWaits <= 0 {
 		cfg.MaxRateLimitWaits = 50
 	}
@@ -61,7 +54,7 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 
 // RetryLater is returned by a handler to have the task delivered again after
 // Delay without counting as a failure (a rate limit, or another delivery
-// holding the job's lease).
+// holding the job's lock).
 type RetryLater struct {
 	Delay  time.Duration
 	Reason string
@@ -85,92 +78,92 @@ func IsFailure(err error) bool {
 	return !errors.As(err, &rl)
 }
 
-// HandleChunk produces one chunk: claim, call, persist, decide, enqueue next.
+// leasedRetry is how soon a delivery that found the job locked looks again:
+// soon, because the holder usually finishes well within a model call.
+const leasedRetry = time.Second
+
+// HandleChunk produces one chunk: claim (lock, no write), call, save (one
+// insert, one commit), enqueue the next task.
 func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 	var p ChunkPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.JobID == "" {
 		return fmt.Errorf("chunk task payload %q: %v: %w", t.Payload(), err, asynq.SkipRetry)
 	}
-	log := h.log.With("job_id", p.JobID, "seq", p.Seq)
+	taskID, _ := asynq.GetTaskID(ctx)
 	attempt, _ := asynq.GetRetryCount(ctx)
-	token := uuid.NewString()
-	claim, err := h.cfg.Store.ClaimChunk(ctx, p.JobID, p.Seq, token, h.cfg.LeaseTTL, attempt)
+	claim, err := h.cfg.Store.ClaimChunk(ctx, p.JobID, p.Seq)
 	if err != nil {
 		return err
 	}
+	defer claim.Release()
+	log := h.log.With("job_id", p.JobID, "seq", p.Seq)
 	switch claim.Outcome {
 	case store.Claimed:
 	case store.AlreadyStored:
 		// A redelivery of a stored chunk: no model call; make sure the job's
 		// next step is queued (the first delivery may have died before that).
 		log.Debug("chunk already stored; ensuring the next step is queued")
-		return h.ensureNext(ctx, claim.Job)
+		return h.ensureNext(ctx, claim.Job.ID, claim.Job.Status, claim.NextSeq)
 	case store.Leased:
-		// Check back soon rather than at lease expiry: the holder usually
-		// finishes well before its lease runs out.
-		wait := min(max(time.Until(claim.LeaseUntil)+100*time.Millisecond, time.Second), 3*time.Second)
-		log.Debug("another delivery holds the job; retrying later", "wait", wait)
-		return &RetryLater{Delay: wait, Reason: "another delivery is producing this chunk"}
-	case store.JobDone, store.Ahead, store.Missing:
-		log.Debug("nothing to do", "outcome", claim.Outcome.String(), "status", claim.Job.Status)
+		log.Debug("another delivery holds the job; retrying later")
+		return &RetryLater{Delay: leasedRetry, Reason: "another delivery is producing this chunk"}
+	case store.JobDone:
+		log.Debug("job no longer generating", "status", claim.Job.Status)
+		// The delivery that stopped generation may have died before queueing the merge.
+		return h.ensureNext(ctx, claim.Job.ID, claim.Job.Status, claim.NextSeq)
+	default:
+		log.Debug("nothing to do", "outcome", claim.Outcome.String())
 		return nil
 	}
 	job := claim.Job
-	cont, err := decodeContinuation(job.Continuation)
-	if err != nil {
-		h.releaseLease(job.ID, p.Seq, token, claim.CallID, err)
+	if n, err := claim.RecordLostAttempts(ctx, taskID, attempt); err != nil {
+		return err
+	} else if n > 0 {
+		log.Warn("earlier deliveries of this chunk died without a trace; recorded as lost attempts", "lost", n, "attempt", attempt)
+	}
+	if err := claim.MarkRunning(ctx); err != nil {
 		return err
 	}
-	req := continuation.CallRequest{
-		Model:           job.Model,
-		Instructions:    job.Instructions,
-		MaxOutputTokens: job.MaxOutputTokens,
-	}
-	prevID := ""
-	if job.LastResponseID != nil {
-		prevID = *job.LastResponseID
-	}
-	if p.Seq == 0 {
-		if err := json.Unmarshal(job.Input, &req.Input); err != nil {
-			err = fmt.Errorf("job %s input: %w", job.ID, err)
-			h.releaseLease(job.ID, p.Seq, token, claim.CallID, err)
-			return err
-		}
-	} else {
-		req.PreviousID = prevID
-		req.Prompt = continuation.ContinuePrompt(job.Format)
-		log.Info("continuation started", "response_id", prevID, "attempt", attempt)
-	}
-
 	// Everything that can fail goes before the call, so a failure never
 	// leaves a paid-for response unstored.
+	cont, err := decodeContinuation(job.Continuation)
+	if err != nil {
+		return h.failBeforeCall(ctx, claim, taskID, attempt, err)
+	}
 	price, err := h.prices.get(ctx, job.Model)
 	if err != nil {
-		h.releaseLease(job.ID, p.Seq, token, claim.CallID, err)
-		return err
+		return h.failBeforeCall(ctx, claim, taskID, attempt, err)
 	}
-	resp, callErr := h.call(ctx, log, job.ID, token, req)
+	req := continuation.CallRequest{Model: job.Model, Instructions: job.Instructions, MaxOutputTokens: job.MaxOutputTokens}
+	if p.Seq == 0 {
+		if err := json.Unmarshal(job.Input, &req.Input); err != nil {
+			return h.failBeforeCall(ctx, claim, taskID, attempt, fmt.Errorf("job input: %w", err))
+		}
+	} else {
+		req.PreviousID = claim.PrevResponseID
+		req.Prompt = continuation.ContinuePrompt(job.Format)
+		log.Info("continuation started", "response_id", claim.PrevResponseID, "attempt", attempt)
+	}
+
+	started := time.Now()
+	resp, callErr := h.cfg.Provider.Call(ctx, req)
 	if callErr != nil {
-		return h.callFailed(ctx, log, job, cont, p.Seq, token, claim.CallID, resp, callErr)
+		return h.callFailed(ctx, log, claim, cont, taskID, attempt, started, price, resp, callErr)
 	}
 	log = log.With("response_id", resp.ID)
 
 	sum := sha256.Sum256([]byte(resp.Text))
-	textSHA, prevSHA := hex.EncodeToString(sum[:]), ""
-	if job.LastChunkSHA != nil {
-		prevSHA = *job.LastChunkSHA
-	}
+	textSHA := hex.EncodeToString(sum[:])
 	outcome := continuation.Decide(continuation.State{
-		Seq: p.Seq, Finish: resp.Finish, Text: resp.Text, TextSHA: textSHA, PreviousSHA: prevSHA,
+		Seq: p.Seq, Finish: resp.Finish, Text: resp.Text, TextSHA: textSHA, PreviousSHA: claim.PrevSHA,
 		Enabled: cont.EnabledOrDefault(), MaxAttempts: cont.MaxAttempts,
 	}, continuation.DefaultCriteria())
 	decision, _ := json.Marshal(outcome)
 	usage := store.Usage(resp.Usage)
 	nc := store.NewChunk{
-		JobID: job.ID, Seq: p.Seq, LeaseToken: token, CallID: claim.CallID,
 		Content: resp.Text, ContentSHA: textSHA, FinishReason: string(resp.Finish), RawStatus: resp.RawStatus,
-		IncompleteReason: resp.IncompleteReason, ResponseID: resp.ID, Usage: usage,
-		CostUSD: Cost(price, usage), Latency: resp.Latency,
+		IncompleteReason: resp.IncompleteReason, ResponseID: resp.ID, TaskID: taskID, Attempt: attempt,
+		Usage: usage, CostUSD: Cost(price, usage), CallStarted: started, Latency: resp.Latency,
 		ShouldContinue: outcome.ShouldContinue, StopReason: string(outcome.StopReason), Decision: decision,
 	}
 	switch resp.Finish {
@@ -183,9 +176,13 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 		nc.Event = &store.EventNote{Level: "warn", Type: "incomplete", Message: fmt.Sprintf(
 			"response %s incomplete (%s); resume from it", resp.ID, resp.IncompleteReason)}
 	}
-	status, err := h.cfg.Store.SaveChunk(ctx, nc)
-	if errors.Is(err, store.ErrLeaseLost) {
-		log.Warn("lease lost during the call; another delivery owns this chunk (the call is recorded)")
+	// The save must happen even if the task's context ended during the call:
+	// the response is paid for.
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	status, err := claim.Save(saveCtx, nc)
+	if errors.Is(err, store.ErrChunkExists) {
+		log.Warn("chunk was stored by another delivery; this call's response is discarded")
 		return nil
 	}
 	if err != nil {
@@ -194,7 +191,7 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 	log.Debug("chunk stored", "finish_reason", resp.Finish, "output_tokens", usage.Output,
 		"decision", outcome.Decision, "resolved_by", outcome.ResolvedBy, "stop_reason", outcome.StopReason)
 	switch status {
-	case store.StatusRunning:
+	case store.StatusRunning, store.StatusQueued:
 		return h.cfg.Tasks.Chunk(ctx, job.ID, p.Seq+1)
 	case store.StatusMerging:
 		log.Info("generation ended; merging", "stop_reason", outcome.StopReason, "chunks", p.Seq+1)
@@ -203,102 +200,93 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 	return nil
 }
 
-// call makes the model call while keeping the job's lease alive; if the
-// lease is lost (another delivery took over) the call is abandoned.
-func (h *Handlers) call(ctx context.Context, log *slog.Logger, jobID, token string, req continuation.CallRequest) (continuation.Response, error) {
-	callCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		tick := time.NewTicker(h.cfg.LeaseTTL / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				ok, err := h.cfg.Store.RenewLease(ctx, jobID, token, h.cfg.LeaseTTL)
-				if err != nil {
-					log.Warn("could not renew the job lease", "err", err)
-					continue
-				}
-				if !ok {
-					log.Warn("job lease lost mid-call (cancelled, or taken over); abandoning the call")
-					cancel()
-					return
-				}
-			}
-		}
-	}()
-	return h.cfg.Provider.Call(callCtx, req)
+// failBeforeCall records a delivery that stopped before calling the model
+// (nothing was billed) and has asynq retry it.
+func (h *Handlers) failBeforeCall(ctx context.Context, c *store.Claim, taskID string, attempt int, cause error) error {
+	_, _, err := c.Fail(ctx, store.CallFailure{TaskID: taskID, Attempt: attempt, Counted: true, ErrorType: "internal",
+		Error: "no call made: " + cause.Error(), Started: time.Now()}, nil)
+	return errors.Join(fmt.Errorf("job %s chunk %d: %w", c.Job.ID, c.Seq, cause), err)
 }
 
 // callFailed records a failed attempt and decides between retrying the task
 // and stopping the job.
-func (h *Handlers) callFailed(ctx context.Context, log *slog.Logger, job store.Job, cont Continuation, seq int,
-	token string, callID int64, resp continuation.Response, callErr error) error {
+func (h *Handlers) callFailed(ctx context.Context, log *slog.Logger, c *store.Claim, cont Continuation, taskID string,
+	attempt int, started time.Time, price *store.Price, resp continuation.Response, callErr error) error {
 	ce := continuation.Classify(callErr)
 	msg := ce.Error()
 	if resp.ID != "" {
 		log = log.With("response_id", resp.ID)
 	}
-	failed, err := h.cfg.Store.FailCall(ctx, job.ID, token, seq, store.CallFailure{
-		CallID: callID, HTTPStatus: ce.HTTPStatus, ErrorType: string(ce.Type), Error: msg, Latency: resp.Latency,
-	})
-	if err != nil {
-		return err
-	}
 	if ce.Malformed {
 		log.Error("malformed response from the provider", "err", msg)
 	}
-	retried, _ := asynq.GetRetryCount(ctx)
+	f := store.CallFailure{TaskID: taskID, Attempt: attempt, Counted: ce.Type != continuation.ErrRateLimit,
+		ResponseID: resp.ID, HTTPStatus: ce.HTTPStatus, ErrorType: string(ce.Type), Error: msg,
+		Started: started, Latency: resp.Latency}
+	if resp.Usage != (continuation.Usage{}) {
+		u := store.Usage(resp.Usage)
+		f.Usage, f.CostUSD = &u, Cost(price, u)
+	}
 	maxRetry, _ := asynq.GetMaxRetry(ctx)
 	var stop continuation.StopReason
 	switch {
 	case !ce.Retryable():
 		stop = continuation.StopErrorForbade
-	case ce.Type == continuation.ErrRateLimit && failed < h.cfg.MaxRateLimitWaits:
-		wait := max(ce.RetryAfter, time.Second)
-		log.Warn("rate limited; waiting as the provider asked", "retry_after", wait, "err", msg)
-		return &RetryLater{Delay: wait, Reason: msg}
-	case ce.Type == continuation.ErrRateLimit, retried >= maxRetry:
+	case ce.Type == continuation.ErrRateLimit:
+		// Decided after recording, from the count of waits so far.
+	case attempt >= maxRetry:
 		stop = continuation.StopRetryLimit
-	default:
-		log.Warn("model call failed; will retry", "error_type", ce.Type, "err", msg, "retried", retried)
-		return fmt.Errorf("chunk %d of job %s: %w", seq, job.ID, ce)
 	}
-	log.Error("model call failed; stopping the job", "error_type", ce.Type, "err", msg, "stop_reason", stop)
-	status, err := h.cfg.Store.StopJob(ctx, job.ID, string(stop), msg, cont.OnFailure == OnFailurePartial)
+	var st *store.Stop
+	if stop != "" {
+		st = &store.Stop{Reason: string(stop), Error: msg, Merge: cont.OnFailure == OnFailurePartial}
+	}
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	failed, status, err := c.Fail(saveCtx, f, st)
 	if err != nil {
 		return err
 	}
+	if ce.Type == continuation.ErrRateLimit && st == nil {
+		if failed < h.cfg.MaxRateLimitWaits {
+			wait := max(ce.RetryAfter, time.Second)
+			log.Warn("rate limited; waiting as the provider asked", "retry_after", wait, "err", msg)
+			return &RetryLater{Delay: wait, Reason: msg}
+		}
+		return h.stopAfterFailure(ctx, log, c.Job.ID, continuation.StopRetryLimit, msg, cont)
+	}
+	if st == nil {
+		log.Warn("model call failed; will retry", "error_type", ce.Type, "err", msg, "attempt", attempt)
+		return fmt.Errorf("chunk %d of job %s: %w", c.Seq, c.Job.ID, ce)
+	}
+	log.Error("model call failed; stopping the job", "error_type", ce.Type, "err", msg, "stop_reason", stop, "status", status)
 	if status == store.StatusMerging {
-		return h.cfg.Tasks.Merge(ctx, job.ID)
+		return h.cfg.Tasks.Merge(ctx, c.Job.ID)
 	}
 	return nil
 }
 
-// releaseLease gives up a claim before any model call was made: the attempt
-// row is closed as failed (no call happened, nothing was billed) and the
-// retry can claim at once.
-func (h *Handlers) releaseLease(jobID string, seq int, token string, callID int64, cause error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := h.cfg.Store.FailCall(ctx, jobID, token, seq, store.CallFailure{CallID: callID, ErrorType: "internal",
-		Error: "no call made: " + cause.Error()}); err != nil {
-		h.log.Warn("could not release the job lease; it expires on its own", "job_id", jobID, "err", err)
+// stopAfterFailure ends a job's generation after its claim was released.
+func (h *Handlers) stopAfterFailure(ctx context.Context, log *slog.Logger, jobID string, reason continuation.StopReason, msg string, cont Continuation) error {
+	status, err := h.cfg.Store.StopJob(ctx, jobID, store.Stop{Reason: string(reason), Error: msg, Merge: cont.OnFailure == OnFailurePartial})
+	if err != nil {
+		return err
 	}
+	log.Error("model call failed too often; stopping the job", "stop_reason", reason, "status", status, "err", msg)
+	if status == store.StatusMerging {
+		return h.cfg.Tasks.Merge(ctx, jobID)
+	}
+	return nil
 }
 
 // ensureNext queues whatever a job needs next, after a redelivery found its
 // chunk already stored.
-func (h *Handlers) ensureNext(ctx context.Context, j store.Job) error {
-	switch j.Status {
+func (h *Handlers) ensureNext(ctx context.Context, jobID, status string, nextSeq int) error {
+	switch status {
 	case store.StatusQueued, store.StatusRunning:
-		return h.cfg.Tasks.Chunk(ctx, j.ID, j.NextSeq)
+		return h.cfg.Tasks.Chunk(ctx, jobID, nextSeq)
 	case store.StatusMerging:
-		return h.cfg.Tasks.Merge(ctx, j.ID)
+		return h.cfg.Tasks.Merge(ctx, jobID)
 	}
 	return nil
 }

@@ -96,11 +96,13 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
-	var price *store.Price
-	if job.CostUSD == nil {
-		price = nil
-	} else if pr, err := h.cfg.Store.PriceFor(ctx, job.Model, job.CreatedAt); err == nil {
-		price = pr
+	totals, cost, err := h.cfg.Store.Totals(ctx, job.ID)
+	if err != nil {
+		return err
+	}
+	price, err := h.prices.get(ctx, job.Model)
+	if err != nil {
+		return err
 	}
 	hint, err := requestText(job)
 	if err != nil {
@@ -112,8 +114,13 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("merge job %s: %w: %w", job.ID, err, asynq.SkipRetry)
 	}
 	meta.Durations.MergeMS = float64(time.Since(start).Microseconds()) / 1000
+	// Totals over every attempt, failed calls with usage included.
 	meta.Calls = calls
 	meta.Price = price
+	meta.TotalInputTokens, meta.TotalCachedTokens = totals.Input, totals.Cached
+	meta.TotalOutputTokens, meta.TotalReasoningTokens = totals.Output, totals.Reasoning
+	meta.TotalCostEstimate = cost
+	meta.CostNote = costNote(job.Model, price, calls)
 	status, errMsg := FinalStatus(job, meta)
 	raw, err := json.Marshal(meta)
 	if err != nil {
@@ -124,7 +131,7 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 		mergeErr = &res.Error
 	}
 	if err := h.cfg.Store.SaveResult(ctx, store.Result{
-		JobID: job.ID, Content: res.Content, Metadata: raw, CostUSD: job.CostUSD,
+		JobID: job.ID, Content: res.Content, Metadata: raw, CostUSD: cost,
 		MergeSuccess: res.Success, MergeError: mergeErr,
 	}, status, errMsg); err != nil {
 		return err
@@ -150,9 +157,6 @@ func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result
 		ResponseIDs:       make([]string, 0, len(chunks)),
 		ChunkSizes:        make([]int, len(chunks)),
 		Decisions:         make([]ChunkDecisionNote, len(chunks)),
-		TotalInputTokens:  job.InputTokens, TotalCachedTokens: job.CachedTokens,
-		TotalOutputTokens: job.OutputTokens, TotalReasoningTokens: job.ReasoningTokens,
-		TotalCostEstimate: job.CostUSD,
 	}
 	if job.StopReason != nil {
 		meta.StopReason = *job.StopReason
@@ -168,6 +172,13 @@ func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result
 		if c.ResponseID != nil {
 			meta.ResponseIDs = append(meta.ResponseIDs, *c.ResponseID)
 		}
+		meta.TotalInputTokens += c.Usage.Input
+		meta.TotalCachedTokens += c.Usage.Cached
+		meta.TotalOutputTokens += c.Usage.Output
+		meta.TotalReasoningTokens += c.Usage.Reasoning
+		if c.CostUSD != nil {
+			meta.TotalCostEstimate = addCost(meta.TotalCostEstimate, *c.CostUSD)
+		}
 		meta.Durations.ModelMS += c.LatencyMS
 		meta.Durations.ChunkModelMS[i] = c.LatencyMS
 		var o continuation.Outcome
@@ -177,9 +188,6 @@ func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result
 	if n := len(chunks); n > 0 {
 		meta.WasContinued = n > 1
 		meta.ContinuationCount = n - 1
-	}
-	if job.CostUSD == nil {
-		meta.CostNote = fmt.Sprintf("no price for model %q in model_prices; cost is not estimated", job.Model)
 	}
 	if job.StartedAt != nil {
 		meta.Durations.QueueMS = job.StartedAt.Sub(job.CreatedAt).Milliseconds()
@@ -228,4 +236,23 @@ func requestText(job store.Job) (string, error) {
 		return "", fmt.Errorf("job %s input: %w", job.ID, err)
 	}
 	return Request{Instructions: job.Instructions, Input: Input{Prompt: in.Prompt, Messages: in.Messages}}.Text(), nil
+}
+
+func addCost(total *float64, c float64) *float64 {
+	v := c
+	if total != nil {
+		v += *total
+	}
+	return &v
+}
+
+// costNote explains a missing or incomplete cost estimate.
+func costNote(model string, price *store.Price, calls store.CallStats) string {
+	switch {
+	case price == nil:
+		return fmt.Sprintf("no price for model %q in model_prices; cost is not estimated", model)
+	case calls.Lost > 0:
+		return fmt.Sprintf("%d lost call(s) may have been billed; their usage is unknown and not in the estimate", calls.Lost)
+	}
+	return ""
 }

@@ -30,10 +30,14 @@ type ReconcilerConfig struct {
 // Reconciler resumes live jobs whose queue state is gone: the task was never
 // enqueued (a crash right after the insert), Redis lost its keys, or the
 // worker running it died. It re-enqueues the job's next task under the same
-// TaskID, so a task still queued is never doubled.
+// TaskID, so a task still queued is never doubled. A job whose lock is held
+// is being worked on and is left alone.
 type Reconciler struct {
 	cfg ReconcilerConfig
 	log *slog.Logger
+	// suspects are active tasks that no live worker listed at the last scan;
+	// a task still unlisted at the next scan belongs to a dead worker.
+	suspects map[string]bool
 }
 
 // NewReconciler builds a reconciler.
@@ -50,7 +54,7 @@ func NewReconciler(cfg ReconcilerConfig) *Reconciler {
 	if cfg.Batch <= 0 {
 		cfg.Batch = 500
 	}
-	return &Reconciler{cfg: cfg, log: cfg.Logger}
+	return &Reconciler{cfg: cfg, log: cfg.Logger, suspects: map[string]bool{}}
 }
 
 // Run scans every Interval until ctx ends.
@@ -71,15 +75,17 @@ func (r *Reconciler) Run(ctx context.Context) {
 	}
 }
 
-// Scan looks at stale jobs once and returns how many it resumed.
+// Scan looks at stale jobs once and returns how many it resumed. Run calls
+// it; it is not safe for concurrent use.
 func (r *Reconciler) Scan(ctx context.Context) (int, error) {
 	stale, err := r.cfg.Store.StaleJobs(ctx, time.Now().Add(-r.cfg.StaleAfter), r.cfg.Batch)
 	if err != nil {
 		return 0, err
 	}
+	s := &scan{suspects: map[string]bool{}}
 	resumed := 0
 	for _, j := range stale {
-		ok, err := r.resume(ctx, j)
+		ok, err := r.resume(ctx, s, j)
 		if err != nil {
 			r.log.Warn("reconciler could not resume job", "job_id", j.ID, "seq", j.NextSeq, "err", err)
 			continue
@@ -88,10 +94,22 @@ func (r *Reconciler) Scan(ctx context.Context) (int, error) {
 			resumed++
 		}
 	}
+	r.suspects = s.suspects
 	return resumed, nil
 }
 
-func (r *Reconciler) resume(ctx context.Context, j store.StaleJob) (bool, error) {
+// scan holds what one Scan learned.
+type scan struct {
+	listed   map[string]bool // tasks live workers report as active; nil until needed
+	suspects map[string]bool
+}
+
+func (r *Reconciler) resume(ctx context.Context, s *scan, j store.StaleJob) (bool, error) {
+	ok, unlock, err := r.cfg.Store.TryLockJob(ctx, j.ID)
+	if err != nil || !ok {
+		return false, err // locked: a delivery is working on it (a long model call)
+	}
+	defer unlock()
 	queue, taskID := r.cfg.Tasks.queues.Chunk, ChunkTaskID(j.ID, j.NextSeq)
 	if j.Status == store.StatusMerging {
 		queue, taskID = r.cfg.Tasks.queues.Merge, MergeTaskID(j.ID)
@@ -107,27 +125,61 @@ func (r *Reconciler) resume(ctx context.Context, j store.StaleJob) (bool, error)
 	}
 	switch info.State {
 	case asynq.TaskStateActive:
-		// Active in Redis, yet no worker holds the job's lease and nothing has
-		// moved for StaleAfter: the worker died. asynq would recover the task
-		// only after its lease and recoverer (a minute or more), so queue a
-		// recovery copy now; the job lease keeps the two from both calling.
-		rid := fmt.Sprintf("%s:recover:%d", taskID, time.Now().Unix()/int64(max(r.cfg.StaleAfter/time.Second, 1)))
+		// Active in Redis, yet nobody holds the job's lock and nothing has
+		// moved for StaleAfter. If no live worker lists the task on two
+		// scans in a row, its worker died; asynq would recover the task only
+		// after its 30s lease and the recoverer's minute, so queue a recovery
+		// copy now (the lock keeps the two from both calling the model).
+		if s.listed == nil {
+			if s.listed, err = r.activeTasks(); err != nil {
+				return false, err
+			}
+		}
+		if s.listed[taskID] {
+			return false, nil
+		}
+		if !r.suspects[taskID] {
+			s.suspects[taskID] = true
+			return false, nil
+		}
+		if j.Status != store.StatusMerging {
+			if err := r.cfg.Store.RecordLost(ctx, j.ID, j.NextSeq, taskID, info.Retried); err != nil {
+				return false, err
+			}
+		}
+		rid := fmt.Sprintf("%s:recover:%d", taskID, time.Now().UnixNano())
 		r.log.Warn("reconciler recovering a job whose worker died", "job_id", j.ID, "seq", j.NextSeq, "task_id", rid)
 		return true, r.enqueue(ctx, j, rid)
 	case asynq.TaskStateArchived:
-		// asynq gave up on the task (its worker kept dying): end the job
+		// asynq gave up on the task (its workers kept dying): end the job
 		// rather than leave it stuck.
 		r.log.Error("job's task was archived after repeated failures; stopping the job", "job_id", j.ID, "seq", j.NextSeq)
 		if j.Status == store.StatusMerging {
 			return true, r.cfg.Store.FailJob(ctx, j.ID, "merge task archived after repeated failed deliveries")
 		}
-		status, err := r.cfg.Store.StopJob(ctx, j.ID, "retry_limit_reached", "task archived after repeated failed deliveries", true)
+		status, err := r.cfg.Store.StopJob(ctx, j.ID, store.Stop{Reason: "retry_limit_reached",
+			Error: "task archived after repeated failed deliveries", Merge: true})
 		if err == nil && status == store.StatusMerging {
 			err = r.cfg.Tasks.Merge(ctx, j.ID)
 		}
 		return true, err
 	}
 	return false, nil // pending, scheduled, retry: it will run
+}
+
+// activeTasks lists the task IDs that live workers report as in progress.
+func (r *Reconciler) activeTasks() (map[string]bool, error) {
+	servers, err := r.cfg.Inspector.Servers()
+	if err != nil {
+		return nil, fmt.Errorf("list asynq servers: %w", err)
+	}
+	m := map[string]bool{}
+	for _, s := range servers {
+		for _, w := range s.ActiveWorkers {
+			m[w.TaskID] = true
+		}
+	}
+	return m, nil
 }
 
 func (r *Reconciler) enqueue(ctx context.Context, j store.StaleJob, taskID string) error {

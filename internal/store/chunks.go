@@ -2,23 +2,26 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // ClaimOutcome says what a chunk task found when it tried to claim its chunk.
 type ClaimOutcome int
 
 const (
-	// Claimed: the caller holds the job's lease and may call the model.
+	// Claimed: the caller holds the job's lock and may call the model.
 	Claimed ClaimOutcome = iota
 	// AlreadyStored: the chunk is stored (a redelivery); no model call.
 	AlreadyStored
-	// Leased: another delivery holds the lease and is calling the model now.
+	// Leased: another delivery holds the job's lock and is calling the model now.
 	Leased
 	// JobDone: the job is terminal, merging, or cancelled; nothing to do.
 	JobDone
@@ -41,120 +44,154 @@ type Price struct {
 	Output        float64   `json:"output_per_mtok"`
 }
 
-// Claim is the result of ClaimChunk.
-type Claim struct {
-	Outcome    ClaimOutcome
-	Job        Job       // on Claimed the full row; otherwise at least ID, Status, NextSeq
-	CallID     int64     // the llm_calls row recording this attempt (Claimed only)
-	LeaseUntil time.Time // Leased: when the other holder's lease runs out
+// lockClass namespaces carryover's advisory locks ("co").
+const lockClass int32 = 0x636f
+
+// lockKey maps a job to its advisory lock. Two jobs sharing a key (one in
+// 2^32) only ever wait for each other; they never share a chunk.
+func lockKey(jobID string) int32 {
+	u, err := uuid.Parse(jobID)
+	if err != nil {
+		return 0
+	}
+	return int32(binary.BigEndian.Uint32(u[:4]))
 }
 
-// ClaimChunk takes the job's lease for chunk seq and records the model call
-// attempt before it happens, in one statement: an attempt is on record even
-// if the worker dies mid-call, and two deliveries of one task can never both
-// call the model. A lease left by a dead worker is taken over once it
-// expires, and that worker's in-flight call is marked lost.
-func (s *Store) ClaimChunk(ctx context.Context, jobID string, seq int, token string, ttl time.Duration, attempt int) (Claim, error) {
-	var c Claim
-	dest := append(jobDest(&c.Job), &c.CallID)
-	err := s.pool.QueryRow(ctx, `
-WITH prev AS (
-	SELECT status FROM jobs WHERE id = $1::uuid
-), j AS (
-	UPDATE jobs SET status = 'running', lease_token = $3::uuid, lease_until = now() + $4 * interval '1 millisecond',
-	       started_at = coalesce(started_at, now()), updated_at = now()
-	WHERE id = $1::uuid AND next_seq = $2 AND status IN ('queued','running')
-	  AND (lease_until IS NULL OR lease_until < now())
-	RETURNING *
-), lost AS (
-	UPDATE llm_calls SET status = 'lost', finished_at = now(), error = 'worker lost its lease mid-call'
-	WHERE job_id = $1::uuid AND seq = $2 AND status = 'in_flight' AND EXISTS (SELECT 1 FROM j)
-), call AS (
-	INSERT INTO llm_calls (job_id, seq, attempt, model, previous_response_id)
-	SELECT id, $2, $5, model, last_response_id FROM j
-	RETURNING id
-), ev AS (
-	INSERT INTO job_events (job_id, level, type, message)
-	SELECT j.id, 'info', 'status', 'running' FROM j, prev WHERE prev.status = 'queued'
-)
-SELECT `+prefixed("j.", jobColumns)+`, call.id FROM j, call`,
-		jobID, seq, token, ttl.Milliseconds(), attempt).Scan(dest...)
-	if err == nil {
+// Claim is one delivery's hold on a job while it makes a chunk. It owns a
+// pooled connection carrying a session-level advisory lock on the job, so
+// two deliveries can never both call the model for the job, with no write
+// at all: if the worker dies, Postgres drops its session and the lock with
+// it. Always Release a Claim (Save and Fail release it themselves).
+type Claim struct {
+	Outcome        ClaimOutcome
+	Job            Job
+	Seq            int
+	NextSeq        int    // chunks stored
+	PrevResponseID string // the response to continue from ("" for chunk 0)
+	PrevSHA        string // sha256 of the previous chunk
+	conn           *pgxpool.Conn
+	key            int32
+	locked         bool
+}
+
+// ClaimChunk tries to lock the job for chunk seq and reads what the call
+// needs, in one round trip and without writing. The job is read after the
+// lock is held (a new snapshot), so a chunk committed by the previous holder
+// is always seen.
+func (s *Store) ClaimChunk(ctx context.Context, jobID string, seq int) (*Claim, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: claim chunk %d of job %s: %w", seq, jobID, err)
+	}
+	c := &Claim{conn: conn, key: lockKey(jobID), Seq: seq}
+	var prevResp, prevSHA *string
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_try_advisory_lock($1, $2)`, lockClass, c.key)
+	b.Queue(`SELECT `+jobColumns+`,
+	(SELECT response_id FROM chunks WHERE job_id = j.id AND seq = $2 - 1),
+	(SELECT content_sha FROM chunks WHERE job_id = j.id AND seq = $2 - 1),
+	(SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE job_id = j.id)
+FROM jobs j WHERE id = $1::uuid`, jobID, seq)
+	br := conn.SendBatch(ctx, b)
+	lockErr := br.QueryRow().Scan(&c.locked)
+	readErr := br.QueryRow().Scan(append(jobDest(&c.Job), &prevResp, &prevSHA, &c.NextSeq)...)
+	closeErr := br.Close()
+	if err := errors.Join(lockErr, closeErr); err != nil || (readErr != nil && !errors.Is(readErr, pgx.ErrNoRows)) {
+		c.discard()
+		return nil, fmt.Errorf("store: claim chunk %d of job %s: %w", seq, jobID, errors.Join(err, readErr))
+	}
+	if prevResp != nil {
+		c.PrevResponseID = *prevResp
+	}
+	if prevSHA != nil {
+		c.PrevSHA = *prevSHA
+	}
+	switch {
+	case !c.locked:
+		c.Outcome = Leased
+	case readErr != nil:
+		c.Outcome = Missing
+	case c.Job.Status != StatusQueued && c.Job.Status != StatusRunning:
+		c.Outcome = JobDone
+	case c.NextSeq > seq:
+		c.Outcome = AlreadyStored
+	case c.NextSeq < seq:
+		c.Outcome = Ahead
+	default:
 		c.Outcome = Claimed
 		return c, nil
 	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return Claim{}, fmt.Errorf("store: claim chunk %d of job %s: %w", seq, jobID, err)
-	}
-	// The slow path: say why the claim was refused.
-	var leaseUntil *time.Time
-	err = s.pool.QueryRow(ctx, `SELECT id::text, status, next_seq, lease_until FROM jobs WHERE id = $1::uuid`, jobID).
-		Scan(&c.Job.ID, &c.Job.Status, &c.Job.NextSeq, &leaseUntil)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		c.Outcome = Missing
-	case err != nil:
-		return Claim{}, fmt.Errorf("store: claim chunk %d of job %s: %w", seq, jobID, err)
-	case c.Job.Status != StatusQueued && c.Job.Status != StatusRunning:
-		c.Outcome = JobDone
-	case c.Job.NextSeq > seq:
-		c.Outcome = AlreadyStored
-	case c.Job.NextSeq < seq:
-		c.Outcome = Ahead
-	default:
-		c.Outcome = Leased
-		if leaseUntil != nil {
-			c.LeaseUntil = *leaseUntil
-		}
-	}
+	c.Release()
 	return c, nil
 }
 
-// RenewLease extends a held lease; it reports false when the lease was lost.
-func (s *Store) RenewLease(ctx context.Context, jobID, token string, ttl time.Duration) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE jobs SET lease_until = now() + $3 * interval '1 millisecond'
-WHERE id = $1::uuid AND lease_token = $2::uuid`, jobID, token, ttl.Milliseconds())
-	if err != nil {
-		return false, fmt.Errorf("store: renew lease of job %s: %w", jobID, err)
+// Release unlocks the job and returns the connection. It is safe to call
+// more than once.
+func (c *Claim) Release() {
+	if c.conn == nil {
+		return
 	}
-	return tag.RowsAffected() == 1, nil
+	if c.locked {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := c.conn.Exec(ctx, `SELECT pg_advisory_unlock($1, $2)`, lockClass, c.key); err != nil {
+			c.discard() // closing the session drops the lock
+			return
+		}
+		c.locked = false
+	}
+	c.conn.Release()
+	c.conn = nil
 }
 
-// CallFailure describes a model call that returned no usable response.
-type CallFailure struct {
-	CallID     int64
-	HTTPStatus int
-	ErrorType  string
-	Error      string
-	Latency    time.Duration
+// discard closes the connection, which ends the session and its lock.
+func (c *Claim) discard() {
+	if c.conn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = c.conn.Conn().Close(ctx)
+	c.conn.Release()
+	c.conn = nil
+	c.locked = false
 }
 
-// FailCall records a failed attempt and releases the lease so the retry can
-// claim at once. It returns how many attempts at this chunk have failed,
-// this one included.
-func (s *Store) FailCall(ctx context.Context, jobID, token string, seq int, f CallFailure) (int, error) {
-	var status *int
-	if f.HTTPStatus != 0 {
-		status = &f.HTTPStatus
+// MarkRunning moves a queued job to running when its first chunk starts.
+func (c *Claim) MarkRunning(ctx context.Context) error {
+	if c.Job.Status != StatusQueued {
+		return nil
 	}
-	var failed int
-	err := s.pool.QueryRow(ctx, `
-WITH c AS (
-	UPDATE llm_calls SET status = 'failed', http_status = $3, error_type = $4, error = $5, latency_ms = $6, finished_at = now()
-	WHERE id = $2
-), j AS (
-	UPDATE jobs SET lease_token = NULL, lease_until = NULL, updated_at = now()
-	WHERE id = $1::uuid AND lease_token = $7::uuid
-), ev AS (
-	INSERT INTO job_events (job_id, seq, level, type, message, data)
-	VALUES ($1::uuid, $8, 'warn', 'call_failed', $5, jsonb_build_object('error_type', $4::text, 'http_status', $3::int, 'call_id', $2::bigint))
+	_, err := c.conn.Exec(ctx, `
+WITH j AS (
+	UPDATE jobs SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
+	WHERE id = $1::uuid AND status = 'queued' RETURNING id
 )
-SELECT 1 + count(*) FROM llm_calls WHERE job_id = $1::uuid AND seq = $8 AND status = 'failed' AND id <> $2`,
-		jobID, f.CallID, status, f.ErrorType, f.Error, f.Latency.Milliseconds(), token, seq).Scan(&failed)
+INSERT INTO job_events (job_id, level, type, message) SELECT id, 'info', 'status', 'running' FROM j`, c.Job.ID)
 	if err != nil {
-		return 0, fmt.Errorf("store: record failed call %d: %w", f.CallID, err)
+		return fmt.Errorf("store: mark job %s running: %w", c.Job.ID, err)
 	}
-	return failed, nil
+	c.Job.Status = StatusRunning
+	return nil
+}
+
+// RecordLostAttempts records the deliveries of taskID before this one
+// (attempts 0..retried-1) that left no trace: their worker died, maybe in the
+// middle of a model call that was billed. Each is recorded once, as lost.
+func (c *Claim) RecordLostAttempts(ctx context.Context, taskID string, retried int) (int, error) {
+	if retried <= 0 {
+		return 0, nil
+	}
+	tag, err := c.conn.Exec(ctx, `
+INSERT INTO call_failures (job_id, seq, task_id, attempt, status, error_type, error, previous_response_id)
+SELECT $1::uuid, $2, $3, a, 'lost', 'unknown', 'the delivery ended without a trace (worker died); a model call may have been made and billed', nullif($5, '')
+FROM generate_series(0, $4 - 1) a
+WHERE NOT EXISTS (SELECT 1 FROM call_failures f WHERE f.job_id = $1::uuid AND f.seq = $2 AND f.task_id = $3 AND f.attempt = a AND f.counted)`,
+		c.Job.ID, c.Seq, taskID, retried, c.PrevResponseID)
+	if err != nil {
+		return 0, fmt.Errorf("store: record lost attempts of job %s: %w", c.Job.ID, err)
+	}
+	return int(tag.RowsAffected()), nil
 }
 
 // Usage is token usage as the provider reported it. Reasoning tokens are a
@@ -168,23 +205,22 @@ type Usage struct {
 
 // NewChunk is one model response and the decision taken after it.
 type NewChunk struct {
-	JobID            string
-	Seq              int
-	LeaseToken       string
-	CallID           int64
 	Content          string
-	ContentSHA       string // sha256 of Content, kept on the job for the no-progress check
+	ContentSHA       string
 	FinishReason     string
 	RawStatus        string
 	IncompleteReason string
 	ResponseID       string
+	TaskID           string
+	Attempt          int
 	Usage            Usage
 	CostUSD          *float64
+	CallStarted      time.Time
 	Latency          time.Duration
 	ShouldContinue   bool
 	StopReason       string // set when !ShouldContinue
 	Decision         json.RawMessage
-	// Event, when set, is recorded alongside (a warning or the stop).
+	// Event, when set, is recorded with a stopping chunk (a warning).
 	Event *EventNote
 }
 
@@ -193,82 +229,171 @@ type EventNote struct {
 	Level, Type, Message string
 }
 
-// ErrLeaseLost is returned by SaveChunk when the caller no longer holds the
-// job's lease (it expired and another delivery took over): the call is
-// recorded, the chunk is not.
-var ErrLeaseLost = errors.New("lease lost")
+// ErrChunkExists means the chunk was stored by someone else, which the lock
+// should make impossible; the caller treats it as a redelivery.
+var ErrChunkExists = errors.New("chunk already stored")
 
-// SaveChunk stores a chunk, completes its call record, adds its usage to the
-// job and moves the job on (next chunk, or merging) — one statement, one
-// commit. It returns the job's status afterwards (cancelled if the job was
-// cancelled during the call).
-func (s *Store) SaveChunk(ctx context.Context, c NewChunk) (string, error) {
-	var stop, incomplete, respID *string
-	if c.StopReason != "" {
-		stop = &c.StopReason
-	}
-	if c.IncompleteReason != "" {
-		incomplete = &c.IncompleteReason
-	}
-	if c.ResponseID != "" {
-		respID = &c.ResponseID
-	}
-	var evLevel, evType, evMsg *string
-	if c.Event != nil {
-		evLevel, evType, evMsg = &c.Event.Level, &c.Event.Type, &c.Event.Message
-	}
-	var status string
-	err := s.pool.QueryRow(ctx, `
-WITH call AS (
-	UPDATE llm_calls SET status = 'succeeded', response_id = $9, http_status = 200, input_tokens = $10,
-	       cached_tokens = $11, output_tokens = $12, reasoning_tokens = $13, latency_ms = $15, finished_at = now()
-	WHERE id = $4
+const insertChunk = `INSERT INTO chunks (job_id, seq, content, content_sha, finish_reason, raw_status, incomplete_reason,
+	response_id, previous_response_id, task_id, attempt, input_tokens, cached_tokens, output_tokens, reasoning_tokens,
+	cost_usd, latency_ms, call_started_at, should_continue, stop_reason, decision)
+VALUES ($1::uuid, $2, $3, $4, $5, $6, nullif($7, ''), nullif($8, ''), nullif($9, ''), $10, $11, $12, $13, $14, $15,
+	$16, $17, $18, $19, nullif($20, ''), $21)
+ON CONFLICT DO NOTHING`
+
+// Save stores the chunk — which is also the record of its model call — and,
+// when generation stops, moves the job to merging; then it commits and only
+// then unlocks, all in one round trip. A continuing chunk costs one INSERT
+// and one commit. It returns the job's status (cancelled if the job was
+// cancelled during the call) and releases the claim.
+func (c *Claim) Save(ctx context.Context, n NewChunk) (string, error) {
+	defer c.Release()
+	args := []any{c.Job.ID, c.Seq, n.Content, n.ContentSHA, n.FinishReason, n.RawStatus, n.IncompleteReason,
+		n.ResponseID, c.PrevResponseID, n.TaskID, n.Attempt, n.Usage.Input, n.Usage.Cached, n.Usage.Output,
+		n.Usage.Reasoning, n.CostUSD, n.Latency.Milliseconds(), n.CallStarted, n.ShouldContinue, n.StopReason, n.Decision}
+	var sql string
+	if n.ShouldContinue {
+		sql = insertChunk + ` RETURNING (SELECT status FROM jobs WHERE id = $1::uuid)`
+	} else {
+		var evLevel, evType, evMsg *string
+		if n.Event != nil {
+			evLevel, evType, evMsg = &n.Event.Level, &n.Event.Type, &n.Event.Message
+		}
+		args = append(args, evLevel, evType, evMsg)
+		sql = `WITH ch AS (` + insertChunk + ` RETURNING job_id
 ), j AS (
-	UPDATE jobs SET next_seq = $2 + 1, last_response_id = $9, last_finish_reason = $6, last_chunk_sha = $22,
-	       input_tokens = input_tokens + $10, cached_tokens = cached_tokens + $11,
-	       output_tokens = output_tokens + $12, reasoning_tokens = reasoning_tokens + $13,
-	       cost_usd = CASE WHEN $14::numeric IS NULL THEN NULL ELSE coalesce(cost_usd, 0) + $14::numeric END,
-	       status = CASE WHEN status = 'cancelled' OR $16 THEN status ELSE 'merging' END,
-	       stop_reason = CASE WHEN status = 'cancelled' THEN stop_reason ELSE $17 END,
-	       lease_token = NULL, lease_until = NULL, updated_at = now()
-	WHERE id = $1::uuid AND next_seq = $2 AND lease_token = $3::uuid
+	UPDATE jobs SET status = CASE WHEN status = 'cancelled' THEN status ELSE 'merging' END,
+	       stop_reason = CASE WHEN status = 'cancelled' THEN stop_reason ELSE nullif($20, '') END, updated_at = now()
+	WHERE id IN (SELECT job_id FROM ch)
 	RETURNING id, status
-), ch AS (
-	INSERT INTO chunks (job_id, seq, content, finish_reason, raw_status, incomplete_reason, response_id, call_id,
-	                    input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd, latency_ms,
-	                    should_continue, stop_reason, decision)
-	SELECT j.id, $2, $5, $6, $7, $8, $9, $4, $10, $11, $12, $13, $14, $15, $16, $17, $18 FROM j
 ), ev AS (
 	INSERT INTO job_events (job_id, seq, level, type, message)
-	SELECT j.id, $2, $19, $20, $21 FROM j WHERE $19::text IS NOT NULL
+	SELECT j.id, $2, $22, $23, $24 FROM j WHERE $22::text IS NOT NULL
 ), ev2 AS (
 	INSERT INTO job_events (job_id, seq, level, type, message, data)
-	SELECT j.id, $2, 'info', 'status', 'merging', jsonb_build_object('stop_reason', $17::text) FROM j WHERE j.status = 'merging'
+	SELECT j.id, $2, 'info', 'status', j.status, jsonb_build_object('stop_reason', nullif($20, '')) FROM j
+	WHERE j.status = 'merging'
 )
-SELECT status FROM j`,
-		c.JobID, c.Seq, c.LeaseToken, c.CallID, c.Content, c.FinishReason, c.RawStatus, incomplete, respID,
-		c.Usage.Input, c.Usage.Cached, c.Usage.Output, c.Usage.Reasoning, c.CostUSD, c.Latency.Milliseconds(),
-		c.ShouldContinue, stop, c.Decision, evLevel, evType, evMsg, c.ContentSHA).Scan(&status)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", ErrLeaseLost
+SELECT status FROM j`
 	}
-	if err != nil {
-		return "", fmt.Errorf("store: save chunk %d of job %s: %w", c.Seq, c.JobID, err)
+	var status string
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(sql, args...)
+	b.Queue("COMMIT")
+	b.Queue(`SELECT pg_advisory_unlock($1, $2)`, lockClass, c.key)
+	br := c.conn.SendBatch(ctx, b)
+	_, err1 := br.Exec()
+	err2 := br.QueryRow().Scan(&status)
+	_, err3 := br.Exec()
+	_, err4 := br.Exec()
+	err5 := br.Close()
+	if errors.Is(err2, pgx.ErrNoRows) && err1 == nil && err3 == nil {
+		c.locked = err4 != nil
+		return "", ErrChunkExists
 	}
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		c.discard()
+		return "", fmt.Errorf("store: save chunk %d of job %s: %w", c.Seq, c.Job.ID, err)
+	}
+	c.locked = false
 	return status, nil
 }
 
-// StopJob ends generation without a new chunk (the model call failed for
-// good, or a stray task found nothing to do): with stored chunks worth merging
-// the job goes to merging, otherwise it fails. It releases any lease and
-// returns the new status; a job no longer live is left alone.
-func (s *Store) StopJob(ctx context.Context, jobID, stopReason, errMsg string, merge bool) (string, error) {
-	var status string
-	err := s.pool.QueryRow(ctx, `
+// CallFailure describes a model call attempt that produced no chunk.
+type CallFailure struct {
+	TaskID     string
+	Attempt    int
+	Counted    bool // false for a rate-limit wait, which does not count as a failed delivery
+	ResponseID string
+	HTTPStatus int
+	ErrorType  string
+	Error      string
+	Usage      *Usage // when a failed response still reported usage
+	CostUSD    *float64
+	Started    time.Time
+	Latency    time.Duration
+}
+
+// Stop ends a job's generation along with a failure: with Merge and stored
+// chunks the job goes to merging, otherwise it fails.
+type Stop struct {
+	Reason string
+	Error  string
+	Merge  bool
+}
+
+// Fail records a failed attempt and, with stop, ends the job's generation,
+// while still holding the lock; then it commits, unlocks and releases the
+// claim. It returns how many attempts at this chunk have failed (this one
+// included) and, with stop, the job's status.
+func (c *Claim) Fail(ctx context.Context, f CallFailure, stop *Stop) (failed int, status string, err error) {
+	defer c.Release()
+	var status0 *int
+	if f.HTTPStatus != 0 {
+		status0 = &f.HTTPStatus
+	}
+	u := Usage{}
+	if f.Usage != nil {
+		u = *f.Usage
+	}
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(`
+WITH f AS (
+	INSERT INTO call_failures (job_id, seq, task_id, attempt, counted, status, previous_response_id, response_id,
+	                           http_status, error_type, error, input_tokens, cached_tokens, output_tokens,
+	                           reasoning_tokens, cost_usd, latency_ms, started_at)
+	VALUES ($1::uuid, $2, $3, $4, $5, 'failed', nullif($6, ''), nullif($7, ''), $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+)
+INSERT INTO job_events (job_id, seq, level, type, message, data)
+VALUES ($1::uuid, $2, 'warn', 'call_failed', $10, jsonb_build_object('error_type', $9::text, 'http_status', $8::int, 'attempt', $4::int))`,
+		c.Job.ID, c.Seq, f.TaskID, f.Attempt, f.Counted, c.PrevResponseID, f.ResponseID, status0, f.ErrorType, f.Error,
+		u.Input, u.Cached, u.Output, u.Reasoning, f.CostUSD, f.Latency.Milliseconds(), f.Started)
+	b.Queue(`SELECT count(*) FROM call_failures WHERE job_id = $1::uuid AND seq = $2 AND status = 'failed'`, c.Job.ID, c.Seq)
+	if stop != nil {
+		b.Queue(stopSQL, c.Job.ID, stop.Reason, stop.Error, stop.Merge)
+	}
+	b.Queue("COMMIT")
+	b.Queue(`SELECT pg_advisory_unlock($1, $2)`, lockClass, c.key)
+	br := c.conn.SendBatch(ctx, b)
+	_, e1 := br.Exec()
+	_, e2 := br.Exec()
+	e3 := br.QueryRow().Scan(&failed)
+	var e4 error
+	if stop != nil {
+		e4 = br.QueryRow().Scan(&status)
+		if errors.Is(e4, pgx.ErrNoRows) {
+			e4 = nil // the job was no longer live (cancelled meanwhile)
+		}
+	}
+	_, e5 := br.Exec()
+	_, e6 := br.Exec()
+	e7 := br.Close()
+	if err := errors.Join(e1, e2, e3, e4, e5, e6, e7); err != nil {
+		c.discard()
+		return 0, "", fmt.Errorf("store: record failed call of job %s chunk %d: %w", c.Job.ID, c.Seq, err)
+	}
+	c.locked = false
+	return failed, status, nil
+}
+
+// totalsSQL sets a job's totals from every attempt (the llm_calls view):
+// failed calls that reported usage were billed too. Lost calls have no
+// known usage. $1 is the job ID.
+const totalsSQL = `chunk_count = t.n, input_tokens = t.i, cached_tokens = t.ca, output_tokens = t.o,
+	reasoning_tokens = t.r, cost_usd = t.c
+FROM (SELECT (SELECT count(*) FROM chunks WHERE job_id = $1::uuid) AS n,
+	coalesce(sum(input_tokens), 0) AS i, coalesce(sum(cached_tokens), 0) AS ca, coalesce(sum(output_tokens), 0) AS o,
+	coalesce(sum(reasoning_tokens), 0) AS r, CASE WHEN bool_or(cost_usd IS NOT NULL) THEN sum(cost_usd) END AS c
+	FROM llm_calls WHERE job_id = $1::uuid) t`
+
+// stopSQL ends a live job's generation: $2 stop reason, $3 error, $4 merge.
+const stopSQL = `
 WITH j AS (
-	UPDATE jobs SET status = CASE WHEN $4 AND next_seq > 0 THEN 'merging' ELSE 'failed' END,
-	       stop_reason = $2, error = nullif($3, ''), lease_token = NULL, lease_until = NULL, updated_at = now(),
-	       finished_at = CASE WHEN $4 AND next_seq > 0 THEN NULL ELSE now() END
+	UPDATE jobs SET status = CASE WHEN $4 AND EXISTS (SELECT 1 FROM chunks WHERE job_id = $1::uuid) THEN 'merging' ELSE 'failed' END,
+	       stop_reason = $2, error = nullif($3, ''), updated_at = now(),
+	       finished_at = CASE WHEN $4 AND EXISTS (SELECT 1 FROM chunks WHERE job_id = $1::uuid) THEN NULL ELSE now() END,
+	       ` + totalsSQL + `
 	WHERE id = $1::uuid AND status IN ('queued','running')
 	RETURNING id, status
 ), ev AS (
@@ -276,7 +401,13 @@ WITH j AS (
 	SELECT id, CASE WHEN status = 'failed' THEN 'error' ELSE 'warn' END, 'status', status,
 	       jsonb_build_object('stop_reason', $2::text, 'error', nullif($3, '')) FROM j
 )
-SELECT status FROM j`, jobID, stopReason, errMsg, merge).Scan(&status)
+SELECT status FROM j`
+
+// StopJob ends a live job's generation without a claim (the reconciler,
+// when asynq gave up on its task). It returns the job's status afterwards.
+func (s *Store) StopJob(ctx context.Context, jobID string, stop Stop) (string, error) {
+	var status string
+	err := s.pool.QueryRow(ctx, stopSQL, jobID, stop.Reason, stop.Error, stop.Merge).Scan(&status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		j, err := s.GetJob(ctx, jobID)
 		return j.Status, err
@@ -285,4 +416,36 @@ SELECT status FROM j`, jobID, stopReason, errMsg, merge).Scan(&status)
 		return "", fmt.Errorf("store: stop job %s: %w", jobID, err)
 	}
 	return status, nil
+}
+
+// TryLockJob takes the job's advisory lock on a dedicated connection if no
+// delivery holds it. unlock must be called when ok.
+func (s *Store) TryLockJob(ctx context.Context, jobID string) (ok bool, unlock func(), err error) {
+	c := &Claim{key: lockKey(jobID)}
+	if c.conn, err = s.pool.Acquire(ctx); err != nil {
+		return false, nil, fmt.Errorf("store: lock job %s: %w", jobID, err)
+	}
+	if err := c.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, lockClass, c.key).Scan(&c.locked); err != nil {
+		c.discard()
+		return false, nil, fmt.Errorf("store: lock job %s: %w", jobID, err)
+	}
+	if !c.locked {
+		c.Release()
+		return false, nil, nil
+	}
+	return true, c.Release, nil
+}
+
+// RecordLost records a delivery that died with its worker (seen by the
+// reconciler): a call may have been made and billed.
+func (s *Store) RecordLost(ctx context.Context, jobID string, seq int, taskID string, attempt int) error {
+	_, err := s.pool.Exec(ctx, `
+INSERT INTO call_failures (job_id, seq, task_id, attempt, status, error_type, error)
+SELECT $1::uuid, $2, $3, $4, 'lost', 'unknown', 'the worker died during this delivery; a model call may have been made and billed'
+WHERE NOT EXISTS (SELECT 1 FROM call_failures WHERE job_id = $1::uuid AND seq = $2 AND task_id = $3 AND attempt = $4 AND counted)`,
+		jobID, seq, taskID, attempt)
+	if err != nil {
+		return fmt.Errorf("store: record lost attempt of job %s: %w", jobID, err)
+	}
+	return nil
 }

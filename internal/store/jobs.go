@@ -50,44 +50,39 @@ type NewJob struct {
 
 // Job is a row of the jobs table.
 type Job struct {
-	ID               string
-	Status           string
-	Model            string
-	Format           string
-	Instructions     string
-	Input            json.RawMessage
-	MaxOutputTokens  int
-	Continuation     json.RawMessage
-	Metadata         json.RawMessage
-	IdempotencyKey   *string
-	NextSeq          int
-	LastResponseID   *string
-	LastFinishReason *string
-	LastChunkSHA     *string
-	InputTokens      int64
-	CachedTokens     int64
-	OutputTokens     int64
-	ReasoningTokens  int64
-	CostUSD          *float64
-	StopReason       *string
-	Error            *string
-	LeaseUntil       *time.Time
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
-	StartedAt        *time.Time
-	FinishedAt       *time.Time
+	ID              string
+	Status          string
+	Model           string
+	Format          string
+	Instructions    string
+	Input           json.RawMessage
+	MaxOutputTokens int
+	Continuation    json.RawMessage
+	Metadata        json.RawMessage
+	IdempotencyKey  *string
+	StopReason      *string
+	Error           *string
+	ChunkCount      int // final totals: written when generation stops
+	InputTokens     int64
+	CachedTokens    int64
+	OutputTokens    int64
+	ReasoningTokens int64
+	CostUSD         *float64
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	StartedAt       *time.Time
+	FinishedAt      *time.Time
 }
 
 const jobColumns = `id::text, status, model, format, instructions, input, max_output_tokens, continuation,
-	metadata, idempotency_key, next_seq, last_response_id, last_finish_reason, last_chunk_sha, input_tokens, cached_tokens,
-	output_tokens, reasoning_tokens, cost_usd::float8, stop_reason, error, lease_until, created_at, updated_at,
-	started_at, finished_at`
+	metadata, idempotency_key, stop_reason, error, chunk_count, input_tokens, cached_tokens, output_tokens,
+	reasoning_tokens, cost_usd::float8, created_at, updated_at, started_at, finished_at`
 
 func jobDest(j *Job) []any {
 	return []any{&j.ID, &j.Status, &j.Model, &j.Format, &j.Instructions, &j.Input, &j.MaxOutputTokens,
-		&j.Continuation, &j.Metadata, &j.IdempotencyKey, &j.NextSeq, &j.LastResponseID, &j.LastFinishReason, &j.LastChunkSHA,
-		&j.InputTokens, &j.CachedTokens, &j.OutputTokens, &j.ReasoningTokens, &j.CostUSD, &j.StopReason,
-		&j.Error, &j.LeaseUntil, &j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt}
+		&j.Continuation, &j.Metadata, &j.IdempotencyKey, &j.StopReason, &j.Error, &j.ChunkCount,
+		&j.InputTokens, &j.CachedTokens, &j.OutputTokens, &j.ReasoningTokens, &j.CostUSD,
+		&j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt}
 }
 
 // InsertJob stores a new job in status queued. With an idempotency key that
@@ -153,7 +148,8 @@ func (s *Store) Cancel(ctx context.Context, id string) (Job, bool, error) {
 	var changed bool
 	err := s.pool.QueryRow(ctx, `
 WITH j AS (
-	UPDATE jobs SET status = 'cancelled', stop_reason = 'user_requested', finished_at = now(), updated_at = now()
+	UPDATE jobs SET status = 'cancelled', stop_reason = 'user_requested', finished_at = now(), updated_at = now(),
+	       `+totalsSQL+`
 	WHERE id = $1::uuid AND status IN ('queued','running','merging')
 	RETURNING id
 ), ev AS (
@@ -167,21 +163,23 @@ SELECT EXISTS (SELECT 1 FROM j)`, id).Scan(&changed)
 	return j, changed, err
 }
 
-// StaleJob is a live job that has made no progress for a while and that no
-// worker holds a lease on.
+// StaleJob is a live job that has made no progress for a while.
 type StaleJob struct {
 	ID      string
 	Status  string
-	NextSeq int
+	NextSeq int // chunks stored: the next chunk to make
 }
 
-// StaleJobs lists live jobs with no progress since before, oldest first.
+// StaleJobs lists live jobs with no progress (status change, chunk or failed
+// attempt) since before, oldest first.
 func (s *Store) StaleJobs(ctx context.Context, before time.Time, limit int) ([]StaleJob, error) {
 	rows, err := s.pool.Query(ctx, `
-SELECT id::text, status, next_seq FROM jobs
-WHERE status IN ('queued','running','merging') AND updated_at < $1
-  AND (lease_until IS NULL OR lease_until < now())
-ORDER BY updated_at LIMIT $2`, before, limit)
+SELECT j.id::text, j.status, coalesce(c.seq + 1, 0) FROM jobs j
+LEFT JOIN LATERAL (SELECT seq, created_at FROM chunks WHERE job_id = j.id ORDER BY seq DESC LIMIT 1) c ON true
+LEFT JOIN LATERAL (SELECT max(finished_at) AS at FROM call_failures WHERE job_id = j.id) f ON true
+WHERE j.status IN ('queued','running','merging')
+  AND greatest(j.updated_at, c.created_at, f.at) < $1
+ORDER BY j.created_at LIMIT $2`, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: stale jobs: %w", err)
 	}
@@ -238,7 +236,7 @@ WHERE job_id = $1::uuid AND id > $2 ORDER BY id`, jobID, afterID)
 func (s *Store) FailJob(ctx context.Context, id, errMsg string) error {
 	_, err := s.pool.Exec(ctx, `
 WITH j AS (
-	UPDATE jobs SET status = 'failed', error = $2, finished_at = now(), updated_at = now(), lease_token = NULL, lease_until = NULL
+	UPDATE jobs SET status = 'failed', error = $2, finished_at = now(), updated_at = now(), `+totalsSQL+`
 	WHERE id = $1::uuid AND status IN ('queued','running','merging')
 	RETURNING id
 )

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Chunk is a stored chunk row.
+// Chunk is a stored chunk row (and the record of the call that made it).
 type Chunk struct {
 	Seq              int             `json:"seq"`
 	Content          string          `json:"-"`
@@ -19,6 +19,8 @@ type Chunk struct {
 	RawStatus        string          `json:"raw_status"`
 	IncompleteReason *string         `json:"incomplete_reason,omitempty"`
 	ResponseID       *string         `json:"response_id,omitempty"`
+	TaskID           *string         `json:"task_id,omitempty"`
+	Attempt          int             `json:"attempt"`
 	Usage            Usage           `json:"usage"`
 	CostUSD          *float64        `json:"cost_usd"`
 	LatencyMS        int64           `json:"latency_ms"`
@@ -36,8 +38,8 @@ func (s *Store) Chunks(ctx context.Context, jobID string, withContent bool) ([]C
 		content = "content"
 	}
 	rows, err := s.pool.Query(ctx, `SELECT seq, `+content+`, length(content), finish_reason, raw_status, incomplete_reason,
-	response_id, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd::float8, latency_ms,
-	should_continue, stop_reason, decision, created_at
+	response_id, task_id, attempt, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd::float8,
+	latency_ms, should_continue, stop_reason, decision, created_at
 FROM chunks WHERE job_id = $1::uuid ORDER BY seq`, jobID)
 	if err != nil {
 		return nil, fmt.Errorf("store: chunks of job %s: %w", jobID, err)
@@ -45,8 +47,8 @@ FROM chunks WHERE job_id = $1::uuid ORDER BY seq`, jobID)
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Chunk, error) {
 		var c Chunk
 		err := r.Scan(&c.Seq, &c.Content, &c.Size, &c.FinishReason, &c.RawStatus, &c.IncompleteReason, &c.ResponseID,
-			&c.Usage.Input, &c.Usage.Cached, &c.Usage.Output, &c.Usage.Reasoning, &c.CostUSD, &c.LatencyMS,
-			&c.ShouldContinue, &c.StopReason, &c.Decision, &c.CreatedAt)
+			&c.TaskID, &c.Attempt, &c.Usage.Input, &c.Usage.Cached, &c.Usage.Output, &c.Usage.Reasoning, &c.CostUSD,
+			&c.LatencyMS, &c.ShouldContinue, &c.StopReason, &c.Decision, &c.CreatedAt)
 		return c, err
 	})
 }
@@ -75,7 +77,7 @@ WITH res AS (
 	    updated_at = now()
 ), j AS (
 	UPDATE jobs SET status = $7, error = coalesce(nullif($8, ''), error), finished_at = now(), updated_at = now(),
-	       lease_token = NULL, lease_until = NULL
+	       `+totalsSQL+`
 	WHERE id = $1::uuid AND status = 'merging'
 	RETURNING id
 )
@@ -103,22 +105,26 @@ FROM job_results WHERE job_id = $1::uuid`, jobID).Scan(&r.Content, &r.Metadata, 
 	return r, nil
 }
 
-// CallStats sums a job's model calls by status (every attempt, failed and
-// lost ones included, because each may have cost money).
+// CallStats counts a job's model call attempts by outcome (every attempt,
+// failed and lost ones included, because each may have cost money).
 type CallStats struct {
-	Total, Succeeded, Failed, Lost, InFlight int
+	Total     int `json:"total"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	Lost      int `json:"lost"`
 }
 
 // CallStats counts a job's model call attempts.
 func (s *Store) CallStats(ctx context.Context, jobID string) (CallStats, error) {
 	var c CallStats
-	err := s.pool.QueryRow(ctx, `SELECT count(*),
-	count(*) FILTER (WHERE status = 'succeeded'), count(*) FILTER (WHERE status = 'failed'),
-	count(*) FILTER (WHERE status = 'lost'), count(*) FILTER (WHERE status = 'in_flight')
-FROM llm_calls WHERE job_id = $1::uuid`, jobID).Scan(&c.Total, &c.Succeeded, &c.Failed, &c.Lost, &c.InFlight)
+	err := s.pool.QueryRow(ctx, `SELECT
+	(SELECT count(*) FROM chunks WHERE job_id = $1::uuid),
+	count(*) FILTER (WHERE status = 'failed'), count(*) FILTER (WHERE status = 'lost')
+FROM call_failures WHERE job_id = $1::uuid`, jobID).Scan(&c.Succeeded, &c.Failed, &c.Lost)
 	if err != nil {
 		return c, fmt.Errorf("store: call stats of job %s: %w", jobID, err)
 	}
+	c.Total = c.Succeeded + c.Failed + c.Lost
 	return c, nil
 }
 
@@ -135,4 +141,18 @@ ORDER BY length(model) DESC, effective_from DESC LIMIT 1`, model, day).Scan(&p.M
 		return nil, fmt.Errorf("store: price of %s: %w", model, err)
 	}
 	return &p, nil
+}
+
+// Totals sums a job's usage and cost over every attempt (the llm_calls view):
+// failed calls that reported usage were billed too. cost is nil when no
+// attempt has a price.
+func (s *Store) Totals(ctx context.Context, jobID string) (u Usage, cost *float64, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT coalesce(sum(input_tokens), 0), coalesce(sum(cached_tokens), 0),
+	coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_tokens), 0),
+	CASE WHEN bool_or(cost_usd IS NOT NULL) THEN sum(cost_usd)::float8 END
+FROM llm_calls WHERE job_id = $1::uuid`, jobID).Scan(&u.Input, &u.Cached, &u.Output, &u.Reasoning, &cost)
+	if err != nil {
+		err = fmt.Errorf("store: totals of job %s: %w", jobID, err)
+	}
+	return u, cost, err
 }

@@ -79,7 +79,7 @@ func Run(ctx context.Context, o Options) error {
 			}},
 		})
 	}
-	handlers := jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: provider, Logger: log, LeaseTTL: cfg.LeaseTTL})
+	handlers := jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: provider, Logger: log})
 	mux := asynq.NewServeMux()
 	handlers.Register(mux)
 	qweights := map[string]int{queues.Chunk: 2}
