@@ -172,4 +172,3 @@ func firstDiff(a, b string) int {
 	}
 	return min(len(a), len(b))
 }
-
