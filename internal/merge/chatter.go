@@ -89,6 +89,11 @@ type chatterCtx struct {
 	// wrapperOpen: an earlier continuation opened a wrapper fence that has
 	// not been closed yet.
 	wrapperOpen bool
+	// noFence: the document ends inside a value (a quoted CSV field) and
+	// carries fences itself, so a fence line there is likely content.
+	noFence bool
+	// partial is the document's incomplete last line.
+	partial string
 }
 
 // stripChatter removes what a model adds around a continuation that is not
@@ -179,9 +184,16 @@ func closesOwnFence(body string, inFence bool) bool {
 // wrapperFence decides whether a fence opening a continuation was added
 // around the chunk rather than being part of the document.
 func wrapperFence(info string, ctx chatterCtx) bool {
+	if ctx.noFence {
+		// Inside a value of a document that carries fences, only a fence
+		// naming the document's own format is a wrapper.
+		return strings.EqualFold(info, ctx.format)
+	}
 	if !ctx.atLineStart {
-		// A fence must start a line; one glued to a cut line is a wrapper.
-		return true
+		// A fence must start a line; one glued to a cut line is a wrapper,
+		// unless the cut line is itself the start of a fence.
+		p := strings.TrimLeft(ctx.partial, " ")
+		return p == "" || strings.Trim(p, "`") != "" && strings.Trim(p, "~") != ""
 	}
 	if ctx.inFence {
 		// Opening a fence while one is open would close it; a model reopening

@@ -24,6 +24,7 @@ type csvFormat struct {
 	// (n < 64): real CSV is often ragged (trailing empty fields left out),
 	// so a record is judged by the field counts the document already uses.
 	counts uint64
+	fences bool // the document holds a code fence (inside a field)
 }
 
 // fits reports whether a complete record of n fields looks like the
@@ -153,6 +154,7 @@ func (f *csvFormat) observe(doc string, from int) {
 		}
 	}()
 	s := doc[from:]
+	f.fences = f.fences || strings.Contains(s, "```") || strings.Contains(s, "~~~")
 	if f.delim == 0 {
 		first := s
 		if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -197,7 +199,7 @@ func (f *csvFormat) observe(doc string, from int) {
 func (f *csvFormat) restarts(doc string) []int { return []int{f.recStart} }
 
 func (f *csvFormat) chatter(doc string) chatterCtx {
-	return chatterCtx{format: "csv", atLineStart: doc == "" || strings.HasSuffix(doc, "\n")}
+	return chatterCtx{format: "csv", atLineStart: doc == "" || strings.HasSuffix(doc, "\n"), noFence: f.inQuote && f.fences}
 }
 
 func (f *csvFormat) stripStructure(doc, t string) (string, string) {

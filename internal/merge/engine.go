@@ -70,7 +70,7 @@ func run(name string, f format, chunks []Chunk) Result {
 		if note != "" {
 			notes = append(notes, note)
 		}
-		ov := findOverlap(doc, t, f.restarts(doc), f.tokens(), note != "")
+		ov := findOverlap(doc, t, f.restarts(doc), f.tokens(), note != "", name == "code")
 		rest, adj, cut, ok := settle(f, doc, t, ov, last)
 		if ok && adj != "" {
 			notes = append(notes, adj)

@@ -205,6 +205,7 @@ func (f *lineFormat) chatter(doc string) chatterCtx {
 		docFenced:   f.docFenced,
 		inFence:     f.inFenceAt(doc),
 		atLineStart: doc == "" || strings.HasSuffix(doc, "\n"),
+		partial:     doc[f.lineStart:],
 	}
 }
 

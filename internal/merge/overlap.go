@@ -174,15 +174,20 @@ func acceptExact(doc string, l int) (bool, float64) {
 		switch {
 		case lineStart && lines >= 2 && nonSpace >= 3 && distinct >= 2:
 		case !lineStart && atSpace && inner && content:
-		case !lineStart && l >= strongOverlap && wordBoundary(doc, start) && content:
+		case !lineStart && l >= strongOverlap && wordBoundary(doc, start) && content && !repeatedNearby(doc, rep):
 		default:
 			return false, 0
 		}
 	} else {
 		switch {
+		case lineStart && strings.Count(rep, "\n") == 1 && (l < strongOverlap || repeatedNearby(doc, rep)):
+			// One short or familiar line plus the partial one: structured
+			// documents repeat a line and the next line's opening
+			// ("## foo\n#", "{\"Action\":") all the time.
+			return false, 0
 		case atSpace && (inner || l >= 12) && content:
 		case l >= 6 && cjkBoundary(doc, start) && content:
-		case l >= strongOverlap && wordBoundary(doc, start) && content:
+		case l >= strongOverlap && wordBoundary(doc, start) && content && !repeatedNearby(doc, rep):
 		default:
 			return false, 0
 		}
@@ -369,6 +374,11 @@ func tokenOverlap(doc, next string) (int, float64) {
 	if len(distinct) < 5 {
 		return 0, 0
 	}
+	// A tail the document has written before (a list of similar links, a
+	// repeated example) aligns with its next repetition: not evidence.
+	if repeatedNearby(doc, dtail[dt[len(dt)-6].start:]) {
+		return 0, 0
+	}
 	midWord := len(dtail) > 0 && isWordByte(dtail[len(dtail)-1])
 	eq := func(i, j int) bool {
 		a := dtail[dt[i].start:dt[i].end]
@@ -432,7 +442,7 @@ func tokenOverlap(doc, next string) (int, float64) {
 // an exact repeat, a whitespace-normalized repeat, then (when allowed) a
 // token-level one. It returns the accepted overlap, or a zero cut with method
 // none.
-func findOverlap(doc, next string, restarts []int, tokens, bias bool) overlap {
+func findOverlap(doc, next string, restarts []int, tokens, bias, indent bool) overlap {
 	if doc == "" || next == "" {
 		return overlap{method: methodNone, confidence: 1}
 	}
@@ -445,7 +455,7 @@ func findOverlap(doc, next string, restarts []int, tokens, bias bool) overlap {
 		partial := doc[r:]
 		// HasPrefix first: it fails at once when the partial record (which
 		// may be most of the document for an outer container) is longer.
-		if strings.HasPrefix(next, partial) && restartable(partial, bias) || indentRestart(doc, r, next) {
+		if strings.HasPrefix(next, partial) && restartable(partial, bias) || indent && indentRestart(doc, r, next) {
 			if len(bs) == 0 || bs[0] <= len(partial) {
 				return overlap{cut: len(partial), method: methodStructural, confidence: 0.95}
 			}
