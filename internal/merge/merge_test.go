@@ -256,3 +256,17 @@ func TestJSONValidity(t *testing.T) {
 		}
 	}
 }
+
+// TestShortRepeats: a model re-emitting its last few words is cut by the
+// doubling it would leave; the same text is kept when the document itself
+// repeats that way or writes a record twice.
+func TestShortRepeats(t *testing.T) {
+	runCases(t, []mergeCase{
+		{"two words repeated", "text", []string{"It rained all day and we sta", "and we stayed inside.\n"}, "It rained all day and we stayed inside.\n", "exact"},
+		{"code tokens repeated", "code", []string{"func f() {\n\treturn x + y", "x + y * 2\n}\n"}, "func f() {\n\treturn x + y * 2\n}\n", "exact"},
+		{"document doubles the phrase itself", "text", []string{"ha ha ha ha ", "ha ha ha ha!\n"}, "ha ha ha ha ha ha ha ha!\n", "none"},
+		{"record written twice, cut in the second", "jsonl", []string{"{\"a\":\"x\",\"t\":\"TestIndexRandom\"}\n{\"a\":", "\"x\",\"t\":\"TestIndexRandom\"}\n{\"a\":\"y\",\"t\":\"TestIndexRandom\"}\n"},
+			"{\"a\":\"x\",\"t\":\"TestIndexRandom\"}\n{\"a\":\"x\",\"t\":\"TestIndexRandom\"}\n{\"a\":\"y\",\"t\":\"TestIndexRandom\"}\n", "none"},
+		{"ragged csv rows", "csv", []string{"a,b,c,d\n1,2,3\n4,5,6,7\n8,9", "4,5,6,7\n8,9,10\n"}, "a,b,c,d\n1,2,3\n4,5,6,7\n8,9,10\n", ""},
+	})
+}

@@ -192,7 +192,7 @@ func acceptExact(doc string, l int) (bool, float64) {
 			return false, 0
 		}
 	}
-	if doubledBefore(doc, rep) {
+	if doubledBefore(doc, rep) || completesRepeatedLine(doc, rep) {
 		return false, 0
 	}
 	return true, conf
@@ -207,6 +207,19 @@ func cjkBoundary(s string, i int) bool {
 	before, _ := utf8.DecodeLastRuneInString(s[:i])
 	after, _ := utf8.DecodeRuneInString(s[i:])
 	return isCJK(before) || isCJK(after)
+}
+
+// completesRepeatedLine reports whether, left uncut, the repeat's first line
+// would complete the document's partial line into a copy of the line before
+// it: a document writing the same record twice, cut inside the second copy.
+func completesRepeatedLine(doc, rep string) bool {
+	i := strings.IndexByte(rep, '\n')
+	e := strings.LastIndexByte(doc, '\n')
+	if i < 0 || e < 0 || e == len(doc)-1 {
+		return false
+	}
+	b := strings.LastIndexByte(doc[:e], '\n') + 1
+	return doc[e+1:]+rep[:i] == doc[b:e]
 }
 
 // doubledBefore reports whether the document's recent tail already holds rep
