@@ -2,6 +2,7 @@ package continuation
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -113,16 +114,25 @@ func (p *ResponsesProvider) Call(ctx context.Context, req CallRequest) (Response
 	default:
 		params.Input = responses.ResponseNewParamsInputUnion{OfString: openai.String(req.Input.Prompt)}
 	}
+	// openai-go builds, authenticates and sends the request and turns error
+	// statuses into *openai.Error; the body comes back raw and only the fields
+	// used here are decoded. openai-go's full reflective decode of a Response
+	// costs more CPU than the rest of a chunk's handling together.
+	var raw []byte
 	start := time.Now()
-	resp, err := p.client.Responses.New(ctx, params)
+	_, err := p.client.Responses.New(ctx, params, option.WithResponseBodyInto(&raw))
 	latency := time.Since(start)
 	if err != nil {
 		return Response{Latency: latency}, Classify(err)
 	}
+	var resp wireResponse
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return Response{Latency: latency}, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+			Err: fmt.Errorf("response body is not a Responses API object: %w", err)}
+	}
 	out := Response{
 		ID:               resp.ID,
-		Text:             resp.OutputText(),
-		RawStatus:        string(resp.Status),
+		RawStatus:        resp.Status,
 		IncompleteReason: resp.IncompleteDetails.Reason,
 		ErrorMessage:     resp.Error.Message,
 		Latency:          latency,
@@ -133,12 +143,8 @@ func (p *ResponsesProvider) Call(ctx context.Context, req CallRequest) (Response
 			Reasoning: resp.Usage.OutputTokensDetails.ReasoningTokens,
 		},
 	}
-	hasTools := false
-	for _, item := range resp.Output {
-		if item.Type == "function_call" || item.Type == "custom_tool_call" {
-			hasTools = true
-		}
-	}
+	text, hasTools := resp.outputText()
+	out.Text = text
 	out.Finish = NormalizeResponses(out.RawStatus, out.IncompleteReason, hasTools)
 	if out.Finish == FinishError {
 		return out, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("response %s %s: %s", resp.ID, resp.Status, resp.Error.Message)}
@@ -147,4 +153,54 @@ func (p *ResponsesProvider) Call(ctx context.Context, req CallRequest) (Response
 		return out, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true, Err: fmt.Errorf("response %q has unknown status %q", resp.ID, resp.Status)}
 	}
 	return out, nil
+}
+
+// wireResponse is the part of a Responses API object the worker reads.
+type wireResponse struct {
+	ID                string `json:"id"`
+	Status            string `json:"status"`
+	IncompleteDetails struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Output []struct {
+		Type    string `json:"type"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"output"`
+	Usage struct {
+		InputTokens        int64 `json:"input_tokens"`
+		InputTokensDetails struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"input_tokens_details"`
+		OutputTokens        int64 `json:"output_tokens"`
+		OutputTokensDetails struct {
+			ReasoningTokens int64 `json:"reasoning_tokens"`
+		} `json:"output_tokens_details"`
+	} `json:"usage"`
+}
+
+// outputText concatenates the output_text parts of the message items, as
+// openai-go's Response.OutputText does, and reports tool calls.
+func (r *wireResponse) outputText() (string, bool) {
+	var text []byte
+	tools := false
+	for _, item := range r.Output {
+		switch item.Type {
+		case "message":
+			for _, c := range item.Content {
+				if c.Type == "output_text" {
+					text = append(text, c.Text...)
+				}
+			}
+		case "function_call", "custom_tool_call":
+			tools = true
+		}
+	}
+	return string(text), tools
 }

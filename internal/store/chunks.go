@@ -84,27 +84,35 @@ func (s *Store) ClaimChunk(ctx context.Context, jobID string, seq int) (*Claim, 
 		return nil, fmt.Errorf("store: claim chunk %d of job %s: %w", seq, jobID, err)
 	}
 	c := &Claim{conn: conn, key: lockKey(jobID), Seq: seq}
+	var lastSeq *int
 	var prevResp, prevSHA *string
 	b := &pgx.Batch{}
 	b.Queue(`SELECT pg_try_advisory_lock($1, $2)`, lockClass, c.key)
-	b.Queue(`SELECT `+jobColumns+`,
-	(SELECT response_id FROM chunks WHERE job_id = j.id AND seq = $2 - 1),
-	(SELECT content_sha FROM chunks WHERE job_id = j.id AND seq = $2 - 1),
-	(SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE job_id = j.id)
-FROM jobs j WHERE id = $1::uuid`, jobID, seq)
+	// The job and its last chunk: one index probe gives the next sequence
+	// number and what to continue from.
+	b.Queue(`SELECT `+prefixed("j.", jobColumns)+`, last.seq, last.response_id, last.content_sha
+FROM jobs j LEFT JOIN LATERAL (
+	SELECT seq, response_id, content_sha FROM chunks WHERE job_id = j.id ORDER BY seq DESC LIMIT 1
+) last ON true
+WHERE j.id = $1::uuid`, jobID)
 	br := conn.SendBatch(ctx, b)
 	lockErr := br.QueryRow().Scan(&c.locked)
-	readErr := br.QueryRow().Scan(append(jobDest(&c.Job), &prevResp, &prevSHA, &c.NextSeq)...)
+	readErr := br.QueryRow().Scan(append(jobDest(&c.Job), &lastSeq, &prevResp, &prevSHA)...)
 	closeErr := br.Close()
 	if err := errors.Join(lockErr, closeErr); err != nil || (readErr != nil && !errors.Is(readErr, pgx.ErrNoRows)) {
 		c.discard()
 		return nil, fmt.Errorf("store: claim chunk %d of job %s: %w", seq, jobID, errors.Join(err, readErr))
 	}
-	if prevResp != nil {
-		c.PrevResponseID = *prevResp
-	}
-	if prevSHA != nil {
-		c.PrevSHA = *prevSHA
+	if lastSeq != nil {
+		c.NextSeq = *lastSeq + 1
+		if *lastSeq == seq-1 {
+			if prevResp != nil {
+				c.PrevResponseID = *prevResp
+			}
+			if prevSHA != nil {
+				c.PrevSHA = *prevSHA
+			}
+		}
 	}
 	switch {
 	case !c.locked:
@@ -243,8 +251,9 @@ ON CONFLICT DO NOTHING`
 // Save stores the chunk — which is also the record of its model call — and,
 // when generation stops, moves the job to merging; then it commits and only
 // then unlocks, all in one round trip. A continuing chunk costs one INSERT
-// and one commit. It returns the job's status (cancelled if the job was
-// cancelled during the call) and releases the claim.
+// and one commit. It returns the job's status as this claim knew it, or its
+// new status when generation stopped (a cancel during the call is honored
+// by the next claim, before any model call), and releases the claim.
 func (c *Claim) Save(ctx context.Context, n NewChunk) (string, error) {
 	defer c.Release()
 	args := []any{c.Job.ID, c.Seq, n.Content, n.ContentSHA, n.FinishReason, n.RawStatus, n.IncompleteReason,
@@ -252,7 +261,8 @@ func (c *Claim) Save(ctx context.Context, n NewChunk) (string, error) {
 		n.Usage.Reasoning, n.CostUSD, n.Latency.Milliseconds(), n.CallStarted, n.ShouldContinue, n.StopReason, n.Decision}
 	var sql string
 	if n.ShouldContinue {
-		sql = insertChunk + ` RETURNING (SELECT status FROM jobs WHERE id = $1::uuid)`
+		sql = insertChunk + ` RETURNING $22::text`
+		args = append(args, c.Job.Status)
 	} else {
 		var evLevel, evType, evMsg *string
 		if n.Event != nil {
