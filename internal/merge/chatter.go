@@ -35,12 +35,12 @@ var trailerStarts = []string{
 // chatterLine reports whether line reads like a model talking about its
 // output, given the phrases that open such remarks.
 func chatterLine(line string, starts []string) bool {
-	s := strings.ToLower(strings.TrimSpace(line))
+	s := strings.TrimSpace(line)
 	if s == "" || len(s) > 200 {
 		return false
 	}
 	for _, p := range starts {
-		if strings.HasPrefix(s, p) {
+		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
 			return true
 		}
 	}

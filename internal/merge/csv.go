@@ -280,7 +280,7 @@ func (f *csvFormat) verify(doc, rest string, last bool) bool {
 	return true
 }
 
-func (f *csvFormat) point(doc string) string { return fmt.Sprintf("row:%d", f.records+1) }
+func (f *csvFormat) point(doc string) string { return "row:" + strconv.Itoa(f.records+1) }
 
 func (f *csvFormat) tokens() bool { return false }
 

@@ -51,6 +51,7 @@ func run(name string, f format, chunks []Chunk) Result {
 	b.Grow(total + 64)
 	var errs []string
 	wrapperOpen := false
+	var sc scratch
 	for i, c := range chunks {
 		if i == 0 {
 			b.WriteString(c.Text)
@@ -70,8 +71,8 @@ func run(name string, f format, chunks []Chunk) Result {
 		if note != "" {
 			notes = append(notes, note)
 		}
-		ov := findOverlap(doc, t, f.restarts(doc), f.tokens(), note != "", name == "code")
-		rest, adj, cut, ok := settle(f, doc, t, ov, last)
+		ov := sc.findOverlap(doc, t, f.restarts(doc), f.tokens(), note != "", name == "code")
+		rest, adj, cut, ok := settle(&sc, f, doc, t, ov, last)
 		if ok && adj != "" {
 			notes = append(notes, adj)
 		}
@@ -110,7 +111,7 @@ func run(name string, f format, chunks []Chunk) Result {
 // settle picks the cut the format verifies: the cascade's answer first, then
 // no cut, then every shorter exact repeat. When none verifies, the chunk (less
 // its chatter) is kept whole, so no text is ever lost.
-func settle(f format, doc, t string, ov overlap, last bool) (string, string, int, bool) {
+func settle(sc *scratch, f format, doc, t string, ov overlap, last bool) (string, string, int, bool) {
 	try := func(cut int) (string, string, bool) {
 		rest, note := f.adjust(doc, t[cut:], last)
 		return rest, note, f.verify(doc, rest, last)
@@ -123,7 +124,7 @@ func settle(f format, doc, t string, ov overlap, last bool) (string, string, int
 			return rest, note, 0, true
 		}
 	}
-	cands := borders(doc, t, overlapWindow)
+	cands := sc.borders(doc, t, overlapWindow)
 	for _, r := range f.restarts(doc) {
 		if p := doc[r:]; r < len(doc) && strings.HasPrefix(t, p) {
 			cands = append(cands, len(p))

@@ -3,6 +3,7 @@ package merge
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -189,7 +190,7 @@ func (f *jsonFormat) verify(doc, rest string, last bool) bool {
 	return true
 }
 
-func (f *jsonFormat) point(doc string) string { return fmt.Sprintf("byte:%d", len(doc)) }
+func (f *jsonFormat) point(doc string) string { return "byte:" + strconv.Itoa(len(doc)) }
 
 func (f *jsonFormat) tokens() bool { return false }
 

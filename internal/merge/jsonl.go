@@ -3,6 +3,7 @@ package merge
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -92,7 +93,7 @@ func (f *jsonlFormat) verify(doc, rest string, last bool) bool {
 	return true
 }
 
-func (f *jsonlFormat) point(doc string) string { return fmt.Sprintf("line:%d", f.lines+1) }
+func (f *jsonlFormat) point(doc string) string { return "line:" + strconv.Itoa(f.lines+1) }
 
 func (f *jsonlFormat) tokens() bool { return false }
 

@@ -1,7 +1,6 @@
 package merge
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -243,7 +242,7 @@ func (f *lineFormat) adjust(doc, rest string, last bool) (string, string) { retu
 
 func (f *lineFormat) verify(doc, rest string, last bool) bool { return true }
 
-func (f *lineFormat) point(doc string) string { return fmt.Sprintf("line:%d", f.lines+1) }
+func (f *lineFormat) point(doc string) string { return "line:" + strconv.Itoa(f.lines+1) }
 
 // tokens: token alignment suits prose; code and diffs repeat their own
 // token sequences too often for a fuzzy match to be evidence.

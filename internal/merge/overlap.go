@@ -1,9 +1,12 @@
 package merge
 
 import (
+	"bytes"
+	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // overlapWindow bounds how far back into the document and how far into a
@@ -55,17 +58,42 @@ func head(s string, n int) string {
 	return s[:n]
 }
 
+// scratch holds the buffers one merge reuses from join to join, so that a
+// join allocates nothing in the common case and costs what its chunk costs.
+type scratch struct {
+	pi     []int32
+	out    []int
+	norm   []byte
+	end    []int32
+	dnorm  []byte
+	dt, nt []token
+	dh, nh []uint64
+	score  []int32
+	match  []int32
+	seed   [seedSlots]int16
+	chain  []int16
+}
+
 // borders returns, longest first, every length L > 0 such that next[:L] is a
 // suffix of doc, looking at most window bytes into each. It runs the
-// Knuth-Morris-Pratt automaton of next's head over doc's tail, so the cost is
-// linear in the window, never in the document.
-func borders(doc, next string, window int) []int {
+// Knuth-Morris-Pratt automaton of next's head over doc's tail; a border is
+// never longer than next's head, so the tail scanned is no longer than it
+// and the cost follows the chunk, never the document. The result is valid
+// until the next call.
+func (s *scratch) borders(doc, next string, window int) []int {
 	a := head(next, window)
-	b := tail(doc, window)
+	b := tail(doc, len(a))
 	if a == "" || b == "" {
 		return nil
 	}
-	pi := make([]int32, len(a))
+	if out, ok := s.fastBorders(a, b); ok {
+		return out
+	}
+	if cap(s.pi) < len(a) {
+		s.pi = make([]int32, len(a), 2*len(a))
+	}
+	pi := s.pi[:len(a)]
+	pi[0] = 0
 	for i, k := 1, int32(0); i < len(a); i++ {
 		for k > 0 && a[i] != a[k] {
 			k = pi[k-1]
@@ -84,12 +112,51 @@ func borders(doc, next string, window int) []int {
 			q++
 		}
 	}
-	var out []int
+	out := s.out[:0]
 	for q > 0 {
 		out = append(out, int(q))
 		q = pi[q-1]
 	}
+	s.out = out
 	return out
+}
+
+// fastBorders finds the borders by checking each place where next's head
+// holds the document's last byte, longest first. Text rarely holds that byte
+// often, so this is cheaper than building the automaton; when the checks
+// cost more than a few passes over the head (runs of one byte), it gives up
+// and borders runs the automaton.
+func (s *scratch) fastBorders(a, b string) ([]int, bool) {
+	last := b[len(b)-1]
+	budget := 4*len(a) + 64
+	out := s.out[:0]
+	for end := len(a); end > 0; {
+		p := strings.LastIndexByte(a[:end], last)
+		if p < 0 {
+			break
+		}
+		l := p + 1
+		if l > len(b) {
+			end = p
+			continue
+		}
+		// Compare backwards: a wrong candidate usually fails at once.
+		i, j := p, len(b)-1
+		for i >= 0 && a[i] == b[j] {
+			i--
+			j--
+		}
+		budget -= p - i + 1
+		if budget < 0 {
+			return nil, false
+		}
+		if i < 0 {
+			out = append(out, l)
+		}
+		end = p
+	}
+	s.out = out
+	return out, true
 }
 
 // isWordByte reports whether the byte continues an ASCII word; non-ASCII
@@ -101,6 +168,9 @@ func isWordByte(c byte) bool {
 // isCJK reports whether r is written without spaces between words, so that
 // every rune boundary is a word boundary.
 func isCJK(r rune) bool {
+	if r < 0x0E00 {
+		return false // below Thai, the first of these scripts
+	}
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai)
 }
 
@@ -225,7 +295,9 @@ func completesRepeatedLine(doc, rep string) bool {
 // doubledBefore reports whether the document's recent tail already holds rep
 // twice in a row.
 func doubledBefore(doc, rep string) bool {
-	w := tail(doc, overlapWindow)
+	// Nearby is what counts, and it keeps the look back in proportion to
+	// the repeat rather than the document.
+	w := tail(doc, min(overlapWindow, 4<<10+32*len(rep)))
 	if len(w) < 2*len(rep) {
 		return false
 	}
@@ -272,180 +344,408 @@ func repeatedNearby(doc, rep string) bool {
 	return strings.Contains(w[:len(w)-1], rep)
 }
 
-// normalized is text with every run of whitespace collapsed to one space,
-// remembering for each normalized byte the offset just past it in the original
-// so that a match can be mapped back.
-type normalized struct {
-	s   string
-	end []int32
-}
-
-func normalize(s string) normalized {
-	var b strings.Builder
-	b.Grow(len(s))
-	end := make([]int32, 0, len(s))
+// normalizeInto appends s with every run of whitespace collapsed to one space
+// to buf, and, when end is not nil, for each normalized byte the offset just
+// past it in s, so that a match can be mapped back.
+func normalizeInto(buf []byte, end []int32, s string, withEnd bool) ([]byte, []int32) {
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-			j := i
-			for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r') {
+		if isSpace(c) {
+			j := i + 1
+			for j < len(s) && isSpace(s[j]) {
 				j++
 			}
-			b.WriteByte(' ')
-			end = append(end, int32(j))
+			buf = append(buf, ' ')
+			if withEnd {
+				end = append(end, int32(j))
+			}
 			i = j
 			continue
 		}
-		b.WriteByte(c)
-		end = append(end, int32(i+1))
+		buf = append(buf, c)
+		if withEnd {
+			end = append(end, int32(i+1))
+		}
 		i++
 	}
-	return normalized{s: b.String(), end: end}
+	return buf, end
+}
+
+// normTailStart returns where in doc (at most window bytes back) to start
+// normalizing so that the normalized tail holds at least need bytes.
+func normTailStart(doc string, need, window int) int {
+	lo := max(0, len(doc)-window)
+	n := 0
+	i := len(doc)
+	for i > lo && n < need {
+		if isSpace(doc[i-1]) {
+			for i > lo && isSpace(doc[i-1]) {
+				i--
+			}
+		} else {
+			i--
+		}
+		n++
+	}
+	return i
 }
 
 // whitespaceOverlap finds a repeat that differs from the document only in
 // whitespace (re-wrapped or re-indented) and returns how many bytes of next it
-// spans.
-func whitespaceOverlap(doc, next string) (int, float64) {
+// spans. Only as much of the document's tail is normalized as a repeat of
+// next's head could span; the wider look back that rejects familiar phrases
+// runs only for a candidate.
+func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 	const window = 4 << 10
-	d := normalize(tail(doc, window))
-	n := normalize(head(next, window))
-	bs := borders(d.s, n.s, window)
+	s.norm, s.end = normalizeInto(s.norm[:0], s.end[:0], head(next, window), true)
+	ns := s.norm
+	if len(ns) < strongOverlap {
+		return 0, 0
+	}
+	// A border of strongOverlap bytes or more ends with the document's last
+	// normalized bytes: look for them in next's head before normalizing the
+	// document's tail and running the automaton.
+	var last [8]byte
+	k := len(last)
+	for i := len(doc); i > 0 && k > 0; {
+		if isSpace(doc[i-1]) {
+			for i > 0 && isSpace(doc[i-1]) {
+				i--
+			}
+			k--
+			last[k] = ' '
+			continue
+		}
+		i--
+		k--
+		last[k] = doc[i]
+	}
+	if !bytes.Contains(ns, last[k:]) {
+		return 0, 0
+	}
+	// A border is at most len(ns) long; wordBoundary looks a rune further back.
+	from := normTailStart(doc, len(ns)+utf8.UTFMax+1, window)
+	s.dnorm, _ = normalizeInto(s.dnorm[:0], nil, doc[from:], false)
+	ds := bytesView(s.dnorm)
+	bs := s.borders(ds, bytesView(ns), window)
 	if len(bs) == 0 {
 		return 0, 0
 	}
 	l := bs[0]
-	rep := n.s[:l]
-	if l < strongOverlap || strings.Count(rep, " ") < 3 || !substantive(rep) {
+	rep := ns[:l]
+	if l < strongOverlap || countByte(rep, ' ') < 3 || !substantive(string(rep)) {
 		return 0, 0
 	}
-	if !wordBoundary(d.s, len(d.s)-l) || repeatedNearby(d.s, rep) {
+	if !wordBoundary(ds, len(ds)-l) {
 		return 0, 0
 	}
-	cut := int(n.end[l-1])
+	cut := int(s.end[l-1])
 	if strings.HasSuffix(doc, "\n") && strings.Count(next[:cut], "\n") < 2 {
 		// As for exact repeats: one repeated line at a line boundary may be
 		// the document's own.
 		return 0, 0
 	}
+	if from > max(0, len(doc)-window) {
+		s.dnorm, _ = normalizeInto(s.dnorm[:0], nil, tail(doc, window), false)
+		ds = bytesView(s.dnorm)
+	}
+	if repeatedNearby(ds, bytesView(rep)) {
+		return 0, 0
+	}
 	return cut, 0.9
+}
+
+// bytesView reads b as a string without copying; the caller keeps b
+// unchanged while the string is in use.
+func bytesView(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+func countByte(b []byte, c byte) int {
+	n := 0
+	for _, x := range b {
+		if x == c {
+			n++
+		}
+	}
+	return n
 }
 
 // token is a word or a single punctuation rune, by byte offsets.
 type token struct{ start, end int }
 
-// tokenize splits s into tokens, skipping whitespace, stopping after max tokens.
-func tokenize(s string, max int) []token {
-	var out []token
+// isWordRune reports whether r continues a token word.
+func isWordRune(r rune) bool {
+	return (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_') && !isCJK(r)
+}
+
+// asciiWord[c] reports whether ASCII byte c continues a token word.
+var asciiWord = func() (t [128]bool) {
+	for c := 0; c < 128; c++ {
+		t[c] = c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	return
+}()
+
+// tokenize appends the tokens of s (offsets plus base) to out, skipping
+// whitespace, stopping once out holds max tokens.
+func tokenize(out []token, s string, base, max int) []token {
 	for i := 0; i < len(s) && len(out) < max; {
 		c := s[i]
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+		if isSpace(c) {
 			i++
 			continue
 		}
-		r, w := utf8.DecodeRuneInString(s[i:])
-		j := i + w
-		if (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_') && !isCJK(r) {
+		j := i + 1
+		word := false
+		if c < utf8.RuneSelf {
+			word = asciiWord[c]
+		} else {
+			r, w := utf8.DecodeRuneInString(s[i:])
+			j = i + w
+			word = isWordRune(r)
+		}
+		if word {
 			for j < len(s) {
+				if c := s[j]; c < utf8.RuneSelf {
+					if !asciiWord[c] {
+						break
+					}
+					j++
+					continue
+				}
 				r2, w2 := utf8.DecodeRuneInString(s[j:])
-				if !(unicode.IsLetter(r2) || unicode.IsDigit(r2) || r2 == '_') || isCJK(r2) {
+				if !isWordRune(r2) {
 					break
 				}
 				j += w2
 			}
 		}
-		out = append(out, token{i, j})
+		out = append(out, token{base + i, base + j})
 		i = j
 	}
 	return out
 }
+
+// tailTokens sets s.dt to the last max tokens of doc's last window bytes.
+// It tokenizes from a whitespace byte (where no token can straddle) a short
+// way back, widening until enough tokens are found, so that the document's
+// tail is never tokenized whole at every join.
+func (s *scratch) tailTokens(doc string, window, max int) {
+	lo := len(doc) - min(window, len(doc))
+	for back := 512; ; back *= 4 {
+		start := len(doc) - back
+		if start <= lo {
+			s.dt = tokenize(s.dt[:0], doc[lo:], lo, 1<<30)
+			break
+		}
+		for start < len(doc) && !isSpace(doc[start]) {
+			start++
+		}
+		s.dt = tokenize(s.dt[:0], doc[start:], start, 1<<30)
+		if len(s.dt) >= max {
+			break
+		}
+	}
+	if len(s.dt) > max {
+		s.dt = s.dt[len(s.dt)-max:]
+	}
+}
+
+func hashToken(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// seedSlots sizes the hash table of document tokens mayAlign looks up.
+const seedSlots = 128
 
 // tokenOverlap aligns the document's last tokens with the continuation's
 // first ones allowing a few edits (a model that repeats its tail with a word
 // changed), by a semi-global alignment whose size is bounded by the token
 // windows. It returns the bytes of next that repeat the document and the share
 // of aligned tokens that matched.
-func tokenOverlap(doc, next string) (int, float64) {
+//
+// The alignment only runs when mayAlign's bound leaves room for one it would
+// accept; for a clean continuation it rarely does, and the join then costs a
+// tokenization of the two heads and a linear pass.
+func (s *scratch) tokenOverlap(doc, next string) (int, float64) {
 	const maxDoc, maxNext = 48, 96
-	dtail := tail(doc, 2<<10)
-	dt := tokenize(dtail, 1<<20)
-	if len(dt) > maxDoc {
-		dt = dt[len(dt)-maxDoc:]
-	}
-	nt := tokenize(head(next, 4<<10), maxNext)
+	s.tailTokens(doc, 2<<10, maxDoc)
+	dt := s.dt
+	// An accepted alignment has at most len(dt)/0.8 continuation tokens.
+	s.nt = tokenize(s.nt[:0], head(next, 4<<10), 0, min(maxNext, len(dt)*5/4+2))
+	nt := s.nt
 	if len(dt) < 6 || len(nt) < 6 {
 		return 0, 0
 	}
 	// A tail made of few distinct tokens (rules, entity runs, repeated
 	// headings) aligns with anything; only a varied tail is evidence.
-	distinct := map[string]bool{}
+	var distinct [12]string
+	nd := 0
 	for _, tk := range dt[max(0, len(dt)-12):] {
-		if w := dtail[tk.start:tk.end]; isWordByte(w[0]) {
-			distinct[w] = true
+		w := doc[tk.start:tk.end]
+		if !isWordByte(w[0]) {
+			continue
+		}
+		seen := false
+		for _, d := range distinct[:nd] {
+			if d == w {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			distinct[nd] = w
+			nd++
 		}
 	}
-	if len(distinct) < 5 {
+	if nd < 5 {
+		return 0, 0
+	}
+	D, N := len(dt), len(nt)
+	midWord := isWordByte(doc[len(doc)-1])
+	s.dh, s.nh = s.dh[:0], s.nh[:0]
+	for _, tk := range dt {
+		s.dh = append(s.dh, hashToken(doc[tk.start:tk.end]))
+	}
+	for _, tk := range nt {
+		s.nh = append(s.nh, hashToken(next[tk.start:tk.end]))
+	}
+	dh, nh := s.dh, s.nh
+	eq := func(i, j int) bool {
+		if i == D-1 && midWord {
+			return strings.HasPrefix(next[nt[j].start:nt[j].end], doc[dt[i].start:dt[i].end])
+		}
+		return dh[i] == nh[j] && doc[dt[i].start:dt[i].end] == next[nt[j].start:nt[j].end]
+	}
+	if !s.mayAlign(D, N, eq) {
 		return 0, 0
 	}
 	// A tail the document has written before (a list of similar links, a
 	// repeated example) aligns with its next repetition: not evidence.
-	if repeatedNearby(doc, dtail[dt[len(dt)-6].start:]) {
+	if repeatedNearby(doc, doc[dt[D-6].start:]) {
 		return 0, 0
-	}
-	midWord := len(dtail) > 0 && isWordByte(dtail[len(dtail)-1])
-	eq := func(i, j int) bool {
-		a := dtail[dt[i].start:dt[i].end]
-		b := next[nt[j].start:nt[j].end]
-		if i == len(dt)-1 && midWord {
-			return strings.HasPrefix(b, a)
-		}
-		return a == b
 	}
 	// score[i][j]: best score aligning doc tokens ending before i (free start)
 	// with next tokens [0, j).
-	D, N := len(dt), len(nt)
-	score := make([]int, (D+1)*(N+1))
-	match := make([]int, (D+1)*(N+1))
-	at := func(i, j int) int { return i*(N+1) + j }
-	for j := 1; j <= N; j++ {
-		score[at(0, j)] = -j
+	cells := (D + 1) * (N + 1)
+	if cap(s.score) < cells {
+		s.score = make([]int32, cells)
+		s.match = make([]int32, cells)
+	}
+	score, match := s.score[:cells], s.match[:cells]
+	W := N + 1
+	for j := 0; j <= N; j++ {
+		score[j], match[j] = -int32(j), 0
 	}
 	for i := 1; i <= D; i++ {
+		row, up := i*W, (i-1)*W
+		score[row], match[row] = 0, 0
+		h := dh[i-1]
+		exactRow := i < D || !midWord
 		for j := 1; j <= N; j++ {
-			best, bm := score[at(i-1, j)]-1, match[at(i-1, j)]
-			if s := score[at(i, j-1)] - 1; s > best {
-				best, bm = s, match[at(i, j-1)]
+			best, bm := score[up+j]-1, match[up+j]
+			if s := score[row+j-1] - 1; s > best {
+				best, bm = s, match[row+j-1]
 			}
-			if eq(i-1, j-1) {
-				if s := score[at(i-1, j-1)] + 1; s > best {
-					best, bm = s, match[at(i-1, j-1)]+1
+			var same bool
+			if exactRow {
+				same = h == nh[j-1] && eq(i-1, j-1)
+			} else {
+				same = eq(i-1, j-1)
+			}
+			if same {
+				if s := score[up+j-1] + 1; s > best {
+					best, bm = s, match[up+j-1]+1
 				}
-			} else if s := score[at(i-1, j-1)] - 1; s > best {
-				best, bm = s, match[at(i-1, j-1)]
+			} else if s := score[up+j-1] - 1; s > best {
+				best, bm = s, match[up+j-1]
 			}
-			score[at(i, j)], match[at(i, j)] = best, bm
+			score[row+j], match[row+j] = best, bm
 		}
 	}
-	bestJ, bestScore := 0, 0
+	bestJ, bestScore := 0, int32(0)
 	for j := 1; j <= N; j++ {
-		if s := score[at(D, j)]; s > bestScore {
+		if s := score[D*W+j]; s > bestScore {
 			bestJ, bestScore = j, s
 		}
 	}
-	if bestJ == 0 || bestScore < 6 || match[at(D, bestJ)] < 8 || !eq(D-1, bestJ-1) {
+	if bestJ == 0 || bestScore < 6 || match[D*W+bestJ] < 8 || !eq(D-1, bestJ-1) {
 		return 0, 0
 	}
-	conf := float64(match[at(D, bestJ)]) / float64(max(bestJ, match[at(D, bestJ)]))
+	m := int(match[D*W+bestJ])
+	conf := float64(m) / float64(max(bestJ, m))
 	if conf < 0.8 {
 		return 0, 0
 	}
 	last := nt[bestJ-1]
 	cut := last.end
 	if midWord {
-		a := dtail[dt[D-1].start:dt[D-1].end]
-		cut = last.start + len(a)
+		cut = last.start + dt[D-1].end - dt[D-1].start
 	}
 	return cut, conf
+}
+
+// mayAlign reports whether an alignment tokenOverlap would accept can
+// exist, by an upper bound that needs no alignment: the matches of an
+// alignment ending at next token j form a common subsequence of the
+// document's tail and nt[:j], so they number at most the LCS of the two.
+// Accepting needs at least 8 matches, a share of 0.8 of j and a score (at
+// most 2*matches - j) of 6, with the document's last token matched at j-1.
+// The LCS of every prefix comes from the bit-parallel algorithm of Hyyrö
+// (one word per document tail of up to 64 tokens), so the check costs O(N).
+func (s *scratch) mayAlign(D, N int, eq func(i, j int) bool) bool {
+	if D > 64 {
+		return true
+	}
+	for k := range s.seed {
+		s.seed[k] = -1
+	}
+	if cap(s.chain) < D {
+		s.chain = make([]int16, D, 64)
+	}
+	chain := s.chain[:D]
+	for i := 0; i < D; i++ {
+		k := s.dh[i] % seedSlots
+		chain[i] = s.seed[k]
+		s.seed[k] = int16(i)
+	}
+	mask := uint64(1)<<D - 1
+	if D == 64 {
+		mask = ^uint64(0)
+	}
+	v := ^uint64(0)
+	for j := 0; j < N; j++ {
+		var m uint64
+		for i := s.seed[s.nh[j]%seedSlots]; i >= 0; i = chain[i] {
+			if eq(int(i), j) {
+				m |= 1 << uint(i)
+			}
+		}
+		last := eq(D-1, j)
+		if last {
+			m |= 1 << uint(D-1)
+		}
+		u := v & m
+		v = (v + u) | (v &^ m)
+		if !last {
+			continue
+		}
+		lcs := D - bits.OnesCount64(v&mask)
+		n := j + 1
+		if lcs >= 8 && 5*lcs >= 4*n && 2*lcs-n >= 6 {
+			return true
+		}
+	}
+	return false
 }
 
 // findOverlap runs the cascade on a continuation whose chatter and repeated
@@ -455,11 +755,11 @@ func tokenOverlap(doc, next string) (int, float64) {
 // an exact repeat, a whitespace-normalized repeat, then (when allowed) a
 // token-level one. It returns the accepted overlap, or a zero cut with method
 // none.
-func findOverlap(doc, next string, restarts []int, tokens, bias, indent bool) overlap {
+func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias, indent bool) overlap {
 	if doc == "" || next == "" {
 		return overlap{method: methodNone, confidence: 1}
 	}
-	bs := borders(doc, next, overlapWindow)
+	bs := s.borders(doc, next, overlapWindow)
 	// A restart of an incomplete record from its start.
 	for _, r := range restarts {
 		if r < 0 || r >= len(doc) {
@@ -479,11 +779,11 @@ func findOverlap(doc, next string, restarts []int, tokens, bias, indent bool) ov
 			return overlap{cut: bs[0], method: methodExact, confidence: conf}
 		}
 	}
-	if n, conf := whitespaceOverlap(doc, next); n > 0 {
+	if n, conf := s.whitespaceOverlap(doc, next); n > 0 {
 		return overlap{cut: n, method: methodWhitespace, confidence: conf}
 	}
 	if tokens {
-		if n, conf := tokenOverlap(doc, next); n > 0 {
+		if n, conf := s.tokenOverlap(doc, next); n > 0 {
 			return overlap{cut: n, method: methodToken, confidence: conf}
 		}
 	}
