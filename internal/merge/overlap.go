@@ -397,15 +397,11 @@ func normTailStart(doc string, need, window int) int {
 // runs only for a candidate.
 func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 	const window = 4 << 10
-	s.norm, s.end = normalizeInto(s.norm[:0], s.end[:0], head(next, window), true)
-	ns := s.norm
-	if len(ns) < strongOverlap {
-		return 0, 0
-	}
 	// A border of strongOverlap bytes or more ends with the document's last
-	// normalized bytes: look for them in next's head before normalizing the
-	// document's tail and running the automaton.
-	var last [8]byte
+	// strongOverlap normalized bytes, so each run of non-space bytes in them
+	// occurs in next's head as it is: look for the longest before
+	// normalizing anything, then for all of them in the normalized head.
+	var last [strongOverlap]byte
 	k := len(last)
 	for i := len(doc); i > 0 && k > 0; {
 		if isSpace(doc[i-1]) {
@@ -420,7 +416,27 @@ func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 		k--
 		last[k] = doc[i]
 	}
-	if !bytes.Contains(ns, last[k:]) {
+	if k > 0 {
+		return 0, 0
+	}
+	var seg []byte
+	for i := 0; i < len(last); {
+		j := i
+		for j < len(last) && last[j] != ' ' {
+			j++
+		}
+		if j-i > len(seg) {
+			seg = last[i:j]
+		}
+		i = j + 1
+	}
+	h := head(next, window)
+	if len(seg) > 0 && !strings.Contains(h, bytesView(seg)) {
+		return 0, 0
+	}
+	s.norm, s.end = normalizeInto(s.norm[:0], s.end[:0], h, true)
+	ns := s.norm
+	if len(ns) < strongOverlap || !bytes.Contains(ns, last[:]) {
 		return 0, 0
 	}
 	// A border is at most len(ns) long; wordBoundary looks a rune further back.
@@ -433,7 +449,7 @@ func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 	}
 	l := bs[0]
 	rep := ns[:l]
-	if l < strongOverlap || countByte(rep, ' ') < 3 || !substantive(string(rep)) {
+	if l < strongOverlap || countByte(rep, ' ') < 3 || !substantive(bytesView(rep)) {
 		return 0, 0
 	}
 	if !wordBoundary(ds, len(ds)-l) {
@@ -536,6 +552,9 @@ func tokenize(out []token, s string, base, max int) []token {
 // tail is never tokenized whole at every join.
 func (s *scratch) tailTokens(doc string, window, max int) {
 	lo := len(doc) - min(window, len(doc))
+	if s.asciiTailTokens(doc, lo, max) {
+		return
+	}
 	for back := 512; ; back *= 4 {
 		start := len(doc) - back
 		if start <= lo {
@@ -553,6 +572,42 @@ func (s *scratch) tailTokens(doc string, window, max int) {
 	if len(s.dt) > max {
 		s.dt = s.dt[len(s.dt)-max:]
 	}
+}
+
+// asciiTailTokens tokenizes doc[lo:] backwards from its end, stopping after
+// max tokens, as long as the text is ASCII (where a token is a run of word
+// bytes or one other byte, the same read in either direction). It reports
+// false, leaving s.dt to be redone, when it meets a byte beyond ASCII.
+func (s *scratch) asciiTailTokens(doc string, lo, max int) bool {
+	dt := s.dt[:0]
+	i := len(doc)
+	for i > lo && len(dt) < max {
+		c := doc[i-1]
+		if c >= utf8.RuneSelf {
+			return false
+		}
+		if isSpace(c) {
+			i--
+			continue
+		}
+		j := i - 1
+		if asciiWord[c] {
+			for j > lo && doc[j-1] < utf8.RuneSelf && asciiWord[doc[j-1]] {
+				j--
+			}
+			if j > lo && doc[j-1] >= utf8.RuneSelf {
+				return false
+			}
+		}
+		dt = append(dt, token{j, i})
+		i = j
+	}
+	// Oldest first.
+	for a, b := 0, len(dt)-1; a < b; a, b = a+1, b-1 {
+		dt[a], dt[b] = dt[b], dt[a]
+	}
+	s.dt = dt
+	return true
 }
 
 func hashToken(s string) uint64 {
