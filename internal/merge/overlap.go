@@ -506,42 +506,54 @@ var asciiWord = func() (t [128]bool) {
 	return
 }()
 
+// nextToken returns the token of s at or after offset i (skipping
+// whitespace), or start -1 when there is none.
+func nextToken(s string, i int) (int, int) {
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	if i >= len(s) {
+		return -1, -1
+	}
+	c := s[i]
+	j := i + 1
+	word := false
+	if c < utf8.RuneSelf {
+		word = asciiWord[c]
+	} else {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		j = i + w
+		word = isWordRune(r)
+	}
+	if word {
+		for j < len(s) {
+			if c := s[j]; c < utf8.RuneSelf {
+				if !asciiWord[c] {
+					break
+				}
+				j++
+				continue
+			}
+			r2, w2 := utf8.DecodeRuneInString(s[j:])
+			if !isWordRune(r2) {
+				break
+			}
+			j += w2
+		}
+	}
+	return i, j
+}
+
 // tokenize appends the tokens of s (offsets plus base) to out, skipping
 // whitespace, stopping once out holds max tokens.
 func tokenize(out []token, s string, base, max int) []token {
-	for i := 0; i < len(s) && len(out) < max; {
-		c := s[i]
-		if isSpace(c) {
-			i++
-			continue
+	for i := 0; len(out) < max; {
+		a, b := nextToken(s, i)
+		if a < 0 {
+			break
 		}
-		j := i + 1
-		word := false
-		if c < utf8.RuneSelf {
-			word = asciiWord[c]
-		} else {
-			r, w := utf8.DecodeRuneInString(s[i:])
-			j = i + w
-			word = isWordRune(r)
-		}
-		if word {
-			for j < len(s) {
-				if c := s[j]; c < utf8.RuneSelf {
-					if !asciiWord[c] {
-						break
-					}
-					j++
-					continue
-				}
-				r2, w2 := utf8.DecodeRuneInString(s[j:])
-				if !isWordRune(r2) {
-					break
-				}
-				j += w2
-			}
-		}
-		out = append(out, token{base + i, base + j})
-		i = j
+		out = append(out, token{base + a, base + b})
+		i = b
 	}
 	return out
 }
@@ -635,10 +647,7 @@ func (s *scratch) tokenOverlap(doc, next string) (int, float64) {
 	const maxDoc, maxNext = 48, 96
 	s.tailTokens(doc, 2<<10, maxDoc)
 	dt := s.dt
-	// An accepted alignment has at most len(dt)/0.8 continuation tokens.
-	s.nt = tokenize(s.nt[:0], head(next, 4<<10), 0, min(maxNext, len(dt)*5/4+2))
-	nt := s.nt
-	if len(dt) < 6 || len(nt) < 6 {
+	if len(dt) < 6 {
 		return 0, 0
 	}
 	// A tail made of few distinct tokens (rules, entity runs, repeated
@@ -665,14 +674,22 @@ func (s *scratch) tokenOverlap(doc, next string) (int, float64) {
 	if nd < 5 {
 		return 0, 0
 	}
-	D, N := len(dt), len(nt)
+	D := len(dt)
 	midWord := isWordByte(doc[len(doc)-1])
-	s.dh, s.nh = s.dh[:0], s.nh[:0]
+	s.dh = s.dh[:0]
 	for _, tk := range dt {
 		s.dh = append(s.dh, hashToken(doc[tk.start:tk.end]))
 	}
-	for _, tk := range nt {
-		s.nh = append(s.nh, hashToken(next[tk.start:tk.end]))
+	// The continuation's tokens are read only as far as mayAlign needs; an
+	// accepted alignment spans at most len(dt)/0.8 of them.
+	h := head(next, 4<<10)
+	if !s.mayAlign(doc, h, midWord, min(maxNext, D*5/4+2)) {
+		return 0, 0
+	}
+	nt := s.nt
+	N := len(nt)
+	if N < 6 {
+		return 0, 0
 	}
 	dh, nh := s.dh, s.nh
 	eq := func(i, j int) bool {
@@ -680,9 +697,6 @@ func (s *scratch) tokenOverlap(doc, next string) (int, float64) {
 			return strings.HasPrefix(next[nt[j].start:nt[j].end], doc[dt[i].start:dt[i].end])
 		}
 		return dh[i] == nh[j] && doc[dt[i].start:dt[i].end] == next[nt[j].start:nt[j].end]
-	}
-	if !s.mayAlign(D, N, eq) {
-		return 0, 0
 	}
 	// A tail the document has written before (a list of similar links, a
 	// repeated example) aligns with its next repetition: not evidence.
@@ -756,9 +770,20 @@ func (s *scratch) tokenOverlap(doc, next string) (int, float64) {
 // Accepting needs at least 8 matches, a share of 0.8 of j and a score (at
 // most 2*matches - j) of 6, with the document's last token matched at j-1.
 // The LCS of every prefix comes from the bit-parallel algorithm of Hyyrö
-// (one word per document tail of up to 64 tokens), so the check costs O(N).
-func (s *scratch) mayAlign(D, N int, eq func(i, j int) bool) bool {
+// (one word per document tail of up to 64 tokens), so the check costs O(N);
+// and since j - LCS never shrinks while an accepted alignment needs it at
+// most a quarter of the tail, a clean continuation is dropped after a few
+// tokens. It reads next's tokens into s.nt and s.nh as it goes, all of the
+// first max when it reports true.
+func (s *scratch) mayAlign(doc, next string, midWord bool, max int) bool {
+	dt := s.dt
+	D := len(dt)
+	s.nt, s.nh = s.nt[:0], s.nh[:0]
 	if D > 64 {
+		s.nt = tokenize(s.nt, next, 0, max)
+		for _, tk := range s.nt {
+			s.nh = append(s.nh, hashToken(next[tk.start:tk.end]))
+		}
 		return true
 	}
 	for k := range s.seed {
@@ -773,34 +798,54 @@ func (s *scratch) mayAlign(D, N int, eq func(i, j int) bool) bool {
 		chain[i] = s.seed[k]
 		s.seed[k] = int16(i)
 	}
+	lastTok := doc[dt[D-1].start:dt[D-1].end]
 	mask := uint64(1)<<D - 1
 	if D == 64 {
 		mask = ^uint64(0)
 	}
 	v := ^uint64(0)
-	for j := 0; j < N; j++ {
+	ok := false
+	pos := 0
+	for j := 0; j < max; j++ {
+		a, b := nextToken(next, pos)
+		if a < 0 {
+			break
+		}
+		pos = b
+		tok := next[a:b]
+		h := hashToken(tok)
+		s.nt = append(s.nt, token{a, b})
+		s.nh = append(s.nh, h)
+		if ok {
+			continue // only reading the rest of the tokens
+		}
 		var m uint64
-		for i := s.seed[s.nh[j]%seedSlots]; i >= 0; i = chain[i] {
-			if eq(int(i), j) {
+		for i := s.seed[h%seedSlots]; i >= 0; i = chain[i] {
+			if (int(i) != D-1 || !midWord) && s.dh[i] == h && doc[dt[i].start:dt[i].end] == tok {
 				m |= 1 << uint(i)
 			}
 		}
-		last := eq(D-1, j)
+		var last bool
+		if midWord {
+			last = strings.HasPrefix(tok, lastTok)
+		} else {
+			last = m&(1<<uint(D-1)) != 0
+		}
 		if last {
 			m |= 1 << uint(D-1)
 		}
 		u := v & m
 		v = (v + u) | (v &^ m)
-		if !last {
-			continue
-		}
 		lcs := D - bits.OnesCount64(v&mask)
 		n := j + 1
-		if lcs >= 8 && 5*lcs >= 4*n && 2*lcs-n >= 6 {
-			return true
+		if 4*(n-lcs) > D {
+			return false // the deficit only grows
+		}
+		if last && lcs >= 8 && 5*lcs >= 4*n && 2*lcs-n >= 6 {
+			ok = true
 		}
 	}
-	return false
+	return ok
 }
 
 // findOverlap runs the cascade on a continuation whose chatter and repeated
