@@ -71,7 +71,7 @@ func run(name string, f format, chunks []Chunk) Result {
 		if note != "" {
 			notes = append(notes, note)
 		}
-		ov := sc.findOverlap(doc, t, f.restarts(doc), f.tokens(), note != "", name == "code")
+		ov := sc.findOverlap(doc, t, f.restarts(doc), f.tokens(), note != "", name)
 		rest, adj, cut, ok := settle(&sc, f, doc, t, ov, last)
 		if ok && adj != "" {
 			notes = append(notes, adj)
@@ -106,6 +106,11 @@ func run(name string, f format, chunks []Chunk) Result {
 		res.Error = strings.Join(errs, "; ")
 	}
 	return res
+}
+
+// isLineFormat reports whether the named format is merged line by line.
+func isLineFormat(name string) bool {
+	return name == "text" || name == "markdown" || name == "code" || name == "diff"
 }
 
 // settle picks the cut the format verifies: the cascade's answer first, then

@@ -855,7 +855,8 @@ func (s *scratch) mayAlign(doc, next string, midWord bool, max int) bool {
 // an exact repeat, a whitespace-normalized repeat, then (when allowed) a
 // token-level one. It returns the accepted overlap, or a zero cut with method
 // none.
-func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias, indent bool) overlap {
+func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias bool, kind string) overlap {
+	indent := kind == "code"
 	if doc == "" || next == "" {
 		return overlap{method: methodNone, confidence: 1}
 	}
@@ -887,6 +888,13 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias, in
 			return overlap{cut: n, method: methodToken, confidence: conf}
 		}
 	}
+	// Last, the weakest evidence: a restart of a line that is only one
+	// letter or punctuation long, judged by the line starts it would leave.
+	if isLineFormat(kind) && len(restarts) > 0 {
+		if r := restarts[len(restarts)-1]; r >= 0 && r < len(doc) && strings.HasPrefix(next, doc[r:]) && leadRestart(doc, r, next, kind) {
+			return overlap{cut: len(doc) - r, method: methodStructural, confidence: 0.8}
+		}
+	}
 	return overlap{method: methodNone, confidence: 1}
 }
 
@@ -912,6 +920,115 @@ func restartable(partial string, bias bool) bool {
 		}
 	}
 	return false
+}
+
+// leadWindow bounds how much of the document leadRestart reads for the
+// line starts and words it already uses.
+const leadWindow = 32 << 10
+
+// leadRestart decides a continuation that starts with a partial line too
+// short or too bare to be evidence by itself (one letter, or only
+// punctuation and spaces: "+", "---", "- ", "\t// "). Restarting the line
+// or continuing it give two readings of the line; the restart wins when the
+// document already starts lines the way it would and has never started one
+// the way continuing would: "+++ +++ b/x" against "+++ b/x", "- - The"
+// against "- The", "aa series" against "a series". In Markdown a run of
+// marker characters that the continuation would lengthen ("#" + "# x",
+// "**" + "** x") is left alone: heading levels and emphasis grow that way.
+func leadRestart(doc string, lineStart int, next, kind string) bool {
+	partial := doc[lineStart:]
+	if partial == "" || lineStart > 0 && doc[lineStart-1] != '\n' || strings.ContainsAny(partial, "\n\r") || restartable(partial, false) {
+		return false
+	}
+	first := next
+	if i := strings.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	first = strings.TrimSuffix(first, "\r")
+	before := doc[max(0, lineStart-leadWindow):lineStart]
+	if len(partial) == 1 && (partial[0]|0x20 >= 'a' && partial[0]|0x20 <= 'z') {
+		// One letter: the first word with the letter doubled or not.
+		e := 0
+		for e < len(first) && first[e] < utf8.RuneSelf && asciiWord[first[e]] {
+			e++
+		}
+		if e < 2 || e < len(first) && first[e] >= utf8.RuneSelf {
+			return false
+		}
+		w := first[:e]
+		return wordCount(before, partial+w, 1) == 0 && wordCount(before, w, 1) >= 1
+	}
+	for i := 0; i < len(partial); i++ {
+		if isWordByte(partial[i]) {
+			return false
+		}
+	}
+	if kind == "markdown" && !isSpace(partial[len(partial)-1]) && partial[len(partial)-1] == first[0] {
+		return false
+	}
+	keep, cut := lineLead(partial+first), lineLead(first)
+	if keep == cut {
+		return false
+	}
+	nKeep, nCut := 0, 0
+	for rest := before; rest != ""; {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		switch lineLead(line) {
+		case keep:
+			nKeep++
+		case cut:
+			nCut++
+		}
+	}
+	return nKeep == 0 && nCut >= 1
+}
+
+// lineLead is how a line starts: what comes before its first word (all of
+// it when it has none), with each run of whitespace read as one space.
+func lineLead(line string) string {
+	line = strings.TrimRight(line, "\r")
+	e := 0
+	for e < len(line) && !isWordByte(line[e]) {
+		e++
+	}
+	lead := line[:e]
+	if !strings.Contains(lead, "  ") && !strings.Contains(lead, "\t") {
+		return lead
+	}
+	var b strings.Builder
+	for i := 0; i < len(lead); i++ {
+		if isSpace(lead[i]) {
+			if i > 0 && isSpace(lead[i-1]) {
+				continue
+			}
+			b.WriteByte(' ')
+			continue
+		}
+		b.WriteByte(lead[i])
+	}
+	return b.String()
+}
+
+// wordCount counts the whole-word occurrences of w in s, stopping at limit.
+func wordCount(s, w string, limit int) int {
+	n := 0
+	for i := 0; n < limit; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			break
+		}
+		a, b := i+j, i+j+len(w)
+		if (a == 0 || !isWordByte(s[a-1])) && (b == len(s) || !isWordByte(s[b])) {
+			n++
+		}
+		i = a + 1
+	}
+	return n
 }
 
 // indentRestart decides a continuation that starts with the indentation the
