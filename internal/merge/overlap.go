@@ -449,7 +449,9 @@ func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 	}
 	l := bs[0]
 	rep := ns[:l]
-	if l < strongOverlap || countByte(rep, ' ') < 3 || !substantive(bytesView(rep)) {
+	// Three separators, or one in a repeat twice as long: a path or a URL
+	// is one long word.
+	if sp := countByte(rep, ' '); l < strongOverlap || sp < 3 && (sp < 1 || l < 2*strongOverlap) || !substantive(bytesView(rep)) {
 		return 0, 0
 	}
 	if !wordBoundary(ds, len(ds)-l) {
@@ -461,11 +463,22 @@ func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 		// the document's own.
 		return 0, 0
 	}
+	// The same text with the same line breaks, only indented or spaced
+	// differently (or not differently at all, which the exact match judged
+	// already), is how documents of examples and aligned columns go on, not
+	// how a model re-wraps what it repeats.
+	docRep := doc[normTailStart(doc, l, window):]
+	if sameBreaks(docRep, next[:cut]) {
+		return 0, 0
+	}
 	if from > max(0, len(doc)-window) {
 		s.dnorm, _ = normalizeInto(s.dnorm[:0], nil, tail(doc, window), false)
 		ds = bytesView(s.dnorm)
 	}
-	if repeatedNearby(ds, bytesView(rep)) {
+	// A document that has written these words before is evidence only if it
+	// wrote them the same way (the continuation may be its next copy) or
+	// twice in a row (it goes on doubling them).
+	if repeatedNearby(ds, bytesView(rep)) && (repeatedNearby(tail(doc, window), next[:cut]) || doubledNormalized(ds, bytesView(rep))) {
 		return 0, 0
 	}
 	return cut, 0.9
@@ -478,6 +491,51 @@ func bytesView(b []byte) string {
 		return ""
 	}
 	return unsafe.String(&b[0], len(b))
+}
+
+// doubledNormalized reports whether the normalized text ds holds rep twice
+// in a row before its end (a space between the copies allowed).
+func doubledNormalized(ds, rep string) bool {
+	r := strings.TrimSpace(rep)
+	if r == "" {
+		return false
+	}
+	return strings.Contains(ds[:len(ds)-1], r+" "+r) || strings.Contains(ds[:len(ds)-1], r+r)
+}
+
+// sameBreaks reports whether a and b, equal but for whitespace, also break
+// lines in the same places (or neither breaks any and they are equal):
+// between their first and last non-space bytes, every run of whitespace in
+// one holds a newline exactly when the matching run in the other does.
+func sameBreaks(a, b string) bool {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	if a == b {
+		return true
+	}
+	breaks := false
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if !isSpace(a[i]) || !isSpace(b[j]) {
+			if a[i] != b[j] {
+				return false
+			}
+			i++
+			j++
+			continue
+		}
+		na, nb := false, false
+		for ; i < len(a) && isSpace(a[i]); i++ {
+			na = na || a[i] == '\n'
+		}
+		for ; j < len(b) && isSpace(b[j]); j++ {
+			nb = nb || b[j] == '\n'
+		}
+		if na != nb {
+			return false
+		}
+		breaks = breaks || na
+	}
+	return breaks && i == len(a) && j == len(b)
 }
 
 func countByte(b []byte, c byte) int {
