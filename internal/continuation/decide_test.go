@@ -1,0 +1,94 @@
+package continuation
+
+import "testing"
+
+func TestDecide(t *testing.T) {
+	const shaA, shaB = "aaaa", "bbbb"
+	tests := []struct {
+		name           string
+		s              State
+		wantContinue   bool
+		wantStop       StopReason
+		wantResolvedBy string
+	}{
+		{"cut off: continue", State{Seq: 0, Finish: FinishLength, Text: "x", TextSHA: shaA, Enabled: true, MaxAttempts: 10},
+			true, "", "finish_reason"},
+		{"finished", State{Seq: 3, Finish: FinishStop, Text: "x", Enabled: true, MaxAttempts: 10},
+			false, StopCompleted, "finish_reason"},
+		{"last allowed chunk completed is completed, not a limit", State{Seq: 9, Finish: FinishStop, Text: "x", Enabled: true, MaxAttempts: 10},
+			false, StopCompleted, "finish_reason"},
+		{"max attempts reached while cut off", State{Seq: 9, Finish: FinishLength, Text: "x", TextSHA: shaA, PreviousSHA: shaB, Enabled: true, MaxAttempts: 10},
+			false, StopStepsLimit, "max_attempts"},
+		{"one attempt allowed", State{Seq: 0, Finish: FinishLength, Text: "x", Enabled: true, MaxAttempts: 1},
+			false, StopStepsLimit, "max_attempts"},
+		{"continuation disabled", State{Seq: 0, Finish: FinishLength, Text: "x", Enabled: false, MaxAttempts: 10},
+			false, StopStepsLimit, "continuation_enabled"},
+		{"content filter forbids", State{Seq: 1, Finish: FinishContentFilter, Text: "x", Enabled: true, MaxAttempts: 10},
+			false, StopFinishReason, "finish_reason"},
+		{"other incompleteness forbids", State{Seq: 1, Finish: FinishIncomplete, Text: "x", Enabled: true, MaxAttempts: 10},
+			false, StopFinishReason, "finish_reason"},
+		{"tool calls stop as completed", State{Seq: 0, Finish: FinishToolCalls, Enabled: true, MaxAttempts: 10},
+			false, StopCompleted, "finish_reason"},
+		{"empty cut-off chunk is no progress", State{Seq: 2, Finish: FinishLength, Text: "", Enabled: true, MaxAttempts: 10},
+			false, StopNoProgress, "no_progress"},
+		{"chunk identical to the previous is no progress", State{Seq: 2, Finish: FinishLength, Text: "x", TextSHA: shaA, PreviousSHA: shaA, Enabled: true, MaxAttempts: 10},
+			false, StopNoProgress, "no_progress"},
+		{"first chunk has no previous", State{Seq: 0, Finish: FinishLength, Text: "x", TextSHA: shaA, PreviousSHA: shaA, Enabled: true, MaxAttempts: 10},
+			true, "", "finish_reason"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := Decide(tt.s, DefaultCriteria())
+			if out.ShouldContinue != tt.wantContinue || out.StopReason != tt.wantStop || out.ResolvedBy != tt.wantResolvedBy {
+				t.Fatalf("got continue=%v stop=%q resolved_by=%q, want %v %q %q (evaluations %+v)",
+					out.ShouldContinue, out.StopReason, out.ResolvedBy, tt.wantContinue, tt.wantStop, tt.wantResolvedBy, out.Evaluations)
+			}
+			if len(out.Evaluations) == 0 {
+				t.Fatal("every decision must record its evaluations")
+			}
+			for _, ev := range out.Evaluations {
+				if ev.Criterion == "" || ev.Reason == "" {
+					t.Fatalf("evaluation without criterion or reason: %+v", ev)
+				}
+			}
+		})
+	}
+}
+
+// fixed is a criterion that always says the same thing.
+type fixed struct {
+	name string
+	d    Decision
+}
+
+func (f fixed) Name() string { return f.name }
+func (f fixed) Evaluate(State) (Evaluation, bool) {
+	return Evaluation{Decision: f.d, Reason: "fixed", StopReason: StopGuardForbade}, true
+}
+
+func TestDecidePriority(t *testing.T) {
+	tests := []struct {
+		decisions []Decision
+		want      Decision
+		by        string
+	}{
+		{[]Decision{AllowContinuation, AllowStop, RequestContinuation, ForbidContinuation}, ForbidContinuation, "c3"},
+		{[]Decision{AllowStop, RequestContinuation, AllowContinuation}, RequestContinuation, "c1"},
+		{[]Decision{AllowContinuation, AllowStop}, AllowStop, "c1"},
+		{[]Decision{AllowContinuation}, AllowContinuation, "default"},
+		{nil, AllowContinuation, "default"},
+	}
+	for _, tt := range tests {
+		var cs []Criterion
+		for i, d := range tt.decisions {
+			cs = append(cs, fixed{name: "c" + string(rune('0'+i)), d: d})
+		}
+		out := Decide(State{}, cs)
+		if out.Decision != tt.want || out.ResolvedBy != tt.by {
+			t.Errorf("%v: got %s by %s, want %s by %s", tt.decisions, out.Decision, out.ResolvedBy, tt.want, tt.by)
+		}
+		if len(out.Evaluations) != len(tt.decisions) {
+			t.Errorf("%v: %d evaluations recorded", tt.decisions, len(out.Evaluations))
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package continuation_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/simulator"
+)
+
+// The provider against the simulator's real wire format, through openai-go:
+// every finish reason and fault is normalized and classified as DESIGN.md's
+// table says.
+func TestResponsesProviderWire(t *testing.T) {
+	ts := httptest.NewServer(simulator.New(simulator.Config{}))
+	defer ts.Close()
+	p := continuation.NewResponsesProvider(continuation.ProviderConfig{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})
+	ctx := context.Background()
+	call := func(directive string, max int) (continuation.Response, error) {
+		return p.Call(ctx, continuation.CallRequest{Model: "gpt-4.1-mini", MaxOutputTokens: max,
+			Input: continuation.Input{Prompt: "[[sim " + directive + "]] go"}})
+	}
+
+	t.Run("length then stop, chained by previous_response_id", func(t *testing.T) {
+		doc, _, _ := simulator.DocumentFor("[[sim format=csv size=600 seed=3]] go")
+		r, err := call("format=csv size=600 seed=3", 64)
+		if err != nil || r.Finish != continuation.FinishLength || r.RawStatus != "incomplete" || r.IncompleteReason != "max_output_tokens" {
+			t.Fatalf("first call: %+v %v", r, err)
+		}
+		got := r.Text
+		for i := 0; r.Finish == continuation.FinishLength; i++ {
+			if i > 50 {
+				t.Fatal("never finished")
+			}
+			r, err = p.Call(ctx, continuation.CallRequest{Model: "gpt-4.1-mini", MaxOutputTokens: 64, PreviousID: r.ID,
+				Prompt: continuation.ContinuePrompt("csv")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got += r.Text
+		}
+		if r.Finish != continuation.FinishStop || got != doc {
+			t.Fatalf("finish %s; document equal=%v", r.Finish, got == doc)
+		}
+		if r.Usage.Output <= 0 || r.Usage.Input <= 0 || r.Usage.Cached <= 0 {
+			t.Fatalf("usage not read: %+v", r.Usage)
+		}
+	})
+	t.Run("reasoning tokens are inside output tokens", func(t *testing.T) {
+		r, err := call("format=text size=2000 reasoning=20", 100)
+		if err != nil || r.Usage.Reasoning != 20 || r.Usage.Output != 100 {
+			t.Fatalf("%+v %v", r.Usage, err)
+		}
+	})
+	t.Run("content filter", func(t *testing.T) {
+		r, err := call("format=text faults=content_filter@0", 64)
+		if err != nil || r.Finish != continuation.FinishContentFilter {
+			t.Fatalf("%+v %v", r, err)
+		}
+	})
+	t.Run("other incompleteness", func(t *testing.T) {
+		r, err := call("format=text faults=cutoff@0", 64)
+		if err != nil || r.Finish != continuation.FinishIncomplete || r.ID == "" {
+			t.Fatalf("%+v %v", r, err)
+		}
+	})
+	errCases := []struct {
+		directive string
+		typ       continuation.ErrorType
+		status    int
+		malformed bool
+	}{
+		{"faults=429@0:2", continuation.ErrRateLimit, 429, false},
+		{"faults=500@0", continuation.ErrModel, 500, false},
+		{"faults=400@0", continuation.ErrValidation, 400, false},
+		{"faults=failed@0", continuation.ErrModel, 200, false},
+		{"faults=malformed@0", continuation.ErrModel, 0, true},
+	}
+	for _, c := range errCases {
+		t.Run(c.directive, func(t *testing.T) {
+			_, err := call("format=text "+c.directive, 64)
+			ce := continuation.Classify(err)
+			if err == nil || ce.Type != c.typ || (c.status != 0 && ce.HTTPStatus != c.status) || ce.Malformed != c.malformed {
+				t.Fatalf("err=%v classified %+v", err, ce)
+			}
+			if c.typ == continuation.ErrRateLimit && ce.RetryAfter != 2*time.Second {
+				t.Fatalf("Retry-After not read: %s", ce.RetryAfter)
+			}
+			if strings.Contains(err.Error(), "sk-test") {
+				t.Fatal("API key in an error message")
+			}
+		})
+	}
+}

@@ -1,0 +1,118 @@
+package jobs
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/store"
+)
+
+func TestNormalizeDefaults(t *testing.T) {
+	r, err := Request{Model: " gpt-4.1-mini ", Input: Input{Prompt: "hi"}}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Model != "gpt-4.1-mini" || r.Format != "auto" || r.MaxOutputTokens != DefaultMaxOutputTokens ||
+		!r.Continuation.EnabledOrDefault() || r.Continuation.MaxAttempts != 10 || r.Continuation.OnFailure != OnFailurePartial {
+		t.Fatalf("defaults not applied: %+v", r)
+	}
+}
+
+func TestNormalizeNamesEveryBadField(t *testing.T) {
+	tests := []struct {
+		name   string
+		req    Request
+		fields []string
+	}{
+		{"nothing", Request{}, []string{"model", "input"}},
+		{"max_attempts high", Request{Model: "m", Input: Input{Prompt: "p"}, Continuation: Continuation{MaxAttempts: 51}}, []string{"continuation.max_attempts"}},
+		{"max_attempts negative", Request{Model: "m", Input: Input{Prompt: "p"}, Continuation: Continuation{MaxAttempts: -1}}, []string{"continuation.max_attempts"}},
+		{"on_failure", Request{Model: "m", Input: Input{Prompt: "p"}, Continuation: Continuation{OnFailure: "retry"}}, []string{"continuation.on_failure"}},
+		{"format", Request{Model: "m", Input: Input{Prompt: "p"}, Format: "xml"}, []string{"format"}},
+		{"max_output_tokens", Request{Model: "m", Input: Input{Prompt: "p"}, MaxOutputTokens: 5}, []string{"max_output_tokens"}},
+		{"metadata", Request{Model: "m", Input: Input{Prompt: "p"}, Metadata: json.RawMessage(`{bad`)}, []string{"metadata"}},
+		{"idempotency_key", Request{Model: "m", Input: Input{Prompt: "p"}, IdempotencyKey: strings.Repeat("k", 300)}, []string{"idempotency_key"}},
+		{"message role and content", Request{Model: "m", Input: Input{Messages: []continuation.Message{{Role: "robot", Content: " "}}}},
+			[]string{"input[0].role", "input[0].content"}},
+		{"prompt and messages", Request{Model: "m", Input: Input{Prompt: "p", Messages: []continuation.Message{{Role: "user", Content: "x"}}}}, []string{"input"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.req.Normalize()
+			var ve *ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("want a ValidationError, got %v", err)
+			}
+			var got []string
+			for _, f := range ve.Fields {
+				got = append(got, f.Field)
+				if f.Message == "" {
+					t.Errorf("field %s has no message", f.Field)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.fields, ",") {
+				t.Fatalf("fields %v, want %v (%v)", got, tt.fields, err)
+			}
+			for _, f := range tt.fields {
+				if !strings.Contains(err.Error(), f) {
+					t.Fatalf("message %q does not name %s", err, f)
+				}
+			}
+		})
+	}
+}
+
+func TestInputJSON(t *testing.T) {
+	var r Request
+	if err := json.Unmarshal([]byte(`{"model":"m","input":"hello"}`), &r); err != nil || r.Input.Prompt != "hello" {
+		t.Fatalf("string input: %+v %v", r.Input, err)
+	}
+	if err := json.Unmarshal([]byte(`{"model":"m","input":[{"role":"user","content":"hi"}]}`), &r); err != nil ||
+		len(r.Input.Messages) != 1 || r.Input.Messages[0].Content != "hi" {
+		t.Fatalf("message input: %+v %v", r.Input, err)
+	}
+	if err := json.Unmarshal([]byte(`{"model":"m","input":[{"role":"user","text":"hi"}]}`), &r); err == nil {
+		t.Fatal("unknown message field accepted")
+	}
+	if err := json.Unmarshal([]byte(`{"model":"m","input":42}`), &r); err == nil {
+		t.Fatal("number input accepted")
+	}
+	b, _ := json.Marshal(Input{Messages: []continuation.Message{{Role: "user", Content: "x"}}})
+	if string(b) != `[{"role":"user","content":"x"}]` {
+		t.Fatalf("marshal: %s", b)
+	}
+}
+
+func TestHashIgnoresIdempotencyKeyOnly(t *testing.T) {
+	a := Request{Model: "m", Input: Input{Prompt: "p"}, IdempotencyKey: "k1"}
+	b := a
+	b.IdempotencyKey = "k2"
+	if a.hash() != b.hash() {
+		t.Fatal("the key must not change the request hash")
+	}
+	b.Input.Prompt = "q"
+	if a.hash() == b.hash() {
+		t.Fatal("a different prompt must change the hash")
+	}
+}
+
+func TestCost(t *testing.T) {
+	cached := 0.5
+	p := &store.Price{Input: 2, CachedInput: &cached, Output: 8}
+	// 1000 input of which 400 cached, 500 output of which 200 reasoning (inside output, billed once).
+	got := Cost(p, store.Usage{Input: 1000, Cached: 400, Output: 500, Reasoning: 200})
+	want := (600*2 + 400*0.5 + 500*8) / 1e6
+	if got == nil || *got != want {
+		t.Fatalf("cost %v, want %v", got, want)
+	}
+	if Cost(nil, store.Usage{Input: 1}) != nil {
+		t.Fatal("an unpriced model must get no cost")
+	}
+	noCached := &store.Price{Input: 1, Output: 1}
+	if c := Cost(noCached, store.Usage{Input: 10, Cached: 10}); *c != 10.0/1e6 {
+		t.Fatalf("cached input without a cached price is billed at the input price: %v", *c)
+	}
+}
