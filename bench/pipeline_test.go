@@ -38,8 +38,8 @@ const pollInterval = 50 * time.Millisecond
 func TestMain(m *testing.M) { testenv.Main(m, &dbURL) }
 
 const (
-	concurrency = 32 // asynq workers, the same for all three
-	chains      = 64 // jobs (or hop chains) in flight at once
+	concurrency = 32  // asynq workers, the same for all three
+	chains      = 64  // jobs (or hop chains) in flight at once
 	hopsEach    = 200 // hops per baseline chain: long enough to swamp setup and noise
 	chunksEach  = 40  // chunks per pipeline job
 )

@@ -503,10 +503,13 @@ func doubledNormalized(ds, rep string) bool {
 	return strings.Contains(ds[:len(ds)-1], r+" "+r) || strings.Contains(ds[:len(ds)-1], r+r)
 }
 
-// sameBreaks reports whether a and b, equal but for whitespace, also break
-// lines in the same places (or neither breaks any and they are equal):
-// between their first and last non-space bytes, every run of whitespace in
-// one holds a newline exactly when the matching run in the other does.
+// sameBreaks reports whether a and b, equal but for whitespace, lay out
+// their lines alike (or are equal): between their first and last non-space
+// bytes, every run of whitespace in one holds a newline exactly when the
+// matching run in the other does, and runs within a line are equal or both
+// padding (two bytes or more). They then differ only in indentation, blank
+// lines or column alignment, as examples and tables of a document do; a
+// model re-wrapping or re-spacing a repeat changes breaks or single spaces.
 func sameBreaks(a, b string) bool {
 	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
 	if a == b {
@@ -524,6 +527,7 @@ func sameBreaks(a, b string) bool {
 			continue
 		}
 		na, nb := false, false
+		i0, j0 := i, j
 		for ; i < len(a) && isSpace(a[i]); i++ {
 			na = na || a[i] == '\n'
 		}
@@ -531,6 +535,9 @@ func sameBreaks(a, b string) bool {
 			nb = nb || b[j] == '\n'
 		}
 		if na != nb {
+			return false
+		}
+		if !na && a[i0:i] != b[j0:j] && (i-i0 < 2 || j-j0 < 2) {
 			return false
 		}
 		breaks = breaks || na
