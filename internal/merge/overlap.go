@@ -458,18 +458,22 @@ func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 		return 0, 0
 	}
 	cut := int(s.end[l-1])
-	if strings.HasSuffix(doc, "\n") && strings.Count(next[:cut], "\n") < 2 {
-		// As for exact repeats: one repeated line at a line boundary may be
-		// the document's own.
+	docStart := normTailStart(doc, l, window)
+	docRep := doc[docStart:]
+	if strings.HasSuffix(doc, "\n") && (docStart == 0 || doc[docStart-1] == '\n') && strings.Count(docRep, "\n") < 2 {
+		// As for exact repeats: one repeated whole line at a line boundary
+		// may be the document's own.
 		return 0, 0
 	}
 	// The same text with the same line breaks, only indented or spaced
 	// differently (or not differently at all, which the exact match judged
 	// already), is how documents of examples and aligned columns go on, not
 	// how a model re-wraps what it repeats.
-	docRep := doc[normTailStart(doc, l, window):]
 	if sameBreaks(docRep, next[:cut]) {
 		return 0, 0
+	}
+	if ns[l-1] == ' ' {
+		cut = splitRun(doc, next, cut)
 	}
 	if from > max(0, len(doc)-window) {
 		s.dnorm, _ = normalizeInto(s.dnorm[:0], nil, tail(doc, window), false)
@@ -491,6 +495,41 @@ func bytesView(b []byte) string {
 		return ""
 	}
 	return unsafe.String(&b[0], len(b))
+}
+
+// splitRun decides how much of the whitespace run that ends a repeat
+// (next[:cut] ends with it) is the repeat's and how much the new text's,
+// when the document ends with whitespace too. The document's newlines, as the
+// repeat rewrites them, come first: newlines beyond their number are the new
+// text's; and a run that starts with spaces before its newlines rewrote the
+// document's line break as a space (a re-wrap), so its newlines are new.
+func splitRun(doc, next string, cut int) int {
+	d := len(doc)
+	for d > 0 && isSpace(doc[d-1]) {
+		d--
+	}
+	wd := doc[d:]
+	r := cut
+	for r > 0 && isSpace(next[r-1]) {
+		r--
+	}
+	run := next[r:cut]
+	nd, nr := strings.Count(wd, "\n"), strings.Count(run, "\n")
+	if nd == 0 || nr == 0 {
+		return cut
+	}
+	if nr > nd {
+		// Keep the last nr-nd newlines (and what follows them).
+		k := len(run)
+		for n := 0; n < nr-nd; n++ {
+			k = strings.LastIndexByte(run[:k], '\n')
+		}
+		return r + k
+	}
+	if run[0] != '\n' && strings.Trim(wd, "\n") == "" {
+		return r + strings.IndexByte(run, '\n')
+	}
+	return cut
 }
 
 // doubledNormalized reports whether the normalized text ds holds rep twice
