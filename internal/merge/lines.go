@@ -244,9 +244,11 @@ func (f *lineFormat) verify(doc, rest string, last bool) bool { return true }
 
 func (f *lineFormat) point(doc string) string { return "line:" + strconv.Itoa(f.lines+1) }
 
-// tokens: token alignment suits prose; code and diffs repeat their own
-// token sequences too often for a fuzzy match to be evidence.
-func (f *lineFormat) tokens() bool { return f.kind == "text" || f.kind == "markdown" }
+// tokens: token alignment suits prose; code, diffs and Markdown (examples,
+// tables, lists of links) repeat their own token sequences too often for a
+// fuzzy match to be evidence. A re-wrapped repeat in Markdown is still found
+// by the whitespace-insensitive match.
+func (f *lineFormat) tokens() bool { return f.kind == "text" }
 
 func (f *lineFormat) finish(res *Result) {
 	if f.kind == "diff" {

@@ -1067,7 +1067,9 @@ func leadRestart(doc string, lineStart int, next, kind string) bool {
 			return false
 		}
 	}
-	if kind == "markdown" && !isSpace(partial[len(partial)-1]) && partial[len(partial)-1] == first[0] {
+	if kind == "markdown" && (isSpace(partial[len(partial)-1]) || partial[len(partial)-1] == first[0]) {
+		// A marker and its space ("- ", "> ", "1. ") followed by another
+		// is a nested block on one line.
 		return false
 	}
 	keep, cut := lineLead(partial+first), lineLead(first)
