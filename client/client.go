@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
@@ -153,8 +154,19 @@ type Status struct {
 // Terminal reports whether the job will not change again.
 func (s Status) Terminal() bool { return store.Terminal(s.Status) }
 
+// checkID refuses a malformed job ID before it reaches the database.
+func checkID(id string) error {
+	if _, err := uuid.Parse(id); err != nil {
+		return fmt.Errorf("%w: %q is not a job ID", ErrNotFound, id)
+	}
+	return nil
+}
+
 // Status reads a job's state and progress.
 func (c *Client) Status(ctx context.Context, id string) (Status, error) {
+	if err := checkID(id); err != nil {
+		return Status{}, err
+	}
 	j, err := c.store.GetJob(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return Status{}, ErrNotFound
@@ -215,6 +227,9 @@ type Result struct {
 
 // Result reads a job's merged document, or ErrNotReady.
 func (c *Client) Result(ctx context.Context, id string) (Result, error) {
+	if err := checkID(id); err != nil {
+		return Result{}, err
+	}
 	j, err := c.store.GetJob(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return Result{}, ErrNotFound
@@ -239,6 +254,9 @@ func (c *Client) Result(ctx context.Context, id string) (Result, error) {
 // Cancel stops a job between chunks; no model call starts after it. Chunks
 // already stored are kept. Cancelling a finished job changes nothing.
 func (c *Client) Cancel(ctx context.Context, id string) (Status, error) {
+	if err := checkID(id); err != nil {
+		return Status{}, err
+	}
 	if _, _, err := c.enq.Cancel(ctx, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return Status{}, ErrNotFound
