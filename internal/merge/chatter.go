@@ -224,10 +224,15 @@ func stripTrailer(t string) (string, bool) {
 	}
 	before := s[:i]
 	switch {
-	case strings.HasSuffix(before, "\n") || strings.HasSuffix(before, "\r"):
-		// Blank line before the remark: drop the blank line too, keep one newline.
-		before = strings.TrimRight(before, "\r\n")
-		return before + "\n", true
+	case strings.HasSuffix(before, "\n"):
+		// Blank line before the remark: the line break that made it goes
+		// with the remark; the document's own line ends (and any blank
+		// lines it ends with) stay.
+		return before, true
+	case strings.HasSuffix(before, "\r\n\r"):
+		return before[:len(before)-1], true
+	case strings.HasSuffix(before, "\r"):
+		return strings.TrimRight(before, "\r\n") + "\n", true
 	default:
 		if j := strings.LastIndexByte(before, '\n'); j >= 0 {
 			if _, ok := fenceLine(before[j+1:]); ok {
