@@ -109,7 +109,10 @@ func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
 		trimmed := strings.TrimSpace(first)
 		// A chunk that is nothing but such a line is kept: it may be all the
 		// model had left to say, and dropping a whole chunk is never safe.
-		if trimmed != "" && chatterLine(first, preambleStarts) && introduces(trimmed) && strings.TrimSpace(t[i+1:]) != "" {
+		// A line that starts over the document's partial line ("Here is a
+		// sample of" + "Here is a sample of ... blocks:") is the document's.
+		restart := len(ctx.partial) >= 2 && strings.HasPrefix(first, ctx.partial)
+		if trimmed != "" && !restart && chatterLine(first, preambleStarts) && introduces(trimmed) && strings.TrimSpace(t[i+1:]) != "" {
 			t = t[i+1:]
 			if strings.HasPrefix(t, "\n") {
 				t = t[1:]

@@ -1051,26 +1051,32 @@ func leadRestart(doc string, lineStart int, next, kind string) bool {
 	first = strings.TrimSuffix(first, "\r")
 	before := doc[max(0, lineStart-leadWindow):lineStart]
 	if len(partial) == 1 && (partial[0]|0x20 >= 'a' && partial[0]|0x20 <= 'z') {
-		// One letter: the first word with the letter doubled or not.
+		// One letter: the first word with the letter doubled or not. A
+		// word the document has not used that would start with a doubled
+		// letter ("ppatches", "FFoo") is not prose either; code is left
+		// to what it has used ("ssa", "llvm").
 		e := 0
 		for e < len(first) && first[e] < utf8.RuneSelf && asciiWord[first[e]] {
 			e++
 		}
-		if e < 2 || e < len(first) && first[e] >= utf8.RuneSelf {
+		if e < 1 || e < len(first) && first[e] >= utf8.RuneSelf {
 			return false
 		}
 		w := first[:e]
-		return wordCount(before, partial+w, 1) == 0 && wordCount(before, w, 1) >= 1
+		if wordCount(before, partial+w, 1) > 0 {
+			return false
+		}
+		return wordCount(before, w, 1) >= 1 || (kind == "text" || kind == "markdown") && len(w) >= 3 && w[1] >= 'a' && w[1] <= 'z'
 	}
 	for i := 0; i < len(partial); i++ {
 		if isWordByte(partial[i]) {
 			return false
 		}
 	}
-	if kind == "markdown" && (isSpace(partial[len(partial)-1]) || partial[len(partial)-1] == first[0]) {
-		// A marker and its space ("- ", "> ", "1. ") followed by another
-		// is a nested block on one line.
-		return false
+	if kind == "markdown" {
+		if ok, decided := markdownRestart(doc, lineStart, partial, first); decided {
+			return ok
+		}
 	}
 	keep, cut := lineLead(partial+first), lineLead(first)
 	if keep == cut {
@@ -1092,6 +1098,60 @@ func leadRestart(doc string, lineStart int, next, kind string) bool {
 		}
 	}
 	return nKeep == 0 && nCut >= 1
+}
+
+// markdownRestart judges the Markdown partial lines leadRestart cannot
+// judge by line starts alone, reporting whether it decided. A table row
+// keeps the number of cells of the row before it; a heading marker is never
+// followed by another; a list or quote marker with its space followed by
+// another is a nested block, and lengthening a run of marker characters
+// ("**" + "** x", "```" + "```") is how emphasis and fences grow: both are
+// left alone.
+func markdownRestart(doc string, lineStart int, partial, first string) (bool, bool) {
+	if partial[0] == '|' {
+		prevStart := strings.LastIndexByte(doc[:max(0, lineStart-1)], '\n') + 1
+		prev := strings.TrimRight(doc[prevStart:max(prevStart, lineStart-1)], " \t\r")
+		if strings.HasPrefix(prev, "|") {
+			n := strings.Count(prev, "|")
+			keep, cut := strings.Count(partial+first, "|"), strings.Count(first, "|")
+			return cut == n && keep != n, true
+		}
+	}
+	if strings.Trim(partial, "#") == "" || strings.TrimRight(partial, "#") == "" || strings.Trim(strings.TrimRight(partial, " "), "#") == "" && strings.HasSuffix(partial, " ") {
+		// "###" + "### x" makes a heading of level six, "# " + "# x" a
+		// heading that starts with "#": when the document has headings
+		// like the restart's and none like that.
+		lvl := len(strings.TrimLeft(first, "#"))
+		lvl = len(first) - lvl
+		if lvl == 0 || lvl >= len(first) || first[lvl] != ' ' {
+			return false, true
+		}
+		if strings.HasSuffix(partial, " ") {
+			return true, true
+		}
+		// Lengthening the heading's marker: a restart only when that would
+		// jump two levels past every heading the document has written
+		// ("###" + "### x" after levels 1 to 3); "#" + "# x" may well be
+		// the first level-two heading.
+		top := 0
+		for rest := doc[max(0, lineStart-leadWindow):lineStart]; rest != ""; {
+			line := rest
+			if i := strings.IndexByte(rest, '\n'); i >= 0 {
+				line, rest = rest[:i], rest[i+1:]
+			} else {
+				rest = ""
+			}
+			if h := len(line) - len(strings.TrimLeft(line, "#")); h > 0 && h < len(line) && line[h] == ' ' {
+				top = max(top, h)
+			}
+		}
+		return top > 0 && len(partial)+lvl > top+1, true
+	}
+	last := partial[len(partial)-1]
+	if isSpace(last) || last == first[0] && strings.IndexByte("#*-_=`~>+", last) >= 0 {
+		return false, true
+	}
+	return false, false
 }
 
 // lineLead is how a line starts: what comes before its first word (all of
