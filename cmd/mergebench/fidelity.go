@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -65,6 +67,13 @@ func fidelity(cache string, trials int, seed int64, verbose bool, only string) e
 					c.merged++
 				} else if verbose {
 					fmt.Printf("FAIL %s %s trial %d: %s\n%s\n", d.name, b.name, tr, res.Error, firstDiff(d.text, res.Content))
+					if dir := os.Getenv("MERGEBENCH_DUMP"); dir != "" {
+						// The chunks of a failing case, for a unit test or a debugger.
+						name := strings.NewReplacer("/", "_", ":", "_", "#", "_", " ", "_").Replace(fmt.Sprintf("%s %s %d", d.name, b.name, tr))
+						if buf, err := json.Marshal(chunks); err == nil {
+							os.WriteFile(filepath.Join(dir, name+".json"), buf, 0o644)
+						}
+					}
 					if only != "" {
 						for k, j := range res.Joins {
 							fmt.Printf("  join %+v\n    doc ends %q\n    chunk    %q\n", j, tailOf(chunks, k), head(chunks[k+1].Text))

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -29,8 +30,19 @@ type csvFormat struct {
 
 // fits reports whether a complete record of n fields looks like the
 // document's records.
+//
+// A document whose records already vary in length (up to the header's) may
+// leave out any number of trailing fields, so a length between its shortest
+// record and its header fits too.
 func (f *csvFormat) fits(n int) bool {
-	return n == f.cols || n < 64 && f.counts&(1<<n) != 0
+	if n == f.cols || n < 64 && f.counts&(1<<n) != 0 {
+		return true
+	}
+	other := f.counts
+	if f.cols < 64 {
+		other &^= 1 << f.cols
+	}
+	return other != 0 && n < f.cols && n > bits.TrailingZeros64(other)
 }
 
 // maxCols is the largest field count of a complete record so far.
