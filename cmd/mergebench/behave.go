@@ -104,10 +104,17 @@ func restartRecord(r *rand.Rand, d doc, prev, cont string, last bool) (string, b
 }
 
 // repeatLines repeats two to four whole lines before the incomplete one.
+// Only lines with content count (blank lines between them are repeated
+// too): a model repeats lines to pick up where it stopped, and two blank
+// lines carry nothing to pick up from.
 func repeatLines(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
 	i := strings.LastIndexByte(prev, '\n') + 1
-	for n := 2 + r.IntN(3); n > 0 && i > 0; n-- {
-		i = strings.LastIndexByte(prev[:i-1], '\n') + 1
+	for n := 2 + r.IntN(3); n > 0 && i > 0; {
+		j := strings.LastIndexByte(prev[:i-1], '\n') + 1
+		if strings.TrimSpace(prev[j:i]) != "" {
+			n--
+		}
+		i = j
 	}
 	if d.format == "csv" || d.format == "json" {
 		// Whole records, not physical lines inside a quoted field or string.
