@@ -186,16 +186,40 @@ func repeatStructure(r *rand.Rand, d doc, prev, cont string, last bool) (string,
 		}
 		return b.String() + c, true
 	case "diff":
-		ls := strings.SplitAfter(prev[:strings.LastIndexByte(prev, '\n')+1], "\n")
-		var hunk, file string
-		for k := len(ls) - 1; k >= 0; k-- {
-			if hunk == "" && strings.HasPrefix(ls[k], "@@ ") {
-				hunk = ls[k]
+		// The structure of the file being written: its file header and its
+		// current hunk's header, read forward with the hunks' line counts
+		// (a removed line "-- x" reads "--- x"). A document that ends inside
+		// a file header has no complete structure to restate.
+		var hunk, file, minus string
+		pending := false
+		oldLeft, newLeft := 0, 0
+		for _, l := range strings.SplitAfter(prev[:strings.LastIndexByte(prev, '\n')+1], "\n") {
+			switch {
+			case l == "":
+			case oldLeft > 0 || newLeft > 0:
+				switch l[0] {
+				case '+':
+					newLeft--
+				case '-':
+					oldLeft--
+				case '\\':
+				default:
+					oldLeft--
+					newLeft--
+				}
+			case strings.HasPrefix(l, "diff "):
+				pending, minus, file, hunk = true, "", "", ""
+			case strings.HasPrefix(l, "--- "):
+				pending, minus = true, l
+			case strings.HasPrefix(l, "+++ ") && minus != "":
+				pending, file, hunk, minus = false, minus+l, "", ""
+			case strings.HasPrefix(l, "@@ "):
+				hunk = l
+				oldLeft, newLeft = hunkLens(l)
 			}
-			if hunk != "" && strings.HasPrefix(ls[k], "+++ ") && k > 0 && strings.HasPrefix(ls[k-1], "--- ") {
-				file = ls[k-1] + ls[k]
-				break
-			}
+		}
+		if pending {
+			return cont, false
 		}
 		if hunk == "" || file == "" || strings.HasSuffix(prev, hunk) {
 			return cont, false
@@ -203,6 +227,22 @@ func repeatStructure(r *rand.Rand, d doc, prev, cont string, last bool) (string,
 		return file + hunk + prev[recordStart(d, prev):] + cont, true
 	}
 	return cont, false
+}
+
+// hunkLens parses "@@ -a,b +c,d @@" into b and d (1 when omitted).
+func hunkLens(l string) (int, int) {
+	f := strings.Fields(l)
+	if len(f) < 3 {
+		return 0, 0
+	}
+	n := func(s string) int {
+		if i := strings.IndexByte(s, ','); i >= 0 {
+			v, _ := strconv.Atoi(s[i+1:])
+			return v
+		}
+		return 1
+	}
+	return n(f[1]), n(f[2])
 }
 
 func isDelim(l string) bool {
