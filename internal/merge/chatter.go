@@ -141,7 +141,10 @@ func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
 	// A fence wrapped around the chunk.
 	opened := false
 	if i := strings.IndexByte(t, '\n'); i >= 0 {
-		if info, ok := fenceLine(t[:i]); ok && wrapperFence(info, ctx) {
+		// Glued to a cut line, a wrapper starts the chunk's first byte; an
+		// indented fence there goes on with the line.
+		glued := !ctx.atLineStart && t != "" && (t[0] == ' ' || t[0] == '\t')
+		if info, ok := fenceLine(t[:i]); ok && !glued && wrapperFence(info, ctx) {
 			t = t[i+1:]
 			opened = true
 			notes = append(notes, "code fence")
@@ -189,8 +192,18 @@ func closesOwnFence(body string, inFence bool) bool {
 func wrapperFence(info string, ctx chatterCtx) bool {
 	if ctx.noFence {
 		// Inside a value of a document that carries fences, only a fence
-		// naming the document's own format is a wrapper.
-		return strings.EqualFold(info, ctx.format)
+		// naming the document's own format is a wrapper, or one glued to
+		// text of the value's line (a fence starts its line, after at most
+		// some indentation).
+		if strings.EqualFold(info, ctx.format) {
+			return true
+		}
+		p := ctx.partial
+		if i := strings.LastIndexByte(p, '"'); i >= 0 {
+			p = p[i+1:]
+		}
+		p = strings.TrimLeft(p, " ")
+		return !ctx.atLineStart && p != "" && strings.Trim(p, "`") != "" && strings.Trim(p, "~") != ""
 	}
 	if !ctx.atLineStart {
 		// A fence must start a line; one glued to a cut line is a wrapper,
