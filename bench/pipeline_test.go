@@ -196,7 +196,7 @@ func pipeline(ctx context.Context, b *testing.B) float64 {
 	queue := testenv.Queue(b)
 	cfg := config.Config{DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-bench", OpenAIBaseURL: sim.URL + "/v1",
 		Concurrency: concurrency, ChunkQueue: queue, LogLevel: "warn",
-		ReconcileInterval: time.Minute, StaleAfter: 5 * time.Minute, MaxRetry: 3, PollInterval: pollInterval}
+		ReconcileInterval: time.Minute, StaleAfter: 5 * time.Minute, MaxRetry: 3, PollInterval: pollInterval, DelayedInterval: 250 * time.Millisecond}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("CARRYOVER_BENCH_LOGS") != "" {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

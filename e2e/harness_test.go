@@ -45,6 +45,7 @@ func newHarness(t *testing.T) *harness {
 		DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-test-not-a-secret",
 		OpenAIBaseURL: h.simURL, Concurrency: 8, ChunkQueue: testenv.Queue(t), LogLevel: "warn",
 		ReconcileInterval: time.Second, StaleAfter: 3 * time.Second, MaxRetry: 3,
+		PollInterval: 50 * time.Millisecond, DelayedInterval: 100 * time.Millisecond,
 	}
 	level := slog.LevelWarn
 	var w io.Writer = io.Discard

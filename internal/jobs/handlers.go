@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -63,13 +64,28 @@ type RetryLater struct {
 func (e *RetryLater) Error() string { return fmt.Sprintf("retry in %s: %s", e.Delay, e.Reason) }
 
 // RetryDelay is the asynq RetryDelayFunc: a RetryLater's own delay, else
-// asynq's default backoff.
+// exponential backoff from one second (1s, 2s, 4s, ... at most 5 minutes,
+// ±20% jitter). asynq's default starts near 15s and grows as n⁴, far too
+// slow for a model API's passing 500.
 func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 	var rl *RetryLater
 	if errors.As(err, &rl) && rl.Delay > 0 {
-		return rl.Delay
+		return roundUpToSecond(time.Now(), rl.Delay)
 	}
-	return asynq.DefaultRetryDelayFunc(n, err, t)
+	d := min(time.Second<<min(n, 9), 5*time.Minute)
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+// roundUpToSecond stretches d so that now+d falls on a whole second. asynq
+// stores a retry's time in whole Unix seconds, rounding down, which would
+// bring a 1s Retry-After back after anything from 0 to 1s.
+func roundUpToSecond(now time.Time, d time.Duration) time.Duration {
+	at := now.Add(d)
+	up := at.Truncate(time.Second)
+	if up.Before(at) {
+		up = up.Add(time.Second)
+	}
+	return up.Sub(now)
 }
 
 // IsFailure is the asynq IsFailure func: waiting is not failing.
@@ -105,6 +121,12 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 		log.Debug("chunk already stored; ensuring the next step is queued")
 		return h.ensureNext(ctx, claim.Job.ID, claim.Job.Status, claim.NextSeq)
 	case store.Leased:
+		if maxRetry, _ := asynq.GetMaxRetry(ctx); attempt >= maxRetry {
+			// asynq would archive even a wait at this point; the holder
+			// carries the job on, so this duplicate just ends.
+			log.Debug("another delivery holds the job; this duplicate ends")
+			return nil
+		}
 		log.Debug("another delivery holds the job; retrying later")
 		return &RetryLater{Delay: leasedRetry, Reason: "another delivery is producing this chunk"}
 	case store.JobDone:
@@ -232,9 +254,9 @@ func (h *Handlers) callFailed(ctx context.Context, log *slog.Logger, c *store.Cl
 	switch {
 	case !ce.Retryable():
 		stop = continuation.StopErrorForbade
-	case ce.Type == continuation.ErrRateLimit:
-		// Decided after recording, from the count of waits so far.
 	case attempt >= maxRetry:
+		// asynq checks the retry count before IsFailure, so even a rate-limit
+		// wait would be archived now: stop instead.
 		stop = continuation.StopRetryLimit
 	}
 	var st *store.Stop

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/store"
@@ -114,5 +115,32 @@ func TestCost(t *testing.T) {
 	noCached := &store.Price{Input: 1, Output: 1}
 	if c := Cost(noCached, store.Usage{Input: 10, Cached: 10}); *c != 10.0/1e6 {
 		t.Fatalf("cached input without a cached price is billed at the input price: %v", *c)
+	}
+}
+
+func TestRetryDelay(t *testing.T) {
+	for n, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+		d := RetryDelay(n, errors.New("500"), nil)
+		if d < want*8/10 || d > want*12/10 {
+			t.Errorf("retry %d: %s, want about %s", n, d, want)
+		}
+	}
+	if d := RetryDelay(30, errors.New("500"), nil); d > 6*time.Minute {
+		t.Errorf("backoff not capped: %s", d)
+	}
+	if d := RetryDelay(3, &RetryLater{Delay: 1500 * time.Millisecond}, nil); d < 1500*time.Millisecond || d > 2500*time.Millisecond {
+		t.Errorf("RetryLater delay not honored: %s", d)
+	}
+	// asynq keeps whole seconds, rounded down: the wait must end on a whole second at or after the asked time.
+	now := time.Date(2026, 1, 1, 0, 0, 10, 900_000_000, time.UTC)
+	for _, d := range []time.Duration{time.Second, 1500 * time.Millisecond, 100 * time.Millisecond} {
+		got := roundUpToSecond(now, d)
+		at := now.Add(got)
+		if got < d || at.Nanosecond() != 0 || got-d >= time.Second {
+			t.Errorf("roundUpToSecond(%s) = %s (ends at %s)", d, got, at.Format("15:04:05.000"))
+		}
+	}
+	if IsFailure(&RetryLater{Delay: time.Second}) || !IsFailure(errors.New("x")) {
+		t.Error("waiting must not count as failing; errors must")
 	}
 }

@@ -93,11 +93,14 @@ func Run(ctx context.Context, o Options) error {
 		// it finds the queues empty; with its 1s default a chain of chunk tasks
 		// stalls at each gap. A short poll costs one Redis script call.
 		TaskCheckInterval: cfg.PollInterval,
-		RetryDelayFunc:    jobs.RetryDelay,
-		IsFailure:         jobs.IsFailure,
-		Logger:            asynqLogger{log.With("component", "asynq")},
-		LogLevel:          asynq.WarnLevel,
-		ShutdownTimeout:   20 * time.Second,
+		// Retries (a 429's Retry-After, a backoff) become runnable only when
+		// the forwarder moves them; asynq's 5s default would stretch them.
+		DelayedTaskCheckInterval: cfg.DelayedInterval,
+		RetryDelayFunc:           jobs.RetryDelay,
+		IsFailure:                jobs.IsFailure,
+		Logger:                   asynqLogger{log.With("component", "asynq")},
+		LogLevel:                 asynq.WarnLevel,
+		ShutdownTimeout:          20 * time.Second,
 	})
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start asynq server: %w", err)

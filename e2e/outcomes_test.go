@@ -1,0 +1,165 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/carryover/carryover/client"
+	"github.com/carryover/carryover/internal/jobs"
+	"github.com/carryover/carryover/internal/simulator"
+)
+
+// Every way a job can end, through the simulator on real Redis and Postgres:
+// each reaches its terminal state with its stop reason, its chunks and its
+// attempts on record.
+func TestOutcomes(t *testing.T) {
+	h := newHarness(t)
+	h.startWorker()
+	off := false
+	cases := []struct {
+		name       string
+		directive  string
+		model      string
+		cont       client.Continuation
+		status     string
+		stop       string
+		chunks     int // -1: any number
+		failedRows int // rows in call_failures
+		check      func(t *testing.T, c outcome)
+	}{
+		{name: "completed", directive: "format=csv size=1500", status: "succeeded", stop: "completed", chunks: -1},
+		{name: "max attempts, partial", directive: "format=csv size=3000", cont: client.Continuation{MaxAttempts: 2},
+			status: "partial", stop: "steps_limit_reached", chunks: 2, check: resultIsPrefix},
+		{name: "max attempts, raise_error", directive: "format=csv size=3000", cont: client.Continuation{MaxAttempts: 2, OnFailure: "raise_error"},
+			status: "failed", stop: "steps_limit_reached", chunks: 2, check: resultIsPrefix},
+		{name: "continuation disabled", directive: "format=text size=3000", cont: client.Continuation{Enabled: &off},
+			status: "partial", stop: "steps_limit_reached", chunks: 1, check: resultIsPrefix},
+		{name: "429 honored", directive: "format=text size=1500 faults=429@1:1", status: "succeeded", stop: "completed", chunks: -1, failedRows: 1,
+			check: func(t *testing.T, c outcome) {
+				var waited time.Duration
+				var at429 time.Time
+				for _, call := range c.calls {
+					if call.Depth == 1 && call.Outcome == "error:429" {
+						at429 = call.At
+					} else if call.Depth == 1 && !at429.IsZero() && waited == 0 {
+						waited = call.At.Sub(at429)
+					}
+				}
+				if waited < 950*time.Millisecond || waited > 2500*time.Millisecond {
+					t.Fatalf("Retry-After: 1 not honored: the retry came %s after the 429", waited)
+				}
+				t.Logf("retry came %s after the 429 (Retry-After: 1)", waited.Round(time.Millisecond))
+				if c.h.count(`SELECT count(*) FROM call_failures WHERE job_id = $1::uuid AND error_type = 'rate_limit' AND NOT counted`, c.id) != 1 {
+					t.Fatal("the rate-limit wait is not on record as an uncounted failure")
+				}
+			}},
+		{name: "500 retried", directive: "format=text size=1500 faults=500@1x2", status: "succeeded", stop: "completed", chunks: -1, failedRows: 2},
+		{name: "malformed body retried", directive: "format=text size=1500 faults=malformed@0", status: "succeeded", stop: "completed", chunks: -1, failedRows: 1},
+		{name: "failed response retried", directive: "format=text size=1500 faults=failed@1", status: "succeeded", stop: "completed", chunks: -1, failedRows: 1},
+		{name: "retries exhausted", directive: "format=text size=3000 faults=500@1x9", status: "partial", stop: "retry_limit_reached", chunks: 1, failedRows: 4},
+		{name: "400 forbids", directive: "format=text size=3000 faults=400@1", status: "partial", stop: "error_forbade", chunks: 1, failedRows: 1},
+		{name: "400 on the first call fails", directive: "format=text size=3000 faults=400@0", status: "failed", stop: "error_forbade", chunks: 0, failedRows: 1},
+		{name: "content filter", directive: "format=text size=3000 faults=content_filter@1", status: "partial", stop: "finish_reason_received", chunks: 2,
+			check: eventLogged("content_filter")},
+		{name: "other incompleteness", directive: "format=text size=3000 faults=cutoff@1", status: "partial", stop: "finish_reason_received", chunks: 2,
+			check: eventLogged("incomplete")},
+		{name: "reasoning-only response is no progress", directive: "format=text size=3000 reasoning=200", status: "partial", stop: "no_progress", chunks: 1},
+		{name: "unpriced model", directive: "format=text size=1500", model: "sim-unpriced-1", status: "succeeded", stop: "completed", chunks: -1,
+			check: func(t *testing.T, c outcome) {
+				if c.meta.TotalCostEstimate != nil || !strings.Contains(c.meta.CostNote, "no price") || c.status.CostUSD != nil {
+					t.Fatalf("an unpriced model got cost %v (%q)", c.meta.TotalCostEstimate, c.meta.CostNote)
+				}
+			}},
+	}
+	type started struct {
+		id, tag, doc string
+	}
+	ids := make([]started, len(cases))
+	for i, c := range cases {
+		prompt, tag := directive(t, c.directive+fmt.Sprintf(" seed=%d", i+1))
+		doc, _, ok := simulator.DocumentFor(prompt)
+		if !ok {
+			t.Fatalf("%s: bad directive", c.name)
+		}
+		model := c.model
+		if model == "" {
+			model = "gpt-4.1-mini"
+		}
+		if c.cont.MaxAttempts == 0 {
+			c.cont.MaxAttempts = 50
+		}
+		job, err := h.client.Enqueue(context.Background(), client.Request{Model: model, Input: client.Input{Prompt: prompt},
+			Format: "text", MaxOutputTokens: 100, Continuation: c.cont})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = started{job.ID, tag, doc}
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := ids[i]
+			st := h.wait(s.id, 90*time.Second)
+			if st.Status != c.status || st.StopReason != c.stop || (c.chunks >= 0 && st.Chunks != c.chunks) {
+				t.Fatalf("status %s stop_reason %s chunks %d error %q; want %s %s %d", st.Status, st.StopReason, st.Chunks, st.Error, c.status, c.stop, c.chunks)
+			}
+			if n := h.count(`SELECT count(*) FROM call_failures WHERE job_id = $1::uuid AND status = 'failed'`, s.id); n != c.failedRows {
+				t.Fatalf("%d failed attempts on record, want %d", n, c.failedRows)
+			}
+			if n := h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid`, s.id); n != len(h.sim.Calls(s.tag)) {
+				t.Fatalf("llm_calls has %d attempts, the model saw %d calls", n, len(h.sim.Calls(s.tag)))
+			}
+			o := outcome{h: h, id: s.id, doc: s.doc, status: st, calls: h.sim.Calls(s.tag)}
+			if res, err := h.client.Result(context.Background(), s.id); err == nil {
+				o.result = res
+				if err := json.Unmarshal(res.Metadata, &o.meta); err != nil {
+					t.Fatal(err)
+				}
+				if o.meta.StopReason != c.stop {
+					t.Fatalf("metadata stop_reason %q", o.meta.StopReason)
+				}
+			} else if c.chunks != 0 {
+				t.Fatalf("no result: %v", err)
+			}
+			if c.status == "succeeded" && o.result.Content != s.doc {
+				t.Fatal("succeeded with a document different from the model's")
+			}
+			if c.check != nil {
+				c.check(t, o)
+			}
+		})
+	}
+}
+
+type outcome struct {
+	h      *harness
+	id     string
+	doc    string
+	status client.Status
+	result client.Result
+	meta   jobs.Metadata
+	calls  []simulator.Call
+}
+
+// resultIsPrefix: a stopped job's result is what the model wrote so far.
+func resultIsPrefix(t *testing.T, c outcome) {
+	t.Helper()
+	if c.result.Content == "" || !strings.HasPrefix(c.doc, c.result.Content) {
+		t.Fatalf("partial result (%d bytes) is not the start of the document", len(c.result.Content))
+	}
+	if c.status.Error == "" {
+		t.Fatal("a stopped job must say why in its error")
+	}
+}
+
+func eventLogged(typ string) func(t *testing.T, c outcome) {
+	return func(t *testing.T, c outcome) {
+		t.Helper()
+		if c.h.count(`SELECT count(*) FROM job_events WHERE job_id = $1::uuid AND type = $2 AND level = 'warn' AND message LIKE 'response resp_%'`, c.id, typ) != 1 {
+			t.Fatalf("no %s warning event naming the response", typ)
+		}
+	}
+}
