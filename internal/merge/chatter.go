@@ -94,6 +94,9 @@ type chatterCtx struct {
 	noFence bool
 	// partial is the document's incomplete last line.
 	partial string
+	// end is the document's last byte, for line-oriented formats (0 when
+	// empty or not line-oriented).
+	end byte
 }
 
 // stripChatter removes what a model adds around a continuation that is not
@@ -114,10 +117,12 @@ func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
 		restart := len(ctx.partial) >= 2 && strings.HasPrefix(first, ctx.partial)
 		if trimmed != "" && !restart && chatterLine(first, preambleStarts) && introduces(trimmed) && strings.TrimSpace(t[i+1:]) != "" {
 			t = t[i+1:]
-			if strings.HasPrefix(t, "\n") {
-				t = t[1:]
-			} else if strings.HasPrefix(t, "\r\n") {
-				t = t[2:]
+			if !blankLineIsNew(t, ctx) {
+				if strings.HasPrefix(t, "\n") {
+					t = t[1:]
+				} else if strings.HasPrefix(t, "\r\n") {
+					t = t[2:]
+				}
 			}
 			notes = append(notes, "preamble")
 		}
@@ -166,6 +171,37 @@ func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
 		}
 	}
 	return t, notes, open
+}
+
+// blankLineIsNew decides a blank line between a preamble and the text after
+// it (r) when the document was cut mid-line: usually it separates the
+// remark from text that goes on with the cut line, but it is that text's own
+// line break when r could not go on with the line: indentation after text,
+// a capital or a line marker right after a sentence's end ("packages." +
+// "The"), or a run of marker characters right after a word ("b/README.md"
+// + "@@ -1,6", "newname1" + "--- oldname1").
+func blankLineIsNew(t string, ctx chatterCtx) bool {
+	if ctx.atLineStart || ctx.end == 0 || isSpace(ctx.end) {
+		return false
+	}
+	r := strings.TrimPrefix(t, "\r")
+	if !strings.HasPrefix(r, "\n") {
+		return false
+	}
+	r = r[1:]
+	if r == "" {
+		return false
+	}
+	c := r[0]
+	switch {
+	case c == '\t' || strings.HasPrefix(r, "  "):
+		return true
+	case strings.IndexByte(".!?:;", ctx.end) >= 0 && (c >= 'A' && c <= 'Z' || strings.IndexByte("-+@#/*>|", c) >= 0):
+		return true
+	case isWordByte(ctx.end) && len(r) >= 2 && r[1] == c && strings.IndexByte("-+@#/*=", c) >= 0:
+		return true
+	}
+	return false
 }
 
 // closesOwnFence reports whether a fence line after body would close a fence

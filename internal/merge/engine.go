@@ -65,6 +65,9 @@ func run(name string, f format, chunks []Chunk) Result {
 
 		ctx := f.chatter(doc)
 		ctx.wrapperOpen = wrapperOpen
+		if doc != "" && isLineFormat(name) {
+			ctx.end = doc[len(doc)-1]
+		}
 		t, notes, open := stripChatter(c.Text, ctx)
 		wrapperOpen = open
 		t, note := f.stripStructure(doc, t)
