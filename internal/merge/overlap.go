@@ -515,6 +515,13 @@ func splitRun(doc, next string, cut int) int {
 	}
 	run := next[r:cut]
 	nd, nr := strings.Count(wd, "\n"), strings.Count(run, "\n")
+	if nr == 0 && strings.ContainsAny(wd, "\n\t") {
+		// Spaces then tabs: the repeat wrote the document's line break or
+		// indentation as spaces, the tabs indent the new text.
+		if k := strings.TrimRight(run, "\t"); k != run && k != "" && strings.Trim(k, " ") == "" {
+			return r + len(k)
+		}
+	}
 	if nd == 0 || nr == 0 {
 		return cut
 	}
