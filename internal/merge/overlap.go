@@ -1060,8 +1060,8 @@ func leadRestart(doc string, lineStart int, next, kind string) bool {
 	if len(partial) == 1 && (partial[0]|0x20 >= 'a' && partial[0]|0x20 <= 'z') {
 		// One letter: the first word with the letter doubled or not. A
 		// word the document has not used that would start with a doubled
-		// letter ("ppatches", "FFoo") is not prose either; code is left
-		// to what it has used ("ssa", "llvm").
+		// letter ("ppatches", "FFoo", "rrename") is not prose or a diff's
+		// header either; code is left to what it has used ("ssa", "llvm").
 		e := 0
 		for e < len(first) && first[e] < utf8.RuneSelf && asciiWord[first[e]] {
 			e++
@@ -1073,7 +1073,7 @@ func leadRestart(doc string, lineStart int, next, kind string) bool {
 		if wordCount(before, partial+w, 1) > 0 {
 			return false
 		}
-		return wordCount(before, w, 1) >= 1 || (kind == "text" || kind == "markdown") && len(w) >= 3 && w[1] >= 'a' && w[1] <= 'z'
+		return wordCount(before, w, 1) >= 1 || kind != "code" && len(w) >= 3 && w[1] >= 'a' && w[1] <= 'z'
 	}
 	for i := 0; i < len(partial); i++ {
 		if isWordByte(partial[i]) {
@@ -1083,6 +1083,15 @@ func leadRestart(doc string, lineStart int, next, kind string) bool {
 	if kind == "markdown" {
 		if ok, decided := markdownRestart(doc, lineStart, partial, first); decided {
 			return ok
+		}
+	}
+	if kind == "diff" {
+		// A file or hunk header started over: continuing it would double
+		// its marker ("---" + "--- a/x", "+++ " + "+++ b/x", "@@" + "@@ -1").
+		for _, m := range []string{"--- ", "+++ ", "@@ "} {
+			if strings.HasPrefix(first, m) && strings.HasPrefix(m, strings.TrimRight(partial, " ")) {
+				return true
+			}
 		}
 	}
 	keep, cut := lineLead(partial+first), lineLead(first)
