@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/carryover/carryover/client"
-	"github.com/carryover/carryover/internal/simulator"
 )
 
 // buildWorker compiles cmd/worker once per test.
@@ -63,19 +62,13 @@ func TestWorkerKilledMidJobIsReplaced(t *testing.T) {
 	}
 	h := newHarness(t)
 	bin := buildWorker(t)
-	prompt, tag := directive(t, "format=csv size=4000 seed=11 faults=slow@2:20s")
-	doc, _, _ := simulator.DocumentFor(prompt)
+	j := h.enqueue("format=csv size=4000 seed=11 faults=slow@2:20s", client.Request{Format: "csv"})
 	ctx := context.Background()
-	job, err := h.client.Enqueue(ctx, client.Request{Model: "gpt-4.1-mini", Input: client.Input{Prompt: prompt},
-		Format: "csv", MaxOutputTokens: 300, Continuation: client.Continuation{MaxAttempts: 50}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	first := h.startProcess(bin)
 	// Wait until the worker is inside the (slow) call for chunk 2: chunks 0
 	// and 1 are stored and a session holds the job's advisory lock.
 	deadline := time.Now().Add(30 * time.Second)
-	for h.count(`SELECT count(*) FROM chunks WHERE job_id = $1::uuid`, job.ID) < 2 ||
+	for h.count(`SELECT count(*) FROM chunks WHERE job_id = $1::uuid`, j.id) < 2 ||
 		h.count(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 25455 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("worker never started chunk 2")
@@ -89,35 +82,35 @@ func TestWorkerKilledMidJobIsReplaced(t *testing.T) {
 	_, _ = first.Process.Wait()
 	killedAt := time.Now()
 	h.startProcess(bin)
-	st := h.wait(job.ID, 60*time.Second)
+	st := h.wait(j.id, 60*time.Second)
 	t.Logf("job finished %s after the kill", time.Since(killedAt).Round(time.Millisecond))
 	if st.Status != "succeeded" {
 		t.Fatalf("status %s: %s", st.Status, st.Error)
 	}
-	res, err := h.client.Result(ctx, job.ID)
+	res, err := h.client.Result(ctx, j.id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Content != doc {
-		t.Fatalf("document differs after the crash (first difference at %d)", firstDiff(res.Content, doc))
+	if res.Content != j.doc {
+		t.Fatalf("document differs after the crash (first difference at %d)", firstDiff(res.Content, j.doc))
 	}
 	// Every chunk once (the primary key guarantees at most once; count and
 	// sequence prove exactly once), every chunk produced by exactly one
 	// successful call, and the dead worker's call recorded as lost.
-	if n := h.count(`SELECT count(DISTINCT seq) FROM chunks WHERE job_id = $1::uuid`, job.ID); n != st.Chunks {
+	if n := h.count(`SELECT count(DISTINCT seq) FROM chunks WHERE job_id = $1::uuid`, j.id); n != st.Chunks {
 		t.Fatalf("%d distinct chunks, status says %d", n, st.Chunks)
 	}
-	if n := h.count(`SELECT max(seq) + 1 FROM chunks WHERE job_id = $1::uuid`, job.ID); n != st.Chunks {
+	if n := h.count(`SELECT max(seq) + 1 FROM chunks WHERE job_id = $1::uuid`, j.id); n != st.Chunks {
 		t.Fatalf("chunk sequence has gaps: max seq + 1 = %d for %d chunks", n, st.Chunks)
 	}
-	if n := h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND status = 'succeeded'`, job.ID); n != st.Chunks {
+	if n := h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND status = 'succeeded'`, j.id); n != st.Chunks {
 		t.Fatalf("%d successful calls for %d chunks", n, st.Chunks)
 	}
-	if n := h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND seq = 2 AND status = 'lost'`, job.ID); n != 1 {
+	if n := h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND seq = 2 AND status = 'lost'`, j.id); n != 1 {
 		t.Fatalf("the killed call should be recorded as lost once, found %d", n)
 	}
 	depth2 := 0
-	for _, c := range h.sim.Calls(tag) {
+	for _, c := range h.sim.Calls(j.tag) {
 		if c.Depth == 2 {
 			depth2++
 		}

@@ -109,3 +109,39 @@ func (h *harness) count(sql string, args ...any) int {
 	}
 	return n
 }
+
+// job is a job enqueued for a simulator directive, with the document the
+// model will write.
+type job struct {
+	id, tag, doc string
+}
+
+// enqueue submits a job whose prompt carries the directive args (plus a
+// unique tag), with req's other settings; model, format, output limit and
+// max attempts default to gpt-4.1-mini, text, 300 and 50.
+func (h *harness) enqueue(args string, req client.Request) job {
+	h.t.Helper()
+	prompt, tag := directive(h.t, args)
+	doc, _, ok := simulator.DocumentFor(prompt)
+	if !ok {
+		h.t.Fatalf("bad directive %q", args)
+	}
+	req.Input = client.Input{Prompt: prompt}
+	if req.Model == "" {
+		req.Model = "gpt-4.1-mini"
+	}
+	if req.Format == "" {
+		req.Format = "text"
+	}
+	if req.MaxOutputTokens == 0 {
+		req.MaxOutputTokens = 300
+	}
+	if req.Continuation.MaxAttempts == 0 {
+		req.Continuation.MaxAttempts = 50
+	}
+	j, err := h.client.Enqueue(context.Background(), req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return job{id: j.ID, tag: tag, doc: doc}
+}

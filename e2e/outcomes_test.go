@@ -75,29 +75,9 @@ func TestOutcomes(t *testing.T) {
 				}
 			}},
 	}
-	type started struct {
-		id, tag, doc string
-	}
-	ids := make([]started, len(cases))
+	ids := make([]job, len(cases))
 	for i, c := range cases {
-		prompt, tag := directive(t, c.directive+fmt.Sprintf(" seed=%d", i+1))
-		doc, _, ok := simulator.DocumentFor(prompt)
-		if !ok {
-			t.Fatalf("%s: bad directive", c.name)
-		}
-		model := c.model
-		if model == "" {
-			model = "gpt-4.1-mini"
-		}
-		if c.cont.MaxAttempts == 0 {
-			c.cont.MaxAttempts = 50
-		}
-		job, err := h.client.Enqueue(context.Background(), client.Request{Model: model, Input: client.Input{Prompt: prompt},
-			Format: "text", MaxOutputTokens: 100, Continuation: c.cont})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids[i] = started{job.ID, tag, doc}
+		ids[i] = h.enqueue(c.directive+fmt.Sprintf(" seed=%d", i+1), client.Request{Model: c.model, MaxOutputTokens: 100, Continuation: c.cont})
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/jobs"
-	"github.com/carryover/carryover/internal/simulator"
 )
 
 // Every format goes simulator → worker → merge and comes back byte for byte.
@@ -25,23 +24,13 @@ func TestEveryFormatReproducesTheDocument(t *testing.T) {
 		{"code", "code"}, {"diff", "diff"}, {"text", "text"}, {"csv", "auto"}, {"diff", "auto"},
 	}
 	type started struct {
-		name, id, tag, doc string
+		name string
+		job
 	}
 	var all []started
 	for i, c := range cases {
-		prompt, tag := directive(t, fmt.Sprintf("format=%s size=5000 seed=%d", c.simFormat, i+1))
-		doc, _, ok := simulator.DocumentFor(prompt)
-		if !ok {
-			t.Fatalf("bad directive %q", prompt)
-		}
-		job, err := h.client.Enqueue(context.Background(), client.Request{
-			Model: "gpt-4.1-mini", Input: client.Input{Prompt: prompt}, Format: c.jobFormat, MaxOutputTokens: 300,
-			Continuation: client.Continuation{MaxAttempts: 50},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, started{c.simFormat + "->" + c.jobFormat, job.ID, tag, doc})
+		j := h.enqueue(fmt.Sprintf("format=%s size=5000 seed=%d", c.simFormat, i+1), client.Request{Format: c.jobFormat})
+		all = append(all, started{c.simFormat + "->" + c.jobFormat, j})
 	}
 	for _, s := range all {
 		t.Run(s.name, func(t *testing.T) {
@@ -91,28 +80,22 @@ func TestEveryFormatReproducesTheDocument(t *testing.T) {
 func TestDuplicateDeliveriesMakeNoSecondModelCall(t *testing.T) {
 	h := newHarness(t)
 	// The first call is slow, so the duplicate delivery runs while it is in flight.
-	prompt, tag := directive(t, "format=csv size=3000 seed=7 faults=slow@0:700ms")
-	doc, _, _ := simulator.DocumentFor(prompt)
+	j := h.enqueue("format=csv size=3000 seed=7 faults=slow@0:700ms", client.Request{Format: "csv"})
 	ctx := context.Background()
-	job, err := h.client.Enqueue(ctx, client.Request{Model: "gpt-4.1-mini", Input: client.Input{Prompt: prompt},
-		Format: "csv", MaxOutputTokens: 300, Continuation: client.Continuation{MaxAttempts: 50}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	aq := h.asynqClient()
 	dup := func(seq int, id string) {
-		b, _ := json.Marshal(jobs.ChunkPayload{JobID: job.ID, Seq: seq})
+		b, _ := json.Marshal(jobs.ChunkPayload{JobID: j.id, Seq: seq})
 		if _, err := aq.Enqueue(asynq.NewTask(jobs.TypeChunk, b), asynq.Queue(h.cfg.ChunkQueue), asynq.TaskID(id)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	dup(0, "concurrent-duplicate-of-chunk-0")
 	h.startWorker()
-	st := h.wait(job.ID, 60*time.Second)
+	st := h.wait(j.id, 60*time.Second)
 	if st.Status != "succeeded" {
 		t.Fatalf("status %s: %s", st.Status, st.Error)
 	}
-	before := len(h.sim.Calls(tag))
+	before := len(h.sim.Calls(j.tag))
 	if before != st.Chunks {
 		t.Fatalf("simulator saw %d calls for %d chunks: a duplicate delivery called the model", before, st.Chunks)
 	}
@@ -121,15 +104,15 @@ func TestDuplicateDeliveriesMakeNoSecondModelCall(t *testing.T) {
 		dup(seq, fmt.Sprintf("late-duplicate-%d", seq))
 	}
 	h.drain()
-	if after := len(h.sim.Calls(tag)); after != before {
+	if after := len(h.sim.Calls(j.tag)); after != before {
 		t.Fatalf("late duplicates made %d more model calls", after-before)
 	}
-	if n := h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid`, job.ID); n != st.Chunks {
+	if n := h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid`, j.id); n != st.Chunks {
 		t.Fatalf("%d llm_calls rows for %d chunks", n, st.Chunks)
 	}
-	res, err := h.client.Result(ctx, job.ID)
-	if err != nil || res.Content != doc {
-		t.Fatalf("result changed or wrong after duplicates: err=%v equal=%v", err, res.Content == doc)
+	res, err := h.client.Result(ctx, j.id)
+	if err != nil || res.Content != j.doc {
+		t.Fatalf("result changed or wrong after duplicates: err=%v equal=%v", err, res.Content == j.doc)
 	}
 }
 
