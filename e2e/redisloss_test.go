@@ -1,0 +1,68 @@
+package e2e_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/carryover/carryover/client"
+)
+
+// Postgres is the source of truth: losing every Redis key of the queue in
+// the middle of jobs — and a job whose first task never reached Redis —
+// loses nothing. The reconciler re-queues each job's next step and every
+// job finishes with its exact document.
+func TestRedisLossLosesNoJob(t *testing.T) {
+	h := newHarness(t)
+	opt, _ := redis.ParseURL(h.cfg.RedisURL)
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+
+	// A job whose first task is lost before any worker sees it (a crash
+	// between the insert and the enqueue looks the same).
+	never := h.enqueue("format=jsonl size=2000 seed=21", client.Request{Format: "jsonl"})
+	if err := insp.DeleteQueue(h.cfg.ChunkQueue, true); err != nil {
+		t.Fatal(err)
+	}
+	// Jobs that are mid-way when Redis is wiped: chunk 2 is slow.
+	mid := []job{
+		h.enqueue("format=csv size=3000 seed=22 faults=slow@2:1500ms", client.Request{Format: "csv"}),
+		h.enqueue("format=markdown size=3000 seed=23 faults=slow@2:1500ms", client.Request{Format: "markdown"}),
+	}
+	h.startWorker()
+	deadline := time.Now().Add(30 * time.Second)
+	for h.count(`SELECT count(*) FROM chunks WHERE job_id = ANY($1::uuid[]) AND seq = 1`, []string{mid[0].id, mid[1].id}) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("jobs never got going")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Wipe every key of the queue: pending, active, retry, task hashes.
+	keys, err := rdb.Keys(context.Background(), "asynq:{"+h.cfg.ChunkQueue+"}:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) > 0 {
+		if err := rdb.Del(context.Background(), keys...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("deleted %d Redis keys mid-job", len(keys))
+	for _, j := range append(mid, never) {
+		st := h.wait(j.id, 60*time.Second)
+		if st.Status != "succeeded" {
+			t.Fatalf("job %s: %s (%s)", j.id, st.Status, st.Error)
+		}
+		res, err := h.client.Result(context.Background(), j.id)
+		if err != nil || res.Content != j.doc {
+			t.Fatalf("job %s: document differs after losing Redis (%v)", j.id, err)
+		}
+		if n := h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND status = 'succeeded'`, j.id); n != st.Chunks {
+			t.Fatalf("job %s: %d successful calls for %d chunks", j.id, n, st.Chunks)
+		}
+	}
+}
