@@ -166,16 +166,37 @@ func (n *numbering) observe(doc string, from int, inStr bool) {
 // expected value. recStart is where the record in progress began in doc (-1
 // when none); recEnd(rest) returns where that record ends in rest (-1 when it
 // does not).
+//
+// A document cut before it showed two numbers has no key yet; when the
+// continuation numbers its records consecutively by a key of which the
+// document holds at least one value, that key is used.
 func (n *numbering) renumber(doc, rest string, inStr bool, recStart int, recEnd func(string) int) (string, bool) {
-	if n.key == "" || n.seen < 2 || !n.consecutive {
+	key, last, lastAt := n.key, n.last, n.lastAt
+	switch {
+	case key != "" && n.seen >= 2 && n.consecutive:
+	case key == "" && len(doc) < numberingProbe:
+		if key = probeKey(head(rest, numberingProbe)); key == "" {
+			return rest, false
+		}
+		seen := numberedValues(doc, false, key)
+		if len(seen) == 0 {
+			return rest, false
+		}
+		for i := 1; i < len(seen); i++ {
+			if seen[i].value != seen[i-1].value+1 {
+				return rest, false
+			}
+		}
+		last, lastAt = seen[len(seen)-1].value, seen[len(seen)-1].start
+	default:
 		return rest, false
 	}
-	refs := numberedValues(rest, inStr, n.key)
+	refs := numberedValues(rest, inStr, key)
 	if len(refs) == 0 {
 		return rest, false
 	}
-	expected := n.last + 1
-	if recStart >= 0 && recStart < len(doc) && n.lastAt < recStart {
+	expected := last + 1
+	if recStart >= 0 && recStart < len(doc) && lastAt < recStart {
 		// The record in progress has not shown its number yet; when the
 		// first number comes after that record ends, it belongs to the next.
 		if e := recEnd(rest); e >= 0 && e < refs[0].start {
