@@ -84,7 +84,13 @@ func (f *jsonFormat) stripStructure(doc, t string) (string, string) {
 		}
 		if f.sc.expect == expCommaOrEnd {
 			// The document ended after an element: the restated path is
-			// followed by the next element, which needs its comma back.
+			// followed by that element started over, or by the next one,
+			// which needs its comma back.
+			if (rest[0] == '{' || rest[0] == '[') && len(rest) > 1 {
+				if e := jsonRecordEnd(rest[1:], false, 1); e > 0 && strings.HasSuffix(strings.TrimRight(doc, " \t\r\n"), rest[:e+1]) {
+					return rest[e+1:], "json enclosing structure, restarted element"
+				}
+			}
 			rest = "," + rest
 		}
 		return rest, "json enclosing structure"
