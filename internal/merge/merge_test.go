@@ -270,3 +270,41 @@ func TestShortRepeats(t *testing.T) {
 		{"ragged csv rows", "csv", []string{"a,b,c,d\n1,2,3\n4,5,6,7\n8,9", "4,5,6,7\n8,9,10\n"}, "a,b,c,d\n1,2,3\n4,5,6,7\n8,9,10\n", ""},
 	})
 }
+
+func TestBareRestarts(t *testing.T) {
+	runCases(t, []mergeCase{
+		{"diff marker restarted", "diff", []string{"--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n+one\n+two\n+", "+three\n"}, "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n+one\n+two\n+three\n", "structural"},
+		{"diff header restarted", "diff", []string{"diff --git a/x b/x\n--- a/x\n+++ ", "+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"}, "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", "structural"},
+		{"one letter restarted", "text", []string{"The first line of it.\nA second line here.\nA", "A third line follows.\n"}, "The first line of it.\nA second line here.\nA third line follows.\n", "structural"},
+		{"doubled letter word kept when used", "text", []string{"We saw an aardvark.\nA", "aardvark again.\n"}, "We saw an aardvark.\nAaardvark again.\n", "none"},
+		{"markdown table row restarted", "markdown", []string{"| a | b |\n| --- | --- |\n| ", "| 1 | 2 |\n"}, "| a | b |\n| --- | --- |\n| 1 | 2 |\n", "structural"},
+		{"markdown nested list kept", "markdown", []string{"- one\n- two\n- ", "- nested\n"}, "- one\n- two\n- - nested\n", "none"},
+		{"markdown next heading level kept", "markdown", []string{"# Title\n\ntext\n\n#", "# Section\n"}, "# Title\n\ntext\n\n## Section\n", "none"},
+		{"markdown heading marker restarted", "markdown", []string{"# ", "# Title\n\ntext\n"}, "# Title\n\ntext\n", "structural"},
+	})
+}
+
+func TestChatterBlankLines(t *testing.T) {
+	runCases(t, []mergeCase{
+		{"closing remark keeps the document's blank line", "text", []string{"one\n", "two\n\n\nLet me know if you need anything else.\n"}, "one\ntwo\n\n", ""},
+		{"preamble before a new line", "code", []string{"func f() {\n\tx := 1,", "Continuing:\n\n\ty := 2\n}\n"}, "func f() {\n\tx := 1,\n\ty := 2\n}\n", ""},
+		{"preamble before the rest of a line", "text", []string{"The quick bro", "Continuing:\n\nwn fox.\n"}, "The quick brown fox.\n", ""},
+		{"restart of a line that reads like a preamble", "markdown", []string{"Intro.\n\nHere is a sample of", "Here is a sample of code:\n\n    x\n"}, "Intro.\n\nHere is a sample of code:\n\n    x\n", ""},
+	})
+}
+
+func TestWhitespaceRepeats(t *testing.T) {
+	runCases(t, []mergeCase{
+		{"examples that differ in indentation kept", "markdown", []string{"- a\n\n  b\n\n\n", "  - a\n\n    b\n"}, "- a\n\n  b\n\n\n  - a\n\n    b\n", "none"},
+		{"re-wrapped repeat of a familiar phrase", "markdown", []string{"- x: a renderer that can be passed to `f()`.\n- y: a renderer that can be passed to `f()`", "renderer  that  can  be  passed\nto  `f()`.\n"}, "- x: a renderer that can be passed to `f()`.\n- y: a renderer that can be passed to `f()`.\n", "whitespace"},
+		{"tabs after the repeat indent the new line", "code", []string{"func f() {\n\tif x {\n\t\treturn total + count * scale\n", "return  total  +  count  *  scale \t}\n}\n"}, "func f() {\n\tif x {\n\t\treturn total + count * scale\n\t}\n}\n", "whitespace"},
+	})
+}
+
+func TestStructureRestarts(t *testing.T) {
+	runCases(t, []mergeCase{
+		{"json element finished, path and element restated", "json", []string{"[\n  {\"id\": \"a\"},\n  {\"id\": \"b\"}", "[\n{\"id\": \"b\"},\n  {\"id\": \"c\"}\n]\n"}, "[\n  {\"id\": \"a\"},\n  {\"id\": \"b\"},\n  {\"id\": \"c\"}\n]\n", ""},
+		{"renumbered after one number", "jsonl", []string{"{\"line\":1,\"t\":\"a\"}\n{\"line\"", ":2,\"t\":\"b\"}\n{\"line\":1,\"t\":\"c\"}\n{\"line\":2,\"t\":\"d\"}\n"}, "{\"line\":1,\"t\":\"a\"}\n{\"line\":2,\"t\":\"b\"}\n{\"line\":3,\"t\":\"c\"}\n{\"line\":4,\"t\":\"d\"}\n", ""},
+		{"ragged csv record of a new length", "csv", []string{"a,b,c,d,e\n1,2,3\n4,5,6,7,8\n9,10", "4,5,6,7,8\n9,10,11,12\n"}, "a,b,c,d,e\n1,2,3\n4,5,6,7,8\n9,10,11,12\n", ""},
+	})
+}
