@@ -55,10 +55,20 @@ func numberedValues(s string, inStr bool, key string) []numRef {
 	return out
 }
 
+// keyStart[c] reports whether some numbering key starts with c (after its
+// quote).
+var keyStart = func() (t [256]bool) {
+	for _, k := range numberKeys {
+		t[k[1]] = true
+	}
+	return
+}()
+
 // probeKey returns the first of numberKeys whose first two values in s are
-// consecutive, or "". It is numberedValues for every key at once: one pass
-// over the quotes of s instead of one substring search per key.
-func probeKey(s string) string {
+// consecutive, or "", and which keys have a value in s at all (bit k for
+// numberKeys[k]). It is numberedValues for every key at once: one pass over
+// the quotes of s instead of one substring search per key.
+func probeKey(s string) (string, uint16) {
 	var skip [16]int // per key, where its next occurrence may start
 	var vals [16][2]int
 	var found [16]int
@@ -69,8 +79,8 @@ func probeKey(s string) string {
 		}
 		at := i + q
 		i = at + 1
-		if at+1 >= len(s) || !asciiWord[s[at+1]&0x7f] {
-			continue // a key starts with a word byte
+		if at+1 >= len(s) || !keyStart[s[at+1]] {
+			continue
 		}
 		for k, key := range numberKeys {
 			if at < skip[k] || found[k] >= 2 || !strings.HasPrefix(s[at:], key) {
@@ -98,12 +108,18 @@ func probeKey(s string) string {
 			}
 		}
 	}
-	for k, key := range numberKeys {
-		if found[k] >= 2 && vals[k][1] == vals[k][0]+1 {
-			return key
+	var present uint16
+	for k := range numberKeys {
+		if found[k] > 0 {
+			present |= 1 << k
 		}
 	}
-	return ""
+	for k, key := range numberKeys {
+		if found[k] >= 2 && vals[k][1] == vals[k][0]+1 {
+			return key, present
+		}
+	}
+	return "", present
 }
 
 // numberingProbe bounds how much of a document is searched for a numbering
@@ -136,6 +152,9 @@ type numbering struct {
 	lastAt      int // its offset in the document
 	seen        int
 	consecutive bool
+	// present has bit k set once numberKeys[k] had a value in the part of
+	// the document probed for a key.
+	present uint16
 }
 
 // observe records the numbers in doc[from:].
@@ -149,7 +168,9 @@ func (n *numbering) observe(doc string, from int, inStr bool) {
 		if len(probe) > numberingProbe {
 			probe = probe[:numberingProbe]
 		}
-		n.key = probeKey(probe)
+		var present uint16
+		n.key, present = probeKey(probe)
+		n.present |= present
 		if n.key == "" {
 			return
 		}
@@ -174,8 +195,8 @@ func (n *numbering) renumber(doc, rest string, inStr bool, recStart int, recEnd 
 	key, last, lastAt := n.key, n.last, n.lastAt
 	switch {
 	case key != "" && n.seen >= 2 && n.consecutive:
-	case key == "" && len(doc) < numberingProbe:
-		if key = probeKey(head(rest, numberingProbe)); key == "" {
+	case key == "" && n.present != 0 && len(doc) < numberingProbe:
+		if key, _ = probeKey(head(rest, numberingProbe)); key == "" {
 			return rest, false
 		}
 		seen := numberedValues(doc, false, key)

@@ -64,7 +64,6 @@ type scratch struct {
 	pi     []int32
 	out    []int
 	norm   []byte
-	end    []int32
 	dnorm  []byte
 	dt, nt []token
 	dh, nh []uint64
@@ -344,10 +343,9 @@ func repeatedNearby(doc, rep string) bool {
 	return strings.Contains(w[:len(w)-1], rep)
 }
 
-// normalizeInto appends s with every run of whitespace collapsed to one space
-// to buf, and, when end is not nil, for each normalized byte the offset just
-// past it in s, so that a match can be mapped back.
-func normalizeInto(buf []byte, end []int32, s string, withEnd bool) ([]byte, []int32) {
+// normalizeInto appends s to buf with every run of whitespace collapsed to
+// one space.
+func normalizeInto(buf []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if isSpace(c) {
@@ -356,19 +354,29 @@ func normalizeInto(buf []byte, end []int32, s string, withEnd bool) ([]byte, []i
 				j++
 			}
 			buf = append(buf, ' ')
-			if withEnd {
-				end = append(end, int32(j))
-			}
 			i = j
 			continue
 		}
 		buf = append(buf, c)
-		if withEnd {
-			end = append(end, int32(i+1))
+		i++
+	}
+	return buf
+}
+
+// normEnd returns the offset in s just past its first l normalized bytes
+// (a whitespace run counts as one byte and is passed whole).
+func normEnd(s string, l int) int {
+	i := 0
+	for n := 0; n < l && i < len(s); n++ {
+		if isSpace(s[i]) {
+			for i < len(s) && isSpace(s[i]) {
+				i++
+			}
+			continue
 		}
 		i++
 	}
-	return buf, end
+	return i
 }
 
 // normTailStart returns where in doc (at most window bytes back) to start
@@ -434,14 +442,14 @@ func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 	if len(seg) > 0 && !strings.Contains(h, bytesView(seg)) {
 		return 0, 0
 	}
-	s.norm, s.end = normalizeInto(s.norm[:0], s.end[:0], h, true)
+	s.norm = normalizeInto(s.norm[:0], h)
 	ns := s.norm
 	if len(ns) < strongOverlap || !bytes.Contains(ns, last[:]) {
 		return 0, 0
 	}
 	// A border is at most len(ns) long; wordBoundary looks a rune further back.
 	from := normTailStart(doc, len(ns)+utf8.UTFMax+1, window)
-	s.dnorm, _ = normalizeInto(s.dnorm[:0], nil, doc[from:], false)
+	s.dnorm = normalizeInto(s.dnorm[:0], doc[from:])
 	ds := bytesView(s.dnorm)
 	bs := s.borders(ds, bytesView(ns), window)
 	if len(bs) == 0 {
@@ -457,7 +465,7 @@ func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 	if !wordBoundary(ds, len(ds)-l) {
 		return 0, 0
 	}
-	cut := int(s.end[l-1])
+	cut := normEnd(next, l)
 	docStart := normTailStart(doc, l, window)
 	docRep := doc[docStart:]
 	if strings.HasSuffix(doc, "\n") && (docStart == 0 || doc[docStart-1] == '\n') && strings.Count(docRep, "\n") < 2 {
@@ -476,7 +484,7 @@ func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 		cut = splitRun(doc, next, cut)
 	}
 	if from > max(0, len(doc)-window) {
-		s.dnorm, _ = normalizeInto(s.dnorm[:0], nil, tail(doc, window), false)
+		s.dnorm = normalizeInto(s.dnorm[:0], tail(doc, window))
 		ds = bytesView(s.dnorm)
 	}
 	// A document that has written these words before is evidence only if it
