@@ -1,7 +1,6 @@
 package merge
 
 import (
-	"bytes"
 	"math/bits"
 	"strings"
 	"unicode"
@@ -363,6 +362,60 @@ func normalizeInto(buf []byte, s string) []byte {
 	return buf
 }
 
+// normContains reports whether the normalized h contains pat (normalized
+// text, whose bytes pat[so:so+sl] hold no space), without normalizing h:
+// each raw occurrence of that run is checked outwards, a space of pat
+// matching a whole run of whitespace in h.
+func normContains(h string, pat []byte, so, sl int) bool {
+	seg := bytesView(pat[so : so+sl])
+	for from := 0; ; {
+		q := strings.Index(h[from:], seg)
+		if q < 0 {
+			return false
+		}
+		q += from
+		from = q + 1
+		ok := true
+		for i, j := so-1, q-1; i >= 0 && ok; i-- {
+			switch {
+			case j < 0:
+				ok = false
+			case pat[i] == ' ':
+				if !isSpace(h[j]) {
+					ok = false
+				}
+				for j >= 0 && isSpace(h[j]) {
+					j--
+				}
+			case h[j] != pat[i]:
+				ok = false
+			default:
+				j--
+			}
+		}
+		for i, j := so+sl, q+sl; i < len(pat) && ok; i++ {
+			switch {
+			case j >= len(h):
+				ok = false
+			case pat[i] == ' ':
+				if !isSpace(h[j]) {
+					ok = false
+				}
+				for j < len(h) && isSpace(h[j]) {
+					j++
+				}
+			case h[j] != pat[i]:
+				ok = false
+			default:
+				j++
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+}
+
 // normEnd returns the offset in s just past its first l normalized bytes
 // (a whitespace run counts as one byte and is passed whole).
 func normEnd(s string, l int) int {
@@ -427,24 +480,24 @@ func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 	if k > 0 {
 		return 0, 0
 	}
-	var seg []byte
+	so, sl := 0, 0
 	for i := 0; i < len(last); {
 		j := i
 		for j < len(last) && last[j] != ' ' {
 			j++
 		}
-		if j-i > len(seg) {
-			seg = last[i:j]
+		if j-i > sl {
+			so, sl = i, j-i
 		}
 		i = j + 1
 	}
 	h := head(next, window)
-	if len(seg) > 0 && !strings.Contains(h, bytesView(seg)) {
+	if sl == 0 || !normContains(h, last[:], so, sl) {
 		return 0, 0
 	}
 	s.norm = normalizeInto(s.norm[:0], h)
 	ns := s.norm
-	if len(ns) < strongOverlap || !bytes.Contains(ns, last[:]) {
+	if len(ns) < strongOverlap {
 		return 0, 0
 	}
 	// A border is at most len(ns) long; wordBoundary looks a rune further back.

@@ -170,3 +170,41 @@ func refTokenOverlap(doc, next string) (int, float64) {
 	}
 	return cut, conf
 }
+
+// TestNormContains checks the raw search of normContains against searching
+// the normalized text.
+func TestNormContains(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	alpha := "ab \n\t"
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(60) {
+			b.WriteByte(alpha[r.IntN(len(alpha))])
+		}
+		h := b.String()
+		var p strings.Builder
+		for range 1 + r.IntN(8) {
+			p.WriteByte("ab "[r.IntN(3)])
+		}
+		pat := []byte(strings.Join(strings.Fields(" x"+p.String()+"x "), " "))
+		pat = pat[1 : len(pat)-1] // normalized, may start or end with a space
+		so, sl := -1, 0
+		for i := 0; i < len(pat); {
+			j := i
+			for j < len(pat) && pat[j] != ' ' {
+				j++
+			}
+			if j-i > sl {
+				so, sl = i, j-i
+			}
+			i = j + 1
+		}
+		if sl == 0 {
+			continue
+		}
+		want := strings.Contains(string(normalizeInto(nil, h)), string(pat))
+		if got := normContains(h, pat, so, sl); got != want {
+			t.Fatalf("h %q pat %q: normContains %v, want %v", h, pat, got, want)
+		}
+	}
+}
