@@ -248,7 +248,7 @@ func acceptExact(doc string, l int) (bool, float64) {
 		}
 	} else {
 		switch {
-		case lineStart && strings.Count(rep, "\n") == 1 && (l < strongOverlap || repeatedNearby(doc, rep)):
+		case lineStart && strings.Count(rep, "\n") == 1 && (l < strongOverlap || repeatedNearby(doc, rep)) && !gluesWords(rep):
 			// One short or familiar line plus the partial one: structured
 			// documents repeat a line and the next line's opening
 			// ("## foo\n#", "{\"Action\":") all the time.
@@ -264,6 +264,26 @@ func acceptExact(doc string, l int) (bool, float64) {
 		return false, 0
 	}
 	return true, conf
+}
+
+// gluesWords reports whether a repeat of one line and the partial line after
+// it (prev + "\n" + partial), left uncut, would glue the partial line's
+// words to a copy of the line before it that does not start with them
+// ("diff --" + "+blah", "l" + "literal 0"): a line no document writes. A
+// partial line of markers ("#" + "## foo" is "### foo") or the opening of
+// the same record again stays ambiguous.
+func gluesWords(rep string) bool {
+	i := strings.IndexByte(rep, '\n')
+	prev, partial := rep[:i], rep[i+1:]
+	if strings.HasPrefix(prev, partial) || strings.TrimSpace(prev) == "" {
+		return false
+	}
+	for j := 0; j < len(partial); j++ {
+		if isWordByte(partial[j]) {
+			return true
+		}
+	}
+	return false
 }
 
 // cjkBoundary reports whether offset i of s falls between two runes one of
