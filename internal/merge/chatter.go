@@ -162,7 +162,7 @@ func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
 	}
 	open := opened || ctx.wrapperOpen
 	if open || trailed && !ctx.docFenced {
-		if u, ok := stripClosingFence(t); ok && !closesOwnFence(u, ctx.inFence && !opened) {
+		if u, ok := stripClosingFence(t); ok && !closesOwnFence(u, ctx.inFence) {
 			t = u
 			open = false
 			if !opened {
@@ -243,9 +243,11 @@ func wrapperFence(info string, ctx chatterCtx) bool {
 	}
 	if !ctx.atLineStart {
 		// A fence must start a line; one glued to a cut line is a wrapper,
-		// unless the cut line is itself the start of a fence.
+		// unless the cut line is itself the start of a fence, and even then
+		// when it names the document's format: "`" + "```markdown" would be
+		// a four-backtick fence for Markdown inside Markdown.
 		p := strings.TrimLeft(ctx.partial, " ")
-		return p == "" || strings.Trim(p, "`") != "" && strings.Trim(p, "~") != ""
+		return p == "" || strings.Trim(p, "`") != "" && strings.Trim(p, "~") != "" || namesFormat(info, ctx.format)
 	}
 	if ctx.inFence {
 		// Opening a fence while one is open would close it; a model reopening
@@ -260,6 +262,13 @@ func wrapperFence(info string, ctx chatterCtx) bool {
 		return false
 	}
 	return !ctx.docFenced
+}
+
+// namesFormat reports whether a fence's info string names the document's
+// format.
+func namesFormat(info, format string) bool {
+	l := strings.ToLower(info)
+	return l == format || format == "markdown" && l == "md"
 }
 
 // stripTrailer removes a closing remark: a last paragraph (after a blank line
