@@ -267,6 +267,8 @@ func TestShortRepeats(t *testing.T) {
 		{"document doubles the phrase itself", "text", []string{"ha ha ha ha ", "ha ha ha ha!\n"}, "ha ha ha ha ha ha ha ha!\n", "none"},
 		{"record written twice, cut in the second", "jsonl", []string{"{\"a\":\"x\",\"t\":\"TestIndexRandom\"}\n{\"a\":", "\"x\",\"t\":\"TestIndexRandom\"}\n{\"a\":\"y\",\"t\":\"TestIndexRandom\"}\n"},
 			"{\"a\":\"x\",\"t\":\"TestIndexRandom\"}\n{\"a\":\"x\",\"t\":\"TestIndexRandom\"}\n{\"a\":\"y\",\"t\":\"TestIndexRandom\"}\n", "none"},
+		{"short repeat that would glue words", "code", []string{"func f() {\n\tfrom, to := g()\n\tif f", "if from == to {\n\t\treturn\n\t}\n}\n"}, "func f() {\n\tfrom, to := g()\n\tif from == to {\n\t\treturn\n\t}\n}\n", "exact"},
+		{"new word at a clean join kept", "text", []string{"We need more than we need", "ed yesterday.\n"}, "We need more than we needed yesterday.\n", "none"},
 		{"ragged csv rows", "csv", []string{"a,b,c,d\n1,2,3\n4,5,6,7\n8,9", "4,5,6,7\n8,9,10\n"}, "a,b,c,d\n1,2,3\n4,5,6,7\n8,9,10\n", ""},
 	})
 }

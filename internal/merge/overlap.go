@@ -1080,6 +1080,17 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 			return overlap{cut: n, method: methodToken, confidence: conf}
 		}
 	}
+	// Then a short repeat of more than one token judged by the join it
+	// would leave: keeping it glues the document's last token to the
+	// repeat ("if f" + "if from" reads "fif"), cutting it glues the same
+	// token to what follows ("from"); the reading the document's own text
+	// shows wins.
+	if isLineFormat(kind) && len(bs) > 0 && bs[0] >= 3 && bs[0] < len(next) && distinctBytes(next[:bs[0]]) >= 2 && strings.ContainsAny(strings.TrimSpace(next[:bs[0]]), " \t\n") {
+		w := doc[max(0, len(doc)-leadWindow):]
+		if !gluePlausible(w, next) && gluePlausible(w, next[bs[0]:]) {
+			return overlap{cut: bs[0], method: methodExact, confidence: 0.75}
+		}
+	}
 	// Last, the weakest evidence: a restart of a line that is only one
 	// letter or punctuation long, judged by the line starts it would leave.
 	if isLineFormat(kind) && len(restarts) > 0 {
@@ -1112,6 +1123,50 @@ func restartable(partial string, bias bool) bool {
 		}
 	}
 	return false
+}
+
+// distinctBytes counts the distinct non-space bytes of s: a run of one byte
+// ("0000", "----") repeats by itself and says nothing about a join.
+func distinctBytes(s string) int {
+	_, d := contentBytes(s)
+	return d
+}
+
+// gluePlausible reports whether appending right to doc leaves a join the
+// document's own text shows: no glue at all (whitespace on either side), a
+// token across the join (word or punctuation run) that the document already
+// uses whole, or, where the join changes from punctuation to a word or back,
+// the document's last run followed the same way somewhere before.
+func gluePlausible(doc, right string) bool {
+	if doc == "" || right == "" || isSpace(doc[len(doc)-1]) || isSpace(right[0]) {
+		return true
+	}
+	word := isWordByte(doc[len(doc)-1])
+	a := len(doc)
+	for a > 0 && !isSpace(doc[a-1]) && isWordByte(doc[a-1]) == word {
+		a--
+	}
+	run := doc[a:]
+	before := doc[:a]
+	if isWordByte(right[0]) != word {
+		return strings.Contains(before, run+right[:1])
+	}
+	b := 0
+	for b < len(right) && !isSpace(right[b]) && isWordByte(right[b]) == word {
+		b++
+	}
+	tok := run + right[:b]
+	for i := 0; ; {
+		j := strings.Index(before[i:], tok)
+		if j < 0 {
+			return false
+		}
+		s, e := i+j, i+j+len(tok)
+		if (s == 0 || isSpace(before[s-1]) || isWordByte(before[s-1]) != word) && (e == len(before) || isSpace(before[e]) || isWordByte(before[e]) != word) {
+			return true
+		}
+		i = s + 1
+	}
 }
 
 // leadWindow bounds how much of the document leadRestart reads for the
