@@ -2,7 +2,6 @@ package merge
 
 import (
 	"fmt"
-	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -31,9 +30,10 @@ type csvFormat struct {
 // fits reports whether a complete record of n fields looks like the
 // document's records.
 //
-// A document whose records already vary in length (up to the header's) may
-// leave out any number of trailing fields, so a length between its shortest
-// record and its header fits too.
+// A document whose records already vary in length (up to the header's), or
+// that has shown no record after its header yet, may leave out trailing
+// fields, so any length from two up to the header's fits too: a wrong join
+// glues records into one that is too long.
 func (f *csvFormat) fits(n int) bool {
 	if n == f.cols || n < 64 && f.counts&(1<<n) != 0 {
 		return true
@@ -42,7 +42,7 @@ func (f *csvFormat) fits(n int) bool {
 	if f.cols < 64 {
 		other &^= 1 << f.cols
 	}
-	return other != 0 && n < f.cols && n > bits.TrailingZeros64(other)
+	return (other != 0 || f.records < 2) && n >= 2 && n < f.cols
 }
 
 // maxCols is the largest field count of a complete record so far.
