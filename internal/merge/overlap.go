@@ -1084,8 +1084,9 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 	// would leave: keeping it glues the document's last token to the
 	// repeat ("if f" + "if from" reads "fif"), cutting it glues the same
 	// token to what follows ("from"); the reading the document's own text
-	// shows wins.
-	if isLineFormat(kind) && len(bs) > 0 && bs[0] >= 3 && bs[0] < len(next) && distinctBytes(next[:bs[0]]) >= 2 && strings.ContainsAny(strings.TrimSpace(next[:bs[0]]), " \t\n") {
+	// shows wins. CSV too: inside a quoted value its field count cannot
+	// tell the two apart.
+	if (isLineFormat(kind) || kind == "csv") && len(bs) > 0 && bs[0] >= 3 && bs[0] < len(next) && distinctBytes(next[:bs[0]]) >= 2 && strings.ContainsAny(strings.TrimSpace(next[:bs[0]]), " \t\n") {
 		w := doc[max(0, len(doc)-leadWindow):]
 		if !gluePlausible(w, next) && gluePlausible(w, next[bs[0]:]) {
 			return overlap{cut: bs[0], method: methodExact, confidence: 0.75}
