@@ -94,9 +94,10 @@ type chatterCtx struct {
 	noFence bool
 	// partial is the document's incomplete last line.
 	partial string
-	// end is the document's last byte, for line-oriented formats (0 when
-	// empty or not line-oriented).
+	// end is the document's last byte, and doc the document, for
+	// line-oriented formats (zero when empty or not line-oriented).
 	end byte
+	doc string
 }
 
 // stripChatter removes what a model adds around a continuation that is not
@@ -180,7 +181,15 @@ func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
 // a capital or a line marker right after a sentence's end ("packages." +
 // "The"), or a run of marker characters right after a word ("b/README.md"
 // + "@@ -1,6", "newname1" + "--- oldname1").
+//
+// After a complete line the blank line is the text's own when the document
+// puts one after lines that start like its last one (headings, say) more
+// often than not.
 func blankLineIsNew(t string, ctx chatterCtx) bool {
+	if ctx.end == '\n' {
+		r := strings.TrimPrefix(strings.TrimPrefix(t, "\r"), "\n")
+		return len(r) < len(t) && r != "" && r[0] != '\n' && r[0] != '\r' && blankUsuallyFollows(ctx.doc)
+	}
 	if ctx.atLineStart || ctx.end == 0 || isSpace(ctx.end) {
 		return false
 	}
@@ -193,6 +202,19 @@ func blankLineIsNew(t string, ctx chatterCtx) bool {
 		return false
 	}
 	c := r[0]
+	// A line that starts like the cut one (a list item after a list
+	// item, a heading after a heading; both with text after the marker)
+	// is a line of its own. Not in diffs, whose lines all start so.
+	first := r
+	if i := strings.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	lr := strings.TrimSpace(lineLead(first))
+	lp := strings.TrimSpace(lineLead(ctx.partial))
+	if ctx.format != "diff" && lr != "" && lp != "" && lr[0] == lp[0] && strings.IndexByte("#-*+>|", lr[0]) >= 0 &&
+		len(lineLead(first)) < len(strings.TrimRight(first, " \t\r")) && len(lineLead(ctx.partial)) < len(ctx.partial) {
+		return true
+	}
 	switch {
 	case c == '\t' || strings.HasPrefix(r, "  "):
 		return true
@@ -202,6 +224,42 @@ func blankLineIsNew(t string, ctx chatterCtx) bool {
 		return true
 	}
 	return false
+}
+
+// blankUsuallyFollows reports whether, in the document's recent lines, a
+// line that starts the way its last line does is more often followed by a
+// blank line than by another line.
+func blankUsuallyFollows(doc string) bool {
+	body := strings.TrimSuffix(doc, "\n")
+	i := strings.LastIndexByte(body, '\n')
+	last := body[i+1:]
+	if strings.TrimSpace(last) == "" {
+		return false
+	}
+	lead := lineLead(last)
+	blank, other := 0, 0
+	rest := body[max(0, i+1-leadWindow) : i+1]
+	prevLead, havePrev := "", false
+	for rest != "" {
+		line := rest
+		if j := strings.IndexByte(rest, '\n'); j >= 0 {
+			line, rest = rest[:j], rest[j+1:]
+		} else {
+			rest = ""
+		}
+		if havePrev && prevLead == lead {
+			if strings.TrimSpace(line) == "" {
+				blank++
+			} else {
+				other++
+			}
+		}
+		havePrev = strings.TrimSpace(line) != ""
+		if havePrev {
+			prevLead = lineLead(line)
+		}
+	}
+	return blank > other
 }
 
 // closesOwnFence reports whether a fence line after body would close a fence

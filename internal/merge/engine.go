@@ -67,6 +67,7 @@ func run(name string, f format, chunks []Chunk) Result {
 		ctx.wrapperOpen = wrapperOpen
 		if doc != "" && isLineFormat(name) {
 			ctx.end = doc[len(doc)-1]
+			ctx.doc = doc
 		}
 		t, notes, open := stripChatter(c.Text, ctx)
 		wrapperOpen = open
