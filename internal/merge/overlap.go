@@ -1042,11 +1042,13 @@ func (s *scratch) mayAlign(doc, next string, midWord bool, max int) bool {
 
 // findOverlap runs the cascade on a continuation whose chatter and repeated
 // structure are already gone (bias: some was, which makes a restart likely):
-// a restart of an incomplete record at one of
-// restarts (outermost first),
-// an exact repeat, a whitespace-normalized repeat, then (when allowed) a
-// token-level one. It returns the accepted overlap, or a zero cut with method
-// none.
+// a restart of an incomplete record at one of restarts (outermost first), an
+// exact repeat, a whitespace-normalized repeat, (when tokens) a token-level
+// one, then the weak evidence of the format kind's text: a short repeat
+// judged by the tokens it would glue at the join, and a restart of a bare
+// partial line judged by the line starts it would leave. It returns the
+// accepted overlap, or a zero cut with method none. Every step reads at most
+// a bounded window, sized by the continuation where it can be.
 func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias bool, kind string) overlap {
 	indent := kind == "code"
 	if doc == "" || next == "" {
