@@ -277,6 +277,7 @@ func TestBareRestarts(t *testing.T) {
 	runCases(t, []mergeCase{
 		{"diff marker restarted", "diff", []string{"--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n+one\n+two\n+", "+three\n"}, "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n+one\n+two\n+three\n", "structural"},
 		{"diff header restarted", "diff", []string{"diff --git a/x b/x\n--- a/x\n+++ ", "+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"}, "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", "structural"},
+		{"diff context line restarted in its indentation", "diff", []string{"@@ -1,3 +1,3 @@\n \tx := 1\n \ty := 2\n \t", " \tz := 3\n"}, "@@ -1,3 +1,3 @@\n \tx := 1\n \ty := 2\n \tz := 3\n", "structural"},
 		{"one letter restarted", "text", []string{"The first line of it.\nA second line here.\nA", "A third line follows.\n"}, "The first line of it.\nA second line here.\nA third line follows.\n", "structural"},
 		{"doubled letter word kept when used", "text", []string{"We saw an aardvark.\nA", "aardvark again.\n"}, "We saw an aardvark.\nAaardvark again.\n", "none"},
 		{"markdown table row restarted", "markdown", []string{"| a | b |\n| --- | --- |\n| ", "| 1 | 2 |\n"}, "| a | b |\n| --- | --- |\n| 1 | 2 |\n", "structural"},

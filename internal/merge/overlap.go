@@ -1224,6 +1224,20 @@ func leadRestart(doc string, lineStart int, next, kind string) bool {
 			return ok
 		}
 	}
+	if kind == "diff" && strings.IndexByte(" +-", partial[0]) >= 0 && strings.Trim(partial[1:], " \t") == "" && next[0] == partial[0] {
+		// A hunk line cut in its indentation: the content's indentation
+		// closer to the line before it decides, as for code.
+		prevStart := strings.LastIndexByte(doc[:max(0, lineStart-1)], '\n') + 1
+		prev := doc[prevStart:max(prevStart, lineStart-1)]
+		if prev != "" && strings.IndexByte(" +-", prev[0]) >= 0 {
+			want := indentWidth(prev[1:])
+			cutInd := indentWidth(first[1:])
+			keepInd := indentWidth(partial[1:] + first)
+			if c, k := abs(cutInd-want), abs(keepInd-want); c != k {
+				return c < k
+			}
+		}
+	}
 	if kind == "diff" {
 		// A file or hunk header started over: continuing it would double
 		// its marker ("---" + "--- a/x", "+++ " + "+++ b/x", "@@" + "@@ -1").
@@ -1378,6 +1392,22 @@ func indentRestart(doc string, lineStart int, next string) bool {
 	}
 	restart, cont := ind, len(partial)+ind
 	return abs(restart-target) < abs(cont-target)
+}
+
+// indentWidth is the width of s's leading whitespace, a tab counting four.
+func indentWidth(s string) int {
+	w := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ':
+			w++
+		case '\t':
+			w += 4
+		default:
+			return w
+		}
+	}
+	return w
 }
 
 func abs(x int) int {
