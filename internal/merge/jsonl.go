@@ -45,6 +45,13 @@ func lineInString(line string) bool {
 
 func (f *jsonlFormat) adjust(doc, rest string, last bool) (string, string) {
 	partial := doc[f.lineStart:]
+	if p := strings.TrimRight(partial, " \t\r"); p != "" && rest != "" && (rest[0] == '{' || rest[0] == '[') &&
+		(p[len(p)-1] == '}' || p[len(p)-1] == ']') && json.Valid([]byte(p)) {
+		// A complete record that lacks its newline, then the next one:
+		// separate them, as a CSV row is.
+		r, note := f.adjust(doc, "\n"+rest, last)
+		return r, strings.TrimPrefix(note+", record separated", ", ")
+	}
 	inStr := partial != "" && lineInString(partial)
 	if inStr {
 		// A record cut inside a string that goes on as raw text.
