@@ -9,8 +9,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/responses"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 // Message is one turn of a conversational input.
@@ -92,35 +90,18 @@ func NewResponsesProvider(cfg ProviderConfig) *ResponsesProvider {
 
 // Call implements Provider.
 func (p *ResponsesProvider) Call(ctx context.Context, req CallRequest) (Response, error) {
-	params := responses.ResponseNewParams{
-		Model:           shared.ResponsesModel(req.Model),
-		MaxOutputTokens: openai.Int(int64(req.MaxOutputTokens)),
-		Store:           openai.Bool(true),
+	body, err := json.Marshal(newWireRequest(req))
+	if err != nil {
+		return Response{}, &CallError{Type: ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
 	}
-	// Instructions are not carried over by previous_response_id: send them every time.
-	if req.Instructions != "" {
-		params.Instructions = openai.String(req.Instructions)
-	}
-	switch {
-	case req.PreviousID != "":
-		params.PreviousResponseID = openai.String(req.PreviousID)
-		params.Input = responses.ResponseNewParamsInputUnion{OfString: openai.String(req.Prompt)}
-	case len(req.Input.Messages) > 0:
-		items := make(responses.ResponseInputParam, 0, len(req.Input.Messages))
-		for _, m := range req.Input.Messages {
-			items = append(items, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRole(m.Role)))
-		}
-		params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
-	default:
-		params.Input = responses.ResponseNewParamsInputUnion{OfString: openai.String(req.Input.Prompt)}
-	}
-	// openai-go builds, authenticates and sends the request and turns error
-	// statuses into *openai.Error; the body comes back raw and only the fields
-	// used here are decoded. openai-go's full reflective decode of a Response
-	// costs more CPU than the rest of a chunk's handling together.
+	// openai-go sends the request — base URL, authentication, headers,
+	// error statuses as *openai.Error — with a body encoded here and the
+	// reply handed back raw; only the fields used here are decoded. Its
+	// reflective encoding and decoding of the full Responses types cost more
+	// CPU than the rest of a chunk's handling together.
 	var raw []byte
 	start := time.Now()
-	_, err := p.client.Responses.New(ctx, params, option.WithResponseBodyInto(&raw))
+	err = p.client.Post(ctx, "responses", nil, &raw, option.WithRequestBody("application/json", body))
 	latency := time.Since(start)
 	if err != nil {
 		return Response{Latency: latency}, Classify(err)
@@ -203,4 +184,38 @@ func (r *wireResponse) outputText() (string, bool) {
 		}
 	}
 	return string(text), tools
+}
+
+// wireRequest is a Responses API create request. Instructions are not
+// carried over by previous_response_id, so they are sent every time.
+type wireRequest struct {
+	Model              string `json:"model"`
+	Input              any    `json:"input"` // a string, or a list of messages
+	Instructions       string `json:"instructions,omitempty"`
+	MaxOutputTokens    int    `json:"max_output_tokens,omitempty"`
+	PreviousResponseID string `json:"previous_response_id,omitempty"`
+	Store              bool   `json:"store"`
+}
+
+type wireMessage struct {
+	Type    string `json:"type"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+func newWireRequest(req CallRequest) wireRequest {
+	w := wireRequest{Model: req.Model, Instructions: req.Instructions, MaxOutputTokens: req.MaxOutputTokens, Store: true}
+	switch {
+	case req.PreviousID != "":
+		w.PreviousResponseID, w.Input = req.PreviousID, req.Prompt
+	case len(req.Input.Messages) > 0:
+		msgs := make([]wireMessage, len(req.Input.Messages))
+		for i, m := range req.Input.Messages {
+			msgs[i] = wireMessage{Type: "message", Role: m.Role, Content: m.Content}
+		}
+		w.Input = msgs
+	default:
+		w.Input = req.Input.Prompt
+	}
+	return w
 }

@@ -49,6 +49,15 @@ func TestResponsesProviderWire(t *testing.T) {
 			t.Fatalf("usage not read: %+v", r.Usage)
 		}
 	})
+	t.Run("messages input and instructions", func(t *testing.T) {
+		doc, _, _ := simulator.DocumentFor("[[sim format=json size=300 seed=5]]")
+		r, err := p.Call(ctx, continuation.CallRequest{Model: "gpt-4.1-mini", MaxOutputTokens: 4096, Instructions: "Answer in JSON.",
+			Input: continuation.Input{Messages: []continuation.Message{{Role: "system", Content: "You write data."},
+				{Role: "user", Content: "[[sim format=json size=300 seed=5]] Produce it."}}}})
+		if err != nil || r.Finish != continuation.FinishStop || r.Text != doc {
+			t.Fatalf("%+v %v", r, err)
+		}
+	})
 	t.Run("reasoning tokens are inside output tokens", func(t *testing.T) {
 		r, err := call("format=text size=2000 reasoning=20", 100)
 		if err != nil || r.Usage.Reasoning != 20 || r.Usage.Output != 100 {
