@@ -13,9 +13,7 @@ import (
 type jsonlFormat struct {
 	lines     int
 	lineStart int
-	records   int
 	num       numbering
-	bad       []string
 }
 
 func (f *jsonlFormat) observe(doc string, from int) {

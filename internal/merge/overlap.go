@@ -352,9 +352,6 @@ func contentBytes(s string) (int, int) {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// minSignificant is the shortest repeat the cascade cuts on its own.
-const minSignificant = 8
-
 // repeatedNearby reports whether rep, which ends doc, also occurs earlier in
 // the document's recent tail.
 func repeatedNearby(doc, rep string) bool {
