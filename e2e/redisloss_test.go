@@ -66,3 +66,23 @@ func TestRedisLossLosesNoJob(t *testing.T) {
 		}
 	}
 }
+
+// A job whose task asynq gave up on (archived after repeated failures) is
+// ended by the reconciler, never left live: with chunks it is merged as
+// partial, without any it fails.
+func TestArchivedTaskEndsTheJob(t *testing.T) {
+	h := newHarness(t)
+	opt, _ := redis.ParseURL(h.cfg.RedisURL)
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	j := h.enqueue("format=text size=1000 seed=31", client.Request{})
+	if err := insp.ArchiveTask(h.cfg.ChunkQueue, "job:"+j.id+":chunk:0"); err != nil {
+		t.Fatal(err)
+	}
+	h.startWorker()
+	st := h.wait(j.id, 30*time.Second)
+	if st.Status != "failed" || st.StopReason != "retry_limit_reached" || st.Chunks != 0 {
+		t.Fatalf("status %s stop_reason %s chunks %d", st.Status, st.StopReason, st.Chunks)
+	}
+}
