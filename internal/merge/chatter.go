@@ -111,12 +111,13 @@ func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
 	if i := strings.IndexByte(t, '\n'); i > 0 && i <= 200 {
 		first := strings.TrimRight(t[:i], "\r")
 		trimmed := strings.TrimSpace(first)
-		// A chunk that is nothing but such a line is kept: it may be all the
-		// model had left to say, and dropping a whole chunk is never safe.
+		// A chunk that is nothing but such a line followed by whitespace
+		// (the document's own line break or indentation, all the model had
+		// left) loses the line too: it introduces nothing of the document.
 		// A line that starts over the document's partial line ("Here is a
 		// sample of" + "Here is a sample of ... blocks:") is the document's.
 		restart := len(ctx.partial) >= 2 && strings.HasPrefix(first, ctx.partial)
-		if trimmed != "" && !restart && chatterLine(first, preambleStarts) && introduces(trimmed) && strings.TrimSpace(t[i+1:]) != "" {
+		if trimmed != "" && !restart && chatterLine(first, preambleStarts) && introduces(trimmed) {
 			t = t[i+1:]
 			if !blankLineIsNew(t, ctx) {
 				if strings.HasPrefix(t, "\n") {

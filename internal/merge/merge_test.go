@@ -293,6 +293,8 @@ func TestChatterBlankLines(t *testing.T) {
 		{"preamble before a new line", "code", []string{"func f() {\n\tx := 1,", "Continuing:\n\n\ty := 2\n}\n"}, "func f() {\n\tx := 1,\n\ty := 2\n}\n", ""},
 		{"preamble before the rest of a line", "text", []string{"The quick bro", "Continuing:\n\nwn fox.\n"}, "The quick brown fox.\n", ""},
 		{"restart of a line that reads like a preamble", "markdown", []string{"Intro.\n\nHere is a sample of", "Here is a sample of code:\n\n    x\n"}, "Intro.\n\nHere is a sample of code:\n\n    x\n", ""},
+		{"chunk of a preamble and the line break", "text", []string{"The end.", "Continuing:\n\n\n"}, "The end.\n", ""},
+		{"chunk of a preamble and indentation", "code", []string{"func f() {\n", "Continuing:\n\t", "return\n}\n"}, "func f() {\n\treturn\n}\n", ""},
 	})
 }
 
