@@ -187,6 +187,9 @@ func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
 // puts one after lines that start like its last one (headings, say) more
 // often than not.
 func blankLineIsNew(t string, ctx chatterCtx) bool {
+	if keep, decided := gapVote(t, ctx); decided {
+		return keep
+	}
 	if ctx.end == '\n' {
 		r := strings.TrimPrefix(strings.TrimPrefix(t, "\r"), "\n")
 		return len(r) < len(t) && r != "" && r[0] != '\n' && r[0] != '\r' && blankUsuallyFollows(ctx.doc)
@@ -220,11 +223,129 @@ func blankLineIsNew(t string, ctx chatterCtx) bool {
 	case c == '\t' || strings.HasPrefix(r, "  "):
 		return true
 	case strings.IndexByte(".!?:;", ctx.end) >= 0 && (c >= 'A' && c <= 'Z' || strings.IndexByte("-+@#/*>|", c) >= 0):
-		return true
+		// Unless the document already glues that punctuation to a word
+		// ("types." + "Signature", "::)?" + "Unlock").
+		return !isWordByte(c) || !gluePlausible(ctx.doc[max(0, len(ctx.doc)-leadWindow):], r)
 	case isWordByte(ctx.end) && len(r) >= 2 && r[1] == c && strings.IndexByte("-+@#/*=", c) >= 0:
 		return true
 	}
 	return false
+}
+
+// gapVote decides the line breaks between a preamble and the text after it
+// by the gaps the document itself leaves between lines: the text starts
+// with m line breaks, of which the first is either the preamble's
+// separator or the text's own, so the number of blank lines between the
+// document's last line and the text's first is one of two. The document's
+// recent lines vote: gaps of either size between a line like its last one
+// and a line like the text's first (by their leads, then also by a
+// sentence's end and a capital), most specific evidence first. It does not
+// decide a text that may go on with a cut line (one line break after a
+// partial line), nor without evidence.
+func gapVote(t string, ctx chatterCtx) (keep, decided bool) {
+	if ctx.doc == "" || ctx.end == 0 {
+		return false, false
+	}
+	m, r := 0, t
+	for {
+		if strings.HasPrefix(r, "\n") {
+			r = r[1:]
+		} else if strings.HasPrefix(r, "\r\n") {
+			r = r[2:]
+		} else {
+			break
+		}
+		m++
+	}
+	if m == 0 || r == "" || r[0] == '\r' {
+		return false, false
+	}
+	x := r
+	if i := strings.IndexByte(x, '\n'); i >= 0 {
+		x = x[:i]
+	}
+	x = strings.TrimRight(x, "\r")
+	if strings.TrimSpace(x) == "" {
+		return false, false
+	}
+	// a: the document's last line with text; e: blank lines after it.
+	body := ctx.doc
+	var a string
+	e := 0
+	if ctx.end == '\n' {
+		for {
+			body = strings.TrimSuffix(strings.TrimSuffix(body, "\n"), "\r")
+			i := strings.LastIndexByte(body, '\n')
+			if body[i+1:] != "" || i < 0 {
+				a, body = body[i+1:], body[:i+1]
+				break
+			}
+			e++
+			body = body[:i+1]
+		}
+	} else {
+		if m < 2 {
+			return false, false
+		}
+		// A cut line ends with the text's first line break.
+		a, body = ctx.partial, body[:len(body)-len(ctx.partial)]
+		m--
+	}
+	if a == "" {
+		return false, false
+	}
+	keepGap, cutGap := e+m, e+m-1
+	var n [3][2]int
+	la, lx := lineLead(a), lineLead(x)
+	sa, cx := sentenceEnd(a), startsCapital(x)
+	prev, gap, have := "", 0, false
+	for rest := body[max(0, len(body)-leadWindow):]; rest != ""; {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" {
+			gap++
+			continue
+		}
+		if have && (gap == keepGap || gap == cutGap) {
+			k := 0
+			if gap == cutGap {
+				k = 1
+			}
+			if lineLead(prev) == la {
+				n[2][k]++
+				if lineLead(line) == lx {
+					n[1][k]++
+					if sentenceEnd(prev) == sa && startsCapital(line) == cx {
+						n[0][k]++
+					}
+				}
+			}
+		}
+		prev, gap, have = line, 0, true
+	}
+	for _, c := range n {
+		if c[0] != c[1] {
+			return c[0] > c[1], true
+		}
+	}
+	return false, false
+}
+
+// sentenceEnd reports whether a line ends like a sentence or a clause.
+func sentenceEnd(line string) bool {
+	l := strings.TrimRight(line, " \t\r")
+	return l != "" && strings.IndexByte(".!?:;", l[len(l)-1]) >= 0
+}
+
+// startsCapital reports whether a line's text starts with a capital.
+func startsCapital(line string) bool {
+	l := strings.TrimLeft(line, " \t")
+	return l != "" && l[0] >= 'A' && l[0] <= 'Z'
 }
 
 // blankUsuallyFollows reports whether, in the document's recent lines, a

@@ -293,6 +293,8 @@ func TestChatterBlankLines(t *testing.T) {
 		{"preamble before a new line", "code", []string{"func f() {\n\tx := 1,", "Continuing:\n\n\ty := 2\n}\n"}, "func f() {\n\tx := 1,\n\ty := 2\n}\n", ""},
 		{"preamble before the rest of a line", "text", []string{"The quick bro", "Continuing:\n\nwn fox.\n"}, "The quick brown fox.\n", ""},
 		{"restart of a line that reads like a preamble", "markdown", []string{"Intro.\n\nHere is a sample of", "Here is a sample of code:\n\n    x\n"}, "Intro.\n\nHere is a sample of code:\n\n    x\n", ""},
+		{"blank line after a preamble voted by the document's gaps", "markdown", []string{"alpha beta\ngamma delta.\n\nEpsilon zeta\neta theta.\n\nIota kappa\nlambda mu.\n", "Continuing:\n\nNu xi\n"}, "alpha beta\ngamma delta.\n\nEpsilon zeta\neta theta.\n\nIota kappa\nlambda mu.\n\nNu xi\n", ""},
+		{"punctuation the document glues to a word goes on with the line", "code", []string{"x := types.Signature\ny := types.", "Continuing:\n\nSignature\n"}, "x := types.Signature\ny := types.Signature\n", ""},
 		{"chunk of a preamble and the line break", "text", []string{"The end.", "Continuing:\n\n\n"}, "The end.\n", ""},
 		{"chunk of a preamble and indentation", "code", []string{"func f() {\n", "Continuing:\n\t", "return\n}\n"}, "func f() {\n\treturn\n}\n", ""},
 	})
