@@ -89,6 +89,8 @@ type chatterCtx struct {
 	// wrapperOpen: an earlier continuation opened a wrapper fence that has
 	// not been closed yet.
 	wrapperOpen bool
+	// inQuote: the document ends inside a quoted CSV value.
+	inQuote bool
 	// noFence: the document ends inside a value (a quoted CSV field) and
 	// carries fences itself, so a fence line there is likely content.
 	noFence bool
@@ -164,7 +166,7 @@ func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
 	}
 	open := opened || ctx.wrapperOpen
 	if open || trailed && !ctx.docFenced {
-		if u, ok := stripClosingFence(t); ok && !closesOwnFence(u, ctx.inFence) {
+		if u, ok := stripClosingFence(t); ok && !closesOwn(u, ctx) {
 			t = u
 			open = false
 			if !opened {
@@ -382,6 +384,16 @@ func blankUsuallyFollows(doc string) bool {
 		}
 	}
 	return blank > other
+}
+
+// closesOwn reports whether a fence line after body belongs to the
+// document. A CSV document's fences live inside quoted values, so after a
+// body that leaves every value closed the fence is the wrapper's.
+func closesOwn(body string, ctx chatterCtx) bool {
+	if ctx.format == "csv" {
+		return (strings.Count(body, `"`)%2 == 1) != ctx.inQuote
+	}
+	return closesOwnFence(body, ctx.inFence)
 }
 
 // closesOwnFence reports whether a fence line after body would close a fence

@@ -211,7 +211,7 @@ func (f *csvFormat) observe(doc string, from int) {
 func (f *csvFormat) restarts(doc string) []int { return []int{f.recStart} }
 
 func (f *csvFormat) chatter(doc string) chatterCtx {
-	return chatterCtx{format: "csv", atLineStart: doc == "" || strings.HasSuffix(doc, "\n"), noFence: f.inQuote && f.fences,
+	return chatterCtx{format: "csv", atLineStart: doc == "" || strings.HasSuffix(doc, "\n"), noFence: f.inQuote && f.fences, inQuote: f.inQuote,
 		partial: doc[strings.LastIndexByte(doc, '\n')+1:]}
 }
 

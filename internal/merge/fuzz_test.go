@@ -36,7 +36,7 @@ func checkInvariants(t *testing.T, format string, parts []string) {
 	// repeat), chatter or repeated structure, and adds only escapes and
 	// separators: so every chunk's final 4 bytes of content must appear.
 	for i, p := range parts {
-		if i == 0 || format == "json" || preambleOnly(p) {
+		if i == 0 || format == "json" || chatterOnly(p) {
 			continue
 		}
 		p = strings.TrimSpace(p)
@@ -54,13 +54,17 @@ func checkInvariants(t *testing.T, format string, parts []string) {
 	}
 }
 
-// preambleOnly reports whether a chunk is one line introducing a
-// continuation followed by nothing but whitespace: the merge drops that line
-// as chatter, so its last bytes need not survive.
-func preambleOnly(p string) bool {
+// chatterOnly reports whether a chunk is one line of chatter followed by
+// nothing but whitespace: a line introducing a continuation, or a fence
+// the model wrapped around it. The merge may drop that line, so its last
+// bytes need not survive.
+func chatterOnly(p string) bool {
 	i := strings.IndexByte(p, '\n')
 	if i <= 0 || strings.TrimSpace(p[i+1:]) != "" {
 		return false
+	}
+	if _, fence := fenceLine(strings.TrimRight(p[:i], "\r")); fence {
+		return true
 	}
 	line := strings.TrimSpace(p[:i])
 	return line != "" && chatterLine(line, preambleStarts) && introduces(line)

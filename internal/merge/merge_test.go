@@ -313,6 +313,7 @@ func TestStructureRestarts(t *testing.T) {
 		{"json element finished, path and element restated", "json", []string{"[\n  {\"id\": \"a\"},\n  {\"id\": \"b\"}", "[\n{\"id\": \"b\"},\n  {\"id\": \"c\"}\n]\n"}, "[\n  {\"id\": \"a\"},\n  {\"id\": \"b\"},\n  {\"id\": \"c\"}\n]\n", ""},
 		{"renumbered after one number", "jsonl", []string{"{\"line\":1,\"t\":\"a\"}\n{\"line\"", ":2,\"t\":\"b\"}\n{\"line\":1,\"t\":\"c\"}\n{\"line\":2,\"t\":\"d\"}\n"}, "{\"line\":1,\"t\":\"a\"}\n{\"line\":2,\"t\":\"b\"}\n{\"line\":3,\"t\":\"c\"}\n{\"line\":4,\"t\":\"d\"}\n", ""},
 		{"jsonl record without its newline", "jsonl", []string{"{\"a\":1}\n{\"a\":2}", "Continuing:\n\n{\"a\":3}\n"}, "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n", ""},
+		{"csv wrapper closed after a value with a fence line", "csv", []string{"id,md\n1,\"```\ncode\n```\"\n2,\"a", "```csv\nb\"\n3,\"x\n```\ny\"\n```\n"}, "id,md\n1,\"```\ncode\n```\"\n2,\"ab\"\n3,\"x\n```\ny\"\n", ""},
 		{"ragged csv record of a new length", "csv", []string{"a,b,c,d,e\n1,2,3\n4,5,6,7,8\n9,10", "4,5,6,7,8\n9,10,11,12\n"}, "a,b,c,d,e\n1,2,3\n4,5,6,7,8\n9,10,11,12\n", ""},
 	})
 }
