@@ -229,7 +229,9 @@ func blankLineIsNew(t string, ctx chatterCtx) bool {
 		// ("types." + "Signature", "::)?" + "Unlock").
 		return !isWordByte(c) || !gluePlausible(ctx.doc[max(0, len(ctx.doc)-leadWindow):], r)
 	case isWordByte(ctx.end) && len(r) >= 2 && r[1] == c && strings.IndexByte("-+@#/*=", c) >= 0:
-		return true
+		// In Markdown, unless the document already closes emphasis that
+		// way ("foo bar" + "**").
+		return ctx.format != "markdown" || !gluePlausible(ctx.doc[max(0, len(ctx.doc)-leadWindow):], r)
 	}
 	return false
 }

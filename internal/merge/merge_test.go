@@ -295,6 +295,7 @@ func TestChatterBlankLines(t *testing.T) {
 		{"restart of a line that reads like a preamble", "markdown", []string{"Intro.\n\nHere is a sample of", "Here is a sample of code:\n\n    x\n"}, "Intro.\n\nHere is a sample of code:\n\n    x\n", ""},
 		{"blank line after a preamble voted by the document's gaps", "markdown", []string{"alpha beta\ngamma delta.\n\nEpsilon zeta\neta theta.\n\nIota kappa\nlambda mu.\n", "Continuing:\n\nNu xi\n"}, "alpha beta\ngamma delta.\n\nEpsilon zeta\neta theta.\n\nIota kappa\nlambda mu.\n\nNu xi\n", ""},
 		{"punctuation the document glues to a word goes on with the line", "code", []string{"x := types.Signature\ny := types.", "Continuing:\n\nSignature\n"}, "x := types.Signature\ny := types.Signature\n", ""},
+		{"emphasis the document closes after a word goes on with the line", "markdown", []string{"**foo qux**\n\n**baz qux", "Continuing:\n\n**\n"}, "**foo qux**\n\n**baz qux**\n", ""},
 		{"chunk of a preamble and the line break", "text", []string{"The end.", "Continuing:\n\n\n"}, "The end.\n", ""},
 		{"chunk of a preamble and indentation", "code", []string{"func f() {\n", "Continuing:\n\t", "return\n}\n"}, "func f() {\n\treturn\n}\n", ""},
 	})
