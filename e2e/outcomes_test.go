@@ -68,6 +68,19 @@ func TestOutcomes(t *testing.T) {
 		{name: "other incompleteness", directive: "format=text size=3000 faults=cutoff@1", status: "partial", stop: "finish_reason_received", chunks: 2,
 			check: eventLogged("incomplete")},
 		{name: "reasoning-only response is no progress", directive: "format=text size=3000 reasoning=200", status: "partial", stop: "no_progress", chunks: 1},
+		{name: "token budget", directive: "format=text size=3000", cont: client.Continuation{MaxTotalOutputTokens: 250},
+			status: "partial", stop: "token_limit_reached", chunks: 3, check: resultIsPrefix},
+		{name: "cost budget", directive: "format=text size=3000", cont: client.Continuation{MaxCostUSD: 0.0003},
+			status: "partial", stop: "cost_limit_reached", chunks: -1, check: func(t *testing.T, c outcome) {
+				resultIsPrefix(t, c)
+				if c.meta.TotalCostEstimate == nil || *c.meta.TotalCostEstimate < 0.0003 || c.status.Chunks < 2 {
+					t.Fatalf("stopped at cost %v after %d chunks", c.meta.TotalCostEstimate, c.status.Chunks)
+				}
+			}},
+		{name: "cost budget needs a price", directive: "format=text size=3000", model: "sim-unpriced-2", cont: client.Continuation{MaxCostUSD: 1},
+			status: "partial", stop: "cost_limit_reached", chunks: 1},
+		{name: "time limit", directive: "format=text size=3000 faults=slow@1:1200ms", cont: client.Continuation{TimeLimitSeconds: 1},
+			status: "partial", stop: "time_limit_reached", chunks: 2, check: resultIsPrefix},
 		{name: "unpriced model", directive: "format=text size=1500", model: "sim-unpriced-1", status: "succeeded", stop: "completed", chunks: -1,
 			check: func(t *testing.T, c outcome) {
 				if c.meta.TotalCostEstimate != nil || !strings.Contains(c.meta.CostNote, "no price") || c.status.CostUSD != nil {
@@ -141,5 +154,22 @@ func eventLogged(typ string) func(t *testing.T, c outcome) {
 		if c.h.count(`SELECT count(*) FROM job_events WHERE job_id = $1::uuid AND type = $2 AND level = 'warn' AND message LIKE 'response resp_%'`, c.id, typ) != 1 {
 			t.Fatalf("no %s warning event naming the response", typ)
 		}
+	}
+}
+
+// A guard stops the job once the answer contains its stop sequence.
+func TestStopSequenceGuard(t *testing.T) {
+	h := newHarness(t)
+	h.startWorker()
+	doc, _, _ := simulator.DocumentFor("[[sim format=text size=3000 seed=77]]")
+	sentinel := doc[600:612] // inside chunk 1 (chunks are about 400 bytes at 100 tokens)
+	j := h.enqueue("format=text size=3000 seed=77", client.Request{MaxOutputTokens: 100, Continuation: client.Continuation{StopSequence: sentinel}})
+	st := h.wait(j.id, 30*time.Second)
+	if st.Status != "partial" || st.StopReason != "guard_forbade" || st.Chunks != 2 {
+		t.Fatalf("status %s stop_reason %s chunks %d", st.Status, st.StopReason, st.Chunks)
+	}
+	res, err := h.client.Result(context.Background(), j.id)
+	if err != nil || !strings.Contains(res.Content, sentinel) || !strings.HasPrefix(doc, res.Content) {
+		t.Fatalf("result does not end past the sentinel: %v", err)
 	}
 }

@@ -56,6 +56,8 @@ CREATE TABLE chunks (
     cost_usd          numeric(18,8),
     latency_ms        integer NOT NULL DEFAULT 0,
     call_started_at   timestamptz NOT NULL,
+    cum_output_tokens bigint NOT NULL DEFAULT 0, -- output tokens of chunks 0..seq, for the token budget
+    cum_cost_usd      numeric(18,8),               -- cost of chunks 0..seq, for the cost budget
     should_continue   boolean NOT NULL,
     stop_reason       text,            -- set on the chunk that ended the job's generation
     decision          jsonb NOT NULL,  -- every criterion's evaluation and the outcome

@@ -1,6 +1,10 @@
 package continuation
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Decision is what one criterion says after a chunk. When several speak,
 // they are resolved in this priority: any forbid wins; else any request;
@@ -58,6 +62,20 @@ type State struct {
 	PreviousSHA string // sha256 of the chunk before it ("" for the first)
 	Enabled     bool   // continuation enabled for the job
 	MaxAttempts int    // most chunks a job may have
+	// Totals after this chunk, and how long this execution has run.
+	OutputTokens int64
+	CostUSD      *float64 // nil when the model has no price
+	Elapsed      time.Duration
+	PreviousTail string // the end of the previous chunk, for a guard straddling the cut
+	Budgets      Budgets
+}
+
+// Budgets are a job's limits beyond max_attempts; zero means none.
+type Budgets struct {
+	MaxOutputTokens int64         // total output tokens (reasoning included) over all chunks
+	MaxCostUSD      float64       // total estimated cost
+	TimeLimit       time.Duration // from this execution's start, never from the job's creation
+	StopSequence    string        // a guard: stop once the answer contains this text
 }
 
 // Criterion judges whether to continue after a chunk. It returns ok=false
@@ -69,7 +87,8 @@ type Criterion interface {
 
 // DefaultCriteria are the criteria every job is judged by.
 func DefaultCriteria() []Criterion {
-	return []Criterion{finishCriterion{}, enabledCriterion{}, maxAttemptsCriterion{}, progressCriterion{}}
+	return []Criterion{finishCriterion{}, enabledCriterion{}, maxAttemptsCriterion{}, progressCriterion{},
+		tokenBudgetCriterion{}, costBudgetCriterion{}, timeLimitCriterion{}, stopSequenceCriterion{}}
 }
 
 // Decide evaluates every criterion and resolves their verdicts.
@@ -164,8 +183,86 @@ func (progressCriterion) Evaluate(s State) (Evaluation, bool) {
 	switch {
 	case s.Text == "":
 		return Evaluation{Decision: ForbidContinuation, StopReason: StopNoProgress, Reason: "the chunk has no visible text"}, true
-	case s.Seq > 0 && s.TextSHA == s.PreviousSHA:
+	case s.Seq > 0 && s.PreviousSHA != "" && s.TextSHA == s.PreviousSHA:
 		return Evaluation{Decision: ForbidContinuation, StopReason: StopNoProgress, Reason: "the chunk repeats the previous one"}, true
+	}
+	return Evaluation{}, false
+}
+
+// tokenBudgetCriterion forbids another chunk once the job's output tokens
+// reach its budget. Like every limit it speaks only when more was asked for.
+type tokenBudgetCriterion struct{}
+
+func (tokenBudgetCriterion) Name() string { return "token_budget" }
+
+func (tokenBudgetCriterion) Evaluate(s State) (Evaluation, bool) {
+	if s.Budgets.MaxOutputTokens <= 0 || s.Finish != FinishLength {
+		return Evaluation{}, false
+	}
+	ctx := map[string]any{"output_tokens": s.OutputTokens, "max_total_output_tokens": s.Budgets.MaxOutputTokens}
+	if s.OutputTokens >= s.Budgets.MaxOutputTokens {
+		return Evaluation{Decision: ForbidContinuation, StopReason: StopTokenLimit, Reason: "the output-token budget is used up", Context: ctx}, true
+	}
+	return Evaluation{Decision: AllowContinuation, Reason: "output tokens remain in the budget", Context: ctx}, true
+}
+
+// costBudgetCriterion forbids another chunk once the estimated cost reaches
+// the budget. A model with no price cannot be held to a cost budget: that is
+// refused, not guessed.
+type costBudgetCriterion struct{}
+
+func (costBudgetCriterion) Name() string { return "cost_budget" }
+
+func (costBudgetCriterion) Evaluate(s State) (Evaluation, bool) {
+	if s.Budgets.MaxCostUSD <= 0 || s.Finish != FinishLength {
+		return Evaluation{}, false
+	}
+	if s.CostUSD == nil {
+		return Evaluation{Decision: ForbidContinuation, StopReason: StopCostLimit,
+			Reason: "the model has no price, so the cost budget cannot be checked"}, true
+	}
+	ctx := map[string]any{"cost_usd": *s.CostUSD, "max_cost_usd": s.Budgets.MaxCostUSD}
+	if *s.CostUSD >= s.Budgets.MaxCostUSD {
+		return Evaluation{Decision: ForbidContinuation, StopReason: StopCostLimit, Reason: "the cost budget is used up", Context: ctx}, true
+	}
+	return Evaluation{Decision: AllowContinuation, Reason: "cost remains in the budget", Context: ctx}, true
+}
+
+// timeLimitCriterion forbids another chunk once this execution has run for
+// the time limit.
+type timeLimitCriterion struct{}
+
+func (timeLimitCriterion) Name() string { return "time_limit" }
+
+func (timeLimitCriterion) Evaluate(s State) (Evaluation, bool) {
+	if s.Budgets.TimeLimit <= 0 || s.Finish != FinishLength {
+		return Evaluation{}, false
+	}
+	ctx := map[string]any{"elapsed_ms": s.Elapsed.Milliseconds(), "time_limit_ms": s.Budgets.TimeLimit.Milliseconds()}
+	if s.Elapsed >= s.Budgets.TimeLimit {
+		return Evaluation{Decision: ForbidContinuation, StopReason: StopTimeLimit, Reason: "the time limit is reached", Context: ctx}, true
+	}
+	return Evaluation{Decision: AllowContinuation, Reason: "time remains", Context: ctx}, true
+}
+
+// stopSequenceCriterion is a guard: once the answer contains the job's stop
+// sequence — even split across the cut — no more is asked for.
+type stopSequenceCriterion struct{}
+
+func (stopSequenceCriterion) Name() string { return "stop_sequence" }
+
+func (stopSequenceCriterion) Evaluate(s State) (Evaluation, bool) {
+	seq := s.Budgets.StopSequence
+	if seq == "" || s.Finish != FinishLength {
+		return Evaluation{}, false
+	}
+	tail := s.PreviousTail
+	if len(tail) >= len(seq) {
+		tail = tail[len(tail)-len(seq)+1:]
+	}
+	if strings.Contains(tail+s.Text, seq) {
+		return Evaluation{Decision: ForbidContinuation, StopReason: StopGuardForbade, Reason: "the answer contains the stop sequence",
+			Context: map[string]any{"stop_sequence": seq}}, true
 	}
 	return Evaluation{}, false
 }

@@ -1,6 +1,11 @@
 package continuation
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
+
+func ptr(f float64) *float64 { return &f }
 
 func TestDecide(t *testing.T) {
 	const shaA, shaB = "aaaa", "bbbb"
@@ -35,6 +40,24 @@ func TestDecide(t *testing.T) {
 			false, StopNoProgress, "no_progress"},
 		{"first chunk has no previous", State{Seq: 0, Finish: FinishLength, Text: "x", TextSHA: shaA, PreviousSHA: shaA, Enabled: true, MaxAttempts: 10},
 			true, "", "finish_reason"},
+		{"token budget used up", State{Seq: 2, Finish: FinishLength, Text: "x", Enabled: true, MaxAttempts: 10, OutputTokens: 300,
+			Budgets: Budgets{MaxOutputTokens: 300}}, false, StopTokenLimit, "token_budget"},
+		{"token budget left", State{Seq: 2, Finish: FinishLength, Text: "x", Enabled: true, MaxAttempts: 10, OutputTokens: 299,
+			Budgets: Budgets{MaxOutputTokens: 300}}, true, "", "finish_reason"},
+		{"a completed answer over budget is still completed", State{Seq: 2, Finish: FinishStop, Text: "x", Enabled: true, MaxAttempts: 10,
+			OutputTokens: 900, Budgets: Budgets{MaxOutputTokens: 300}}, false, StopCompleted, "finish_reason"},
+		{"cost budget used up", State{Seq: 1, Finish: FinishLength, Text: "x", Enabled: true, MaxAttempts: 10, CostUSD: ptr(0.02),
+			Budgets: Budgets{MaxCostUSD: 0.01}}, false, StopCostLimit, "cost_budget"},
+		{"cost budget on an unpriced model", State{Seq: 0, Finish: FinishLength, Text: "x", Enabled: true, MaxAttempts: 10,
+			Budgets: Budgets{MaxCostUSD: 1}}, false, StopCostLimit, "cost_budget"},
+		{"time limit reached", State{Seq: 1, Finish: FinishLength, Text: "x", Enabled: true, MaxAttempts: 10, Elapsed: 2 * time.Second,
+			Budgets: Budgets{TimeLimit: time.Second}}, false, StopTimeLimit, "time_limit"},
+		{"stop sequence in the chunk", State{Seq: 1, Finish: FinishLength, Text: "a END b", Enabled: true, MaxAttempts: 10,
+			Budgets: Budgets{StopSequence: "END"}}, false, StopGuardForbade, "stop_sequence"},
+		{"stop sequence across the cut", State{Seq: 1, Finish: FinishLength, Text: "D b", PreviousTail: "a EN", Enabled: true, MaxAttempts: 10,
+			Budgets: Budgets{StopSequence: "END"}}, false, StopGuardForbade, "stop_sequence"},
+		{"stop sequence wholly in the previous chunk is not seen again", State{Seq: 1, Finish: FinishLength, Text: "b", PreviousTail: "END a", Enabled: true, MaxAttempts: 10,
+			Budgets: Budgets{StopSequence: "END"}}, true, "", "finish_reason"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

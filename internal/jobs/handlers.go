@@ -176,16 +176,28 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 
 	sum := sha256.Sum256([]byte(resp.Text))
 	textSHA := hex.EncodeToString(sum[:])
+	usage := store.Usage(resp.Usage)
+	cost := Cost(price, usage)
+	cumCost := claim.CumCost
+	if cost != nil && (cumCost != nil || p.Seq == 0) {
+		cumCost = addCost(cumCost, *cost)
+	}
+	execStart := started
+	if job.StartedAt != nil {
+		execStart = *job.StartedAt
+	}
 	outcome := continuation.Decide(continuation.State{
 		Seq: p.Seq, Finish: resp.Finish, Text: resp.Text, TextSHA: textSHA, PreviousSHA: claim.PrevSHA,
 		Enabled: cont.EnabledOrDefault(), MaxAttempts: cont.MaxAttempts,
+		OutputTokens: claim.CumOutput + usage.Output, CostUSD: cumCost, Elapsed: time.Since(execStart),
+		PreviousTail: claim.PrevTail, Budgets: cont.Budgets(),
 	}, continuation.DefaultCriteria())
 	decision, _ := json.Marshal(outcome)
-	usage := store.Usage(resp.Usage)
 	nc := store.NewChunk{
 		Content: resp.Text, ContentSHA: textSHA, FinishReason: string(resp.Finish), RawStatus: resp.RawStatus,
 		IncompleteReason: resp.IncompleteReason, ResponseID: resp.ID, TaskID: taskID, Attempt: attempt,
-		Usage: usage, CostUSD: Cost(price, usage), CallStarted: started, Latency: resp.Latency,
+		Usage: usage, CostUSD: cost, CumOutput: claim.CumOutput + usage.Output, CumCost: cumCost,
+		CallStarted: started, Latency: resp.Latency,
 		ShouldContinue: outcome.ShouldContinue, StopReason: string(outcome.StopReason), Decision: decision,
 	}
 	switch resp.Finish {

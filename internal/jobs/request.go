@@ -10,7 +10,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
+	"time"
 
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/merge"
@@ -48,6 +50,17 @@ type Continuation struct {
 	Enabled     *bool  `json:"enabled,omitempty"`      // default true
 	MaxAttempts int    `json:"max_attempts,omitempty"` // most chunks (model responses) per job; default 10, 1..50
 	OnFailure   string `json:"on_failure,omitempty"`   // return_partial (default) or raise_error
+	// Budgets; zero means none. Each stops the job with its own stop reason.
+	MaxTotalOutputTokens int64   `json:"max_total_output_tokens,omitempty"` // over all chunks, reasoning included
+	MaxCostUSD           float64 `json:"max_cost_usd,omitempty"`            // estimated; needs a priced model
+	TimeLimitSeconds     float64 `json:"time_limit_seconds,omitempty"`      // from this execution's start
+	StopSequence         string  `json:"stop_sequence,omitempty"`           // a guard: stop once the answer contains it
+}
+
+// Budgets converts the settings for the criteria.
+func (c Continuation) Budgets() continuation.Budgets {
+	return continuation.Budgets{MaxOutputTokens: c.MaxTotalOutputTokens, MaxCostUSD: c.MaxCostUSD,
+		TimeLimit: time.Duration(c.TimeLimitSeconds * float64(time.Second)), StopSequence: c.StopSequence}
 }
 
 // EnabledOrDefault reports whether continuation is on (the default).
@@ -162,6 +175,18 @@ func (r Request) Normalize() (Request, error) {
 	}
 	if r.Continuation.OnFailure != OnFailurePartial && r.Continuation.OnFailure != OnFailureRaise {
 		bad("continuation.on_failure", "must be %s or %s, got %q", OnFailurePartial, OnFailureRaise, r.Continuation.OnFailure)
+	}
+	if r.Continuation.MaxTotalOutputTokens < 0 {
+		bad("continuation.max_total_output_tokens", "must not be negative, got %d", r.Continuation.MaxTotalOutputTokens)
+	}
+	if r.Continuation.MaxCostUSD < 0 || math.IsNaN(r.Continuation.MaxCostUSD) || math.IsInf(r.Continuation.MaxCostUSD, 0) {
+		bad("continuation.max_cost_usd", "must be a positive amount of USD, got %v", r.Continuation.MaxCostUSD)
+	}
+	if t := r.Continuation.TimeLimitSeconds; t < 0 || math.IsNaN(t) || t > 7*24*3600 {
+		bad("continuation.time_limit_seconds", "must be between 0 and 604800, got %v", t)
+	}
+	if len(r.Continuation.StopSequence) > 200 {
+		bad("continuation.stop_sequence", "is longer than 200 bytes")
 	}
 	if len(r.Metadata) > 0 {
 		switch {

@@ -38,6 +38,9 @@ func TestNormalizeNamesEveryBadField(t *testing.T) {
 		{"idempotency_key", Request{Model: "m", Input: Input{Prompt: "p"}, IdempotencyKey: strings.Repeat("k", 300)}, []string{"idempotency_key"}},
 		{"message role and content", Request{Model: "m", Input: Input{Messages: []continuation.Message{{Role: "robot", Content: " "}}}},
 			[]string{"input[0].role", "input[0].content"}},
+		{"budgets", Request{Model: "m", Input: Input{Prompt: "p"}, Continuation: Continuation{MaxTotalOutputTokens: -1, MaxCostUSD: -0.5,
+			TimeLimitSeconds: -3, StopSequence: strings.Repeat("s", 201)}},
+			[]string{"continuation.max_total_output_tokens", "continuation.max_cost_usd", "continuation.time_limit_seconds", "continuation.stop_sequence"}},
 		{"prompt and messages", Request{Model: "m", Input: Input{Prompt: "p", Messages: []continuation.Message{{Role: "user", Content: "x"}}}}, []string{"input"}},
 	}
 	for _, tt := range tests {

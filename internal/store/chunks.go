@@ -67,8 +67,11 @@ type Claim struct {
 	Job            Job
 	Seq            int
 	NextSeq        int    // chunks stored
-	PrevResponseID string // the response to continue from ("" for chunk 0)
-	PrevSHA        string // sha256 of the previous chunk
+	PrevResponseID string   // the response to continue from ("" for chunk 0)
+	PrevSHA        string   // sha256 of the previous chunk
+	PrevTail       string   // the previous chunk's last bytes (a guard's text may straddle the cut)
+	CumOutput      int64    // output tokens of the chunks so far
+	CumCost        *float64 // their cost (nil when unpriced)
 	conn           *pgxpool.Conn
 	key            int32
 	locked         bool
@@ -85,19 +88,21 @@ func (s *Store) ClaimChunk(ctx context.Context, jobID string, seq int) (*Claim, 
 	}
 	c := &Claim{conn: conn, key: lockKey(jobID), Seq: seq}
 	var lastSeq *int
-	var prevResp, prevSHA *string
+	var prevResp, prevSHA, prevTail *string
+	var cumOut *int64
 	b := &pgx.Batch{}
 	b.Queue(`SELECT pg_try_advisory_lock($1, $2)`, lockClass, c.key)
 	// The job and its last chunk: one index probe gives the next sequence
 	// number and what to continue from.
-	b.Queue(`SELECT `+prefixed("j.", jobColumns)+`, last.seq, last.response_id, last.content_sha
+	b.Queue(`SELECT `+prefixed("j.", jobColumns)+`, last.seq, last.response_id, last.content_sha, right(last.content, 256),
+	last.cum_output_tokens, last.cum_cost_usd::float8
 FROM jobs j LEFT JOIN LATERAL (
-	SELECT seq, response_id, content_sha FROM chunks WHERE job_id = j.id ORDER BY seq DESC LIMIT 1
+	SELECT seq, response_id, content_sha, content, cum_output_tokens, cum_cost_usd FROM chunks WHERE job_id = j.id ORDER BY seq DESC LIMIT 1
 ) last ON true
 WHERE j.id = $1::uuid`, jobID)
 	br := conn.SendBatch(ctx, b)
 	lockErr := br.QueryRow().Scan(&c.locked)
-	readErr := br.QueryRow().Scan(append(jobDest(&c.Job), &lastSeq, &prevResp, &prevSHA)...)
+	readErr := br.QueryRow().Scan(append(jobDest(&c.Job), &lastSeq, &prevResp, &prevSHA, &prevTail, &cumOut, &c.CumCost)...)
 	closeErr := br.Close()
 	if err := errors.Join(lockErr, closeErr); err != nil || (readErr != nil && !errors.Is(readErr, pgx.ErrNoRows)) {
 		c.discard()
@@ -106,11 +111,9 @@ WHERE j.id = $1::uuid`, jobID)
 	if lastSeq != nil {
 		c.NextSeq = *lastSeq + 1
 		if *lastSeq == seq-1 {
-			if prevResp != nil {
-				c.PrevResponseID = *prevResp
-			}
-			if prevSHA != nil {
-				c.PrevSHA = *prevSHA
+			c.PrevResponseID, c.PrevSHA, c.PrevTail = deref(prevResp), deref(prevSHA), deref(prevTail)
+			if cumOut != nil {
+				c.CumOutput = *cumOut
 			}
 		}
 	}
@@ -223,6 +226,8 @@ type NewChunk struct {
 	Attempt          int
 	Usage            Usage
 	CostUSD          *float64
+	CumOutput        int64    // output tokens of chunks 0..this one
+	CumCost          *float64 // their cost
 	CallStarted      time.Time
 	Latency          time.Duration
 	ShouldContinue   bool
@@ -243,9 +248,9 @@ var ErrChunkExists = errors.New("chunk already stored")
 
 const insertChunk = `INSERT INTO chunks (job_id, seq, content, content_sha, finish_reason, raw_status, incomplete_reason,
 	response_id, previous_response_id, task_id, attempt, input_tokens, cached_tokens, output_tokens, reasoning_tokens,
-	cost_usd, latency_ms, call_started_at, should_continue, stop_reason, decision)
+	cost_usd, latency_ms, call_started_at, should_continue, stop_reason, decision, cum_output_tokens, cum_cost_usd)
 VALUES ($1::uuid, $2, $3, $4, $5, $6, nullif($7, ''), nullif($8, ''), nullif($9, ''), $10, $11, $12, $13, $14, $15,
-	$16, $17, $18, $19, nullif($20, ''), $21)
+	$16, $17, $18, $19, nullif($20, ''), $21, $22, $23)
 ON CONFLICT DO NOTHING`
 
 // Save stores the chunk — which is also the record of its model call — and,
@@ -258,10 +263,11 @@ func (c *Claim) Save(ctx context.Context, n NewChunk) (string, error) {
 	defer c.Release()
 	args := []any{c.Job.ID, c.Seq, n.Content, n.ContentSHA, n.FinishReason, n.RawStatus, n.IncompleteReason,
 		n.ResponseID, c.PrevResponseID, n.TaskID, n.Attempt, n.Usage.Input, n.Usage.Cached, n.Usage.Output,
-		n.Usage.Reasoning, n.CostUSD, n.Latency.Milliseconds(), n.CallStarted, n.ShouldContinue, n.StopReason, n.Decision}
+		n.Usage.Reasoning, n.CostUSD, n.Latency.Milliseconds(), n.CallStarted, n.ShouldContinue, n.StopReason, n.Decision,
+		n.CumOutput, n.CumCost}
 	var sql string
 	if n.ShouldContinue {
-		sql = insertChunk + ` RETURNING $22::text`
+		sql = insertChunk + ` RETURNING $24::text`
 		args = append(args, c.Job.Status)
 	} else {
 		var evLevel, evType, evMsg *string
@@ -277,7 +283,7 @@ func (c *Claim) Save(ctx context.Context, n NewChunk) (string, error) {
 	RETURNING id, status
 ), ev AS (
 	INSERT INTO job_events (job_id, seq, level, type, message)
-	SELECT j.id, $2, $22, $23, $24 FROM j WHERE $22::text IS NOT NULL
+	SELECT j.id, $2, $24, $25, $26 FROM j WHERE $24::text IS NOT NULL
 ), ev2 AS (
 	INSERT INTO job_events (job_id, seq, level, type, message, data)
 	SELECT j.id, $2, 'info', 'status', j.status, jsonb_build_object('stop_reason', nullif($20, '')) FROM j
@@ -458,4 +464,11 @@ WHERE NOT EXISTS (SELECT 1 FROM call_failures WHERE job_id = $1::uuid AND seq = 
 		return fmt.Errorf("store: record lost attempt of job %s: %w", jobID, err)
 	}
 	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
