@@ -66,7 +66,7 @@ type Claim struct {
 	Outcome        ClaimOutcome
 	Job            Job
 	Seq            int
-	NextSeq        int    // chunks stored
+	NextSeq        int      // chunks stored
 	PrevResponseID string   // the response to continue from ("" for chunk 0)
 	PrevSHA        string   // sha256 of the previous chunk
 	PrevTail       string   // the previous chunk's last bytes (a guard's text may straddle the cut)
