@@ -33,7 +33,34 @@ func TestOutcomes(t *testing.T) {
 	}{
 		{name: "completed", directive: "format=csv size=1500", status: "succeeded", stop: "completed", chunks: -1},
 		{name: "max attempts, partial", directive: "format=csv size=3000", cont: client.Continuation{MaxAttempts: 2},
-			status: "partial", stop: "steps_limit_reached", chunks: 2, check: resultIsPrefix},
+			status: "partial", stop: "steps_limit_reached", chunks: 2, check: func(t *testing.T, c outcome) {
+				resultIsPrefix(t, c)
+				// The README's query answers why the job stopped and what each criterion said.
+				rows, err := c.h.store.Pool().Query(context.Background(), `SELECT seq, finish_reason, outcome, resolved_by, criterion, verdict, reason, coalesce(stop_reason, '')
+FROM chunk_decisions WHERE job_id = $1::uuid ORDER BY seq, criterion`, c.id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rows.Close()
+				var got []string
+				for rows.Next() {
+					var seq int
+					var finish, outcome, by, crit, verdict, reason, stop string
+					if err := rows.Scan(&seq, &finish, &outcome, &by, &crit, &verdict, &reason, &stop); err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, fmt.Sprintf("%d %s %s %s %s", seq, crit, verdict, by, stop))
+				}
+				want := []string{
+					"0 finish_reason request_continuation finish_reason ",
+					"0 max_attempts allow_continuation finish_reason ",
+					"1 finish_reason request_continuation max_attempts steps_limit_reached",
+					"1 max_attempts forbid_continuation max_attempts steps_limit_reached",
+				}
+				if strings.Join(got, "\n") != strings.Join(want, "\n") {
+					t.Fatalf("chunk_decisions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+				}
+			}},
 		{name: "max attempts, raise_error", directive: "format=csv size=3000", cont: client.Continuation{MaxAttempts: 2, OnFailure: "raise_error"},
 			status: "failed", stop: "steps_limit_reached", chunks: 2, check: resultIsPrefix},
 		{name: "continuation disabled", directive: "format=text size=3000", cont: client.Continuation{Enabled: &off},

@@ -106,6 +106,15 @@ SELECT f.job_id, f.seq, f.task_id, f.attempt, f.status, j.model,
        f.started_at, f.finished_at
 FROM call_failures f JOIN jobs j ON j.id = f.job_id;
 
+-- What every criterion said at every chunk, one row each: "why did job X stop,
+-- and what did each criterion say at each chunk".
+CREATE VIEW chunk_decisions AS
+SELECT c.job_id, c.seq, c.finish_reason, c.should_continue, c.stop_reason,
+       c.decision->>'decision' AS outcome, c.decision->>'resolved_by' AS resolved_by,
+       e->>'criterion' AS criterion, e->>'decision' AS verdict, e->>'reason' AS reason,
+       e->>'stop_reason' AS would_stop_as, e->'context' AS context, c.created_at
+FROM chunks c CROSS JOIN LATERAL jsonb_array_elements(c.decision->'evaluations') e;
+
 CREATE TABLE job_events (
     id         bigserial PRIMARY KEY,
     job_id     uuid NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,

@@ -47,7 +47,8 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
-	// One connection per task slot plus a few for the reconciler and lease renewals.
+	// One connection per task slot (a claim holds its connection through the model
+	// call, for the job lock), plus a few for the reconciler and merges.
 	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cfg.Concurrency + 4)})
 	if err != nil {
 		return err
