@@ -52,6 +52,7 @@ type Client struct {
 	store *store.Store
 	rdb   redis.UniversalClient
 	queue *asynq.Client
+	insp  *asynq.Inspector
 	enq   *jobs.Enqueuer
 }
 
@@ -81,7 +82,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		queues.Merge = cfg.MergeQueue
 	}
 	d := jobs.NewDispatcher(q, queues, jobs.DefaultTaskOptions())
-	return &Client{store: st, rdb: rdb, queue: q, enq: jobs.NewEnqueuer(st, d, cfg.Logger)}, nil
+	return &Client{store: st, rdb: rdb, queue: q, insp: asynq.NewInspectorFromRedisClient(rdb),
+		enq: jobs.NewEnqueuer(st, d, cfg.Logger)}, nil
 }
 
 // Close releases the connections.
@@ -251,17 +253,45 @@ func (c *Client) Result(ctx context.Context, id string) (Result, error) {
 	return out, nil
 }
 
-// Cancel stops a job between chunks; no model call starts after it. Chunks
-// already stored are kept. Cancelling a finished job changes nothing.
+// Cancel stops a job: no model call starts after it, and a call in flight
+// is aborted (the cancellation is committed in Postgres first, so the
+// aborted task is not retried). Chunks already stored are kept; Remerge
+// merges them. Cancelling a finished job changes nothing.
 func (c *Client) Cancel(ctx context.Context, id string) (Status, error) {
 	if err := checkID(id); err != nil {
 		return Status{}, err
 	}
-	if _, _, err := c.enq.Cancel(ctx, id); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return Status{}, ErrNotFound
-		}
+	_, changed, err := c.enq.Cancel(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Status{}, ErrNotFound
+	}
+	if err != nil {
 		return Status{}, err
+	}
+	st, err := c.Status(ctx, id)
+	if err == nil && changed {
+		// Best effort: the next chunk's task, if a worker is running it now.
+		_ = c.insp.CancelProcessing(jobs.ChunkTaskID(id, st.Chunks))
+	}
+	return st, err
+}
+
+// Remerge merges a finished or cancelled job's stored chunks again — for a
+// cancelled job, for the first time — and sets its status from the new
+// merge. It returns ErrNotReady for a job still generating or with no chunks.
+func (c *Client) Remerge(ctx context.Context, id string) (Status, error) {
+	if err := checkID(id); err != nil {
+		return Status{}, err
+	}
+	ok, err := c.enq.Remerge(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Status{}, ErrNotFound
+	}
+	if err != nil {
+		return Status{}, err
+	}
+	if !ok {
+		return Status{}, fmt.Errorf("%w: only a finished or cancelled job with stored chunks can be merged again", ErrNotReady)
 	}
 	return c.Status(ctx, id)
 }

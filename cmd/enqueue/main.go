@@ -6,6 +6,7 @@
 //	enqueue result ID [--meta]
 //	enqueue cancel ID
 //	enqueue wait ID [--timeout D]
+//	enqueue remerge ID
 //
 // enqueue prints the job ID alone on stdout; with --wait it shows progress on
 // stderr and prints the merged result on stdout.
@@ -57,7 +58,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cfg := config.FromEnv()
 	if len(args) > 0 {
 		switch args[0] {
-		case "status", "result", "cancel", "wait":
+		case "status", "result", "cancel", "wait", "remerge":
 			return runJobCommand(ctx, cfg, args[0], args[1:], stdout, stderr)
 		}
 	}
@@ -105,7 +106,7 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 	wait := fs.Bool("wait", false, "wait for the job, show progress on stderr, print the result on stdout")
 	timeout := fs.Duration("timeout", 0, "with --wait: give up after this long (0 = no limit)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: enqueue [flags] [--prompt-file FILE | PROMPT] [--wait]\n       enqueue status ID [--json]\n       enqueue result ID [--meta]\n       enqueue cancel ID\n       enqueue wait ID [--timeout D]\nflags:")
+		fmt.Fprintln(stderr, "usage: enqueue [flags] [--prompt-file FILE | PROMPT] [--wait]\n       enqueue status ID [--json]\n       enqueue result ID [--meta]\n       enqueue cancel ID\n       enqueue wait ID [--timeout D]\n       enqueue remerge ID\nflags:")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, args)
@@ -267,6 +268,13 @@ func runJobCommand(ctx context.Context, cfg config.Config, cmd string, args []st
 			return fmt.Errorf("waiting for job %s: %w", id, err)
 		}
 		return printOutcome(ctx, c, st, stdout, stderr)
+	case "remerge":
+		s, err := c.Remerge(ctx, id)
+		if err != nil {
+			return fmt.Errorf("job %s: %w", id, err)
+		}
+		fmt.Fprintf(stdout, "%s %s\n", s.ID, s.Status)
+		return nil
 	default: // cancel
 		s, err := c.Cancel(ctx, id)
 		if err != nil {

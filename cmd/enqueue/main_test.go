@@ -83,6 +83,9 @@ func TestEnqueueStatusResultCancel(t *testing.T) {
 	if out, _, err = runCLI(t, q, "cancel", id); err != nil || out != id+" cancelled\n" {
 		t.Fatalf("cancel: %q %v", out, err)
 	}
+	if _, _, err = runCLI(t, q, "remerge", id); err == nil || !strings.Contains(err.Error(), "stored chunks") {
+		t.Fatalf("remerge of a job with no chunks: %v", err)
+	}
 	if _, _, err = runCLI(t, q, "status", "not-a-job"); err == nil || !strings.Contains(err.Error(), "not a job ID") {
 		t.Fatalf("status of a malformed ID: %v", err)
 	}

@@ -85,3 +85,15 @@ func (e *Enqueuer) Cancel(ctx context.Context, jobID string) (store.Job, bool, e
 	}
 	return job, changed, err
 }
+
+// Remerge moves a finished or cancelled job with stored chunks back to
+// merging and queues its merge. It reports false when the job is still
+// generating or has no chunks.
+func (e *Enqueuer) Remerge(ctx context.Context, jobID string) (bool, error) {
+	ok, err := e.store.Remerge(ctx, jobID)
+	if err != nil || !ok {
+		return ok, err
+	}
+	e.logger.InfoContext(ctx, "job queued for a new merge", "job_id", jobID)
+	return true, e.tasks.Merge(ctx, jobID)
+}

@@ -170,6 +170,9 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 	started := time.Now()
 	resp, callErr := h.cfg.Provider.Call(ctx, req)
 	if callErr != nil {
+		if errors.Is(callErr, context.Canceled) && h.cancelled(job.ID) {
+			return h.callCancelled(log, claim, taskID, attempt, started, resp)
+		}
 		return h.callFailed(ctx, log, claim, cont, taskID, attempt, started, price, resp, callErr)
 	}
 	log = log.With("response_id", resp.ID)
@@ -231,6 +234,28 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 		log.Info("generation ended; merging", "stop_reason", outcome.StopReason, "chunks", p.Seq+1)
 		return h.cfg.Tasks.Merge(ctx, job.ID)
 	}
+	return nil
+}
+
+// cancelled reports whether the job was cancelled (asked after a call was
+// aborted, so the context of the task is not used).
+func (h *Handlers) cancelled(jobID string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	j, err := h.cfg.Store.GetJob(ctx, jobID)
+	return err == nil && j.Status == store.StatusCancelled
+}
+
+// callCancelled records a call aborted by the user's cancel — it may have
+// been billed in part — and ends the task without a retry.
+func (h *Handlers) callCancelled(log *slog.Logger, c *store.Claim, taskID string, attempt int, started time.Time, resp continuation.Response) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, _, err := c.Fail(ctx, store.CallFailure{TaskID: taskID, Attempt: attempt, Counted: false, ErrorType: "cancelled",
+		Error: "the job was cancelled during the call; the call was aborted", Started: started, Latency: time.Since(started)}, nil); err != nil {
+		return err
+	}
+	log.Info("model call aborted: the job was cancelled")
 	return nil
 }
 

@@ -247,3 +247,28 @@ SELECT id, 'error', 'status', 'failed', jsonb_build_object('error', $2::text) FR
 	}
 	return nil
 }
+
+// Remerge moves a terminal job that has chunks back to merging. It reports
+// whether it did; ErrNotFound when there is no such job.
+func (s *Store) Remerge(ctx context.Context, id string) (bool, error) {
+	var changed bool
+	err := s.pool.QueryRow(ctx, `
+WITH j AS (
+	UPDATE jobs SET status = 'merging', finished_at = NULL, updated_at = now()
+	WHERE id = $1::uuid AND status IN ('succeeded','partial','failed','cancelled')
+	  AND EXISTS (SELECT 1 FROM chunks WHERE job_id = $1::uuid)
+	RETURNING id
+), ev AS (
+	INSERT INTO job_events (job_id, level, type, message) SELECT id, 'info', 'status', 'merging' FROM j
+)
+SELECT EXISTS (SELECT 1 FROM j), EXISTS (SELECT 1 FROM jobs WHERE id = $1::uuid)`, id).Scan(&changed, new(bool))
+	if err != nil {
+		return false, fmt.Errorf("store: remerge job %s: %w", id, err)
+	}
+	if !changed {
+		if _, err := s.GetJob(ctx, id); err != nil {
+			return false, err
+		}
+	}
+	return changed, nil
+}
