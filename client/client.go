@@ -29,6 +29,7 @@ type (
 	Continuation    = jobs.Continuation
 	ValidationError = jobs.ValidationError
 	FieldError      = jobs.FieldError
+	ResumeOptions   = jobs.ResumeOptions
 )
 
 // Errors.
@@ -274,6 +275,22 @@ func (c *Client) Cancel(ctx context.Context, id string) (Status, error) {
 		_ = c.insp.CancelProcessing(jobs.ChunkTaskID(id, st.Chunks))
 	}
 	return st, err
+}
+
+// Resume continues a job stopped by a limit, a budget, exhausted retries or
+// a cancel, with the raised limits in o, from its last stored response (not
+// from scratch). Its time limit counts from the resume.
+func (c *Client) Resume(ctx context.Context, id string, o ResumeOptions) (Status, error) {
+	if err := checkID(id); err != nil {
+		return Status{}, err
+	}
+	if err := c.enq.Resume(ctx, id, o); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return Status{}, ErrNotFound
+		}
+		return Status{}, err
+	}
+	return c.Status(ctx, id)
 }
 
 // Remerge merges a finished or cancelled job's stored chunks again — for a

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +71,43 @@ func TestCancelDuringCallThenRemerge(t *testing.T) {
 	live := h.enqueue("format=text size=3000 seed=42 faults=slow@0:5s", client.Request{})
 	if _, err := h.client.Remerge(ctx, live.id); err == nil {
 		t.Fatal("remerge of a live job accepted")
+	}
+}
+
+// A job stopped by a limit resumes with raised limits from its last stored
+// response — not from scratch — and ends with the exact document.
+func TestResumeWithRaisedLimits(t *testing.T) {
+	h := newHarness(t)
+	h.startWorker()
+	ctx := context.Background()
+	j := h.enqueue("format=csv size=3000 seed=51", client.Request{Format: "csv", MaxOutputTokens: 100,
+		Continuation: client.Continuation{MaxAttempts: 2}})
+	st := h.wait(j.id, 30*time.Second)
+	if st.Status != "partial" || st.StopReason != "steps_limit_reached" || st.Chunks != 2 {
+		t.Fatalf("before the resume: %s %s %d", st.Status, st.StopReason, st.Chunks)
+	}
+	_, err := h.client.Resume(ctx, j.id, client.ResumeOptions{MaxAttempts: 2})
+	var ve *client.ValidationError
+	if !errors.As(err, &ve) || ve.Fields[0].Field != "continuation.max_attempts" {
+		t.Fatalf("a limit not above the stored chunks must be refused naming the field, got %v", err)
+	}
+	if _, err := h.client.Resume(ctx, j.id, client.ResumeOptions{MaxAttempts: 50}); err != nil {
+		t.Fatal(err)
+	}
+	st = h.wait(j.id, 30*time.Second)
+	res, err := h.client.Result(ctx, j.id)
+	if err != nil || st.Status != "succeeded" || st.StopReason != "completed" || res.Content != j.doc {
+		t.Fatalf("after the resume: %s %s, document equal %v (%v)", st.Status, st.StopReason, res.Content == j.doc, err)
+	}
+	// Chunk 2 continued from chunk 1's response; no chunk was made twice.
+	if n := h.count(`SELECT count(*) FROM llm_calls a JOIN llm_calls b ON b.job_id = a.job_id AND b.seq = 2
+		WHERE a.job_id = $1::uuid AND a.seq = 1 AND b.previous_response_id = a.response_id`, j.id); n != 1 {
+		t.Fatal("the resumed chunk did not continue from the last stored response")
+	}
+	if n := h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid`, j.id); n != st.Chunks || len(h.sim.Calls(j.tag)) != st.Chunks {
+		t.Fatalf("%d calls for %d chunks", n, st.Chunks)
+	}
+	if _, err := h.client.Resume(ctx, j.id, client.ResumeOptions{MaxAttempts: 50}); !errors.Is(err, jobs.ErrNotResumable) {
+		t.Fatalf("resuming a completed job: %v", err)
 	}
 }

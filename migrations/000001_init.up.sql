@@ -26,7 +26,8 @@ CREATE TABLE jobs (
     cost_usd          numeric(18,8),               -- null when the model has no price
     created_at        timestamptz NOT NULL DEFAULT now(),
     updated_at        timestamptz NOT NULL DEFAULT now(), -- last status change
-    started_at        timestamptz,
+    started_at        timestamptz,                 -- this execution's start (reset by a resume)
+    active_ms         bigint NOT NULL DEFAULT 0,   -- time of earlier executions, before resumes
     finished_at       timestamptz
 );
 -- A job row is written only when its status changes: a chunk is one INSERT

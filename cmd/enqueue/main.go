@@ -7,6 +7,7 @@
 //	enqueue cancel ID
 //	enqueue wait ID [--timeout D]
 //	enqueue remerge ID
+//	enqueue resume ID [--max-attempts N] [--max-total-output-tokens N] [--max-cost-usd X] [--time-limit-seconds S]
 //
 // enqueue prints the job ID alone on stdout; with --wait it shows progress on
 // stderr and prints the merged result on stdout.
@@ -58,7 +59,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cfg := config.FromEnv()
 	if len(args) > 0 {
 		switch args[0] {
-		case "status", "result", "cancel", "wait", "remerge":
+		case "status", "result", "cancel", "wait", "remerge", "resume":
 			return runJobCommand(ctx, cfg, args[0], args[1:], stdout, stderr)
 		}
 	}
@@ -99,6 +100,10 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 	fs.IntVar(&req.MaxOutputTokens, "max-output-tokens", 0, "output-token limit of each model call (default 4096)")
 	fs.IntVar(&req.Continuation.MaxAttempts, "max-attempts", 0, "most chunks (model responses) for the job, 1..50 (default 10)")
 	fs.StringVar(&req.Continuation.OnFailure, "on-failure", "", "return_partial (default) or raise_error")
+	fs.Int64Var(&req.Continuation.MaxTotalOutputTokens, "max-total-output-tokens", 0, "budget: output tokens over all chunks")
+	fs.Float64Var(&req.Continuation.MaxCostUSD, "max-cost-usd", 0, "budget: estimated cost in USD (needs a priced model)")
+	fs.Float64Var(&req.Continuation.TimeLimitSeconds, "time-limit-seconds", 0, "budget: seconds from the job's start")
+	fs.StringVar(&req.Continuation.StopSequence, "stop-sequence", "", "guard: stop once the answer contains this text")
 	noCont := fs.Bool("no-continuation", false, "do not continue a cut-off answer")
 	promptFile := fs.String("prompt-file", "", "read the prompt from this file (- for stdin)")
 	metadata := fs.String("metadata", "", "caller metadata, a JSON value stored with the job")
@@ -106,7 +111,7 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 	wait := fs.Bool("wait", false, "wait for the job, show progress on stderr, print the result on stdout")
 	timeout := fs.Duration("timeout", 0, "with --wait: give up after this long (0 = no limit)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: enqueue [flags] [--prompt-file FILE | PROMPT] [--wait]\n       enqueue status ID [--json]\n       enqueue result ID [--meta]\n       enqueue cancel ID\n       enqueue wait ID [--timeout D]\n       enqueue remerge ID\nflags:")
+		fmt.Fprintln(stderr, "usage: enqueue [flags] [--prompt-file FILE | PROMPT] [--wait]\n       enqueue status ID [--json]\n       enqueue result ID [--meta]\n       enqueue cancel ID\n       enqueue wait ID [--timeout D]\n       enqueue remerge ID\n       enqueue resume ID [--max-attempts N] [--max-total-output-tokens N] [--max-cost-usd X] [--time-limit-seconds S]\nflags:")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, args)
@@ -215,6 +220,11 @@ func runJobCommand(ctx context.Context, cfg config.Config, cmd string, args []st
 	asJSON := fs.Bool("json", false, "status: print JSON")
 	meta := fs.Bool("meta", false, "result: print the metadata JSON instead of the content")
 	timeout := fs.Duration("timeout", 0, "wait: give up after this long (0 = no limit)")
+	var ro client.ResumeOptions
+	fs.IntVar(&ro.MaxAttempts, "max-attempts", 0, "resume: the new most chunks")
+	fs.Int64Var(&ro.MaxTotalOutputTokens, "max-total-output-tokens", 0, "resume: the new output-token budget")
+	fs.Float64Var(&ro.MaxCostUSD, "max-cost-usd", 0, "resume: the new cost budget (USD)")
+	fs.Float64Var(&ro.TimeLimitSeconds, "time-limit-seconds", 0, "resume: the new time limit, from the resume")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -268,6 +278,13 @@ func runJobCommand(ctx context.Context, cfg config.Config, cmd string, args []st
 			return fmt.Errorf("waiting for job %s: %w", id, err)
 		}
 		return printOutcome(ctx, c, st, stdout, stderr)
+	case "resume":
+		s, err := c.Resume(ctx, id, ro)
+		if err != nil {
+			return fmt.Errorf("job %s: %w", id, err)
+		}
+		fmt.Fprintf(stdout, "%s %s\n", s.ID, s.Status)
+		return nil
 	case "remerge":
 		s, err := c.Remerge(ctx, id)
 		if err != nil {

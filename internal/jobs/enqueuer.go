@@ -3,8 +3,10 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -96,4 +98,69 @@ func (e *Enqueuer) Remerge(ctx context.Context, jobID string) (bool, error) {
 	}
 	e.logger.InfoContext(ctx, "job queued for a new merge", "job_id", jobID)
 	return true, e.tasks.Merge(ctx, jobID)
+}
+
+// ResumeOptions raise a stopped job's limits; zero keeps the current value.
+type ResumeOptions struct {
+	MaxAttempts          int     `json:"max_attempts,omitempty"`
+	MaxTotalOutputTokens int64   `json:"max_total_output_tokens,omitempty"`
+	MaxCostUSD           float64 `json:"max_cost_usd,omitempty"`
+	TimeLimitSeconds     float64 `json:"time_limit_seconds,omitempty"`
+}
+
+// ErrNotResumable is returned when a job did not stop for a reason new
+// settings can lift.
+var ErrNotResumable = errors.New("the job did not stop at a limit, a budget, a retry limit or a cancel")
+
+// Resume continues a job stopped by a limit, a budget, exhausted retries or
+// a cancel, with raised limits, from its last stored response. Bad settings
+// are refused with a *ValidationError naming the field.
+func (e *Enqueuer) Resume(ctx context.Context, jobID string, o ResumeOptions) error {
+	job, err := e.store.GetJob(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	cont, err := decodeContinuation(job.Continuation)
+	if err != nil {
+		return err
+	}
+	if o.MaxAttempts != 0 {
+		cont.MaxAttempts = o.MaxAttempts
+	}
+	if o.MaxTotalOutputTokens != 0 {
+		cont.MaxTotalOutputTokens = o.MaxTotalOutputTokens
+	}
+	if o.MaxCostUSD != 0 {
+		cont.MaxCostUSD = o.MaxCostUSD
+	}
+	if o.TimeLimitSeconds != 0 {
+		cont.TimeLimitSeconds = o.TimeLimitSeconds
+	}
+	// Validate the settings as a request would be.
+	if _, err := (Request{Model: job.Model, Input: Input{Prompt: "resume"}, Format: job.Format,
+		MaxOutputTokens: job.MaxOutputTokens, Continuation: cont}).Normalize(); err != nil {
+		return err
+	}
+	chunks, err := e.store.Chunks(ctx, jobID, false)
+	if err != nil {
+		return err
+	}
+	if cont.MaxAttempts <= len(chunks) {
+		return &ValidationError{Fields: []FieldError{{Field: "continuation.max_attempts",
+			Message: fmt.Sprintf("must be more than the %d chunks already stored, got %d", len(chunks), cont.MaxAttempts)}}}
+	}
+	raw, err := json.Marshal(cont)
+	if err != nil {
+		return fmt.Errorf("encode continuation: %w", err)
+	}
+	next, ok, err := e.store.Resume(ctx, jobID, raw)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrNotResumable
+	}
+	e.logger.InfoContext(ctx, "job resumed", "job_id", jobID, "seq", next)
+	// Its own TaskID: an earlier task for this chunk may still be archived under the canonical one.
+	return e.tasks.chunk(ctx, jobID, next, fmt.Sprintf("%s:resume:%d", ChunkTaskID(jobID, next), time.Now().UnixNano()))
 }

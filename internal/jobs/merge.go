@@ -63,6 +63,7 @@ type ChunkDecisionNote struct {
 // Durations break a job's time down, in milliseconds.
 type Durations struct {
 	TotalMS      int64   `json:"total_ms"`       // created → merged
+	ActiveMS     int64   `json:"active_ms"`      // running time over every execution (resumes)
 	QueueMS      int64   `json:"queue_ms"`       // created → first call
 	ModelMS      int64   `json:"model_ms"`       // sum of the chunks' call latencies
 	MergeMS      float64 `json:"merge_ms"`       // the merge itself
@@ -193,6 +194,10 @@ func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result
 		meta.Durations.QueueMS = job.StartedAt.Sub(job.CreatedAt).Milliseconds()
 	}
 	meta.Durations.TotalMS = time.Since(job.CreatedAt).Milliseconds()
+	meta.Durations.ActiveMS = job.ActiveMS
+	if job.StartedAt != nil {
+		meta.Durations.ActiveMS += time.Since(*job.StartedAt).Milliseconds()
+	}
 	res, err := merge.Merge(merge.Options{Format: job.Format, Hint: hint}, in)
 	if err != nil {
 		return res, meta, err

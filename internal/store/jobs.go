@@ -72,17 +72,18 @@ type Job struct {
 	UpdatedAt       time.Time
 	StartedAt       *time.Time
 	FinishedAt      *time.Time
+	ActiveMS        int64 // time of earlier executions, before resumes
 }
 
 const jobColumns = `id::text, status, model, format, instructions, input, max_output_tokens, continuation,
 	metadata, idempotency_key, stop_reason, error, chunk_count, input_tokens, cached_tokens, output_tokens,
-	reasoning_tokens, cost_usd::float8, created_at, updated_at, started_at, finished_at`
+	reasoning_tokens, cost_usd::float8, created_at, updated_at, started_at, finished_at, active_ms`
 
 func jobDest(j *Job) []any {
 	return []any{&j.ID, &j.Status, &j.Model, &j.Format, &j.Instructions, &j.Input, &j.MaxOutputTokens,
 		&j.Continuation, &j.Metadata, &j.IdempotencyKey, &j.StopReason, &j.Error, &j.ChunkCount,
 		&j.InputTokens, &j.CachedTokens, &j.OutputTokens, &j.ReasoningTokens, &j.CostUSD,
-		&j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt}
+		&j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt, &j.ActiveMS}
 }
 
 // InsertJob stores a new job in status queued. With an idempotency key that
@@ -271,4 +272,35 @@ SELECT EXISTS (SELECT 1 FROM j), EXISTS (SELECT 1 FROM jobs WHERE id = $1::uuid)
 		}
 	}
 	return changed, nil
+}
+
+// ResumableStops are the stop reasons a job can be resumed from: limits and
+// budgets that new settings can raise, exhausted retries, and a cancel.
+var ResumableStops = []string{"steps_limit_reached", "token_limit_reached", "cost_limit_reached",
+	"time_limit_reached", "retry_limit_reached", "user_requested"}
+
+// Resume puts a job stopped by one of ResumableStops back to running with new
+// continuation settings, starting a new execution (its time limit counts from
+// now; the time of the earlier one is kept in active_ms). It returns the next
+// chunk to make, and false when the job cannot be resumed.
+func (s *Store) Resume(ctx context.Context, id string, continuation json.RawMessage) (nextSeq int, ok bool, err error) {
+	err = s.pool.QueryRow(ctx, `
+WITH j AS (
+	UPDATE jobs SET status = 'running', continuation = $2, stop_reason = NULL, error = NULL,
+	       active_ms = active_ms + coalesce((extract(epoch FROM coalesce(finished_at, now()) - started_at) * 1000)::bigint, 0),
+	       started_at = now(), finished_at = NULL, updated_at = now()
+	WHERE id = $1::uuid AND status IN ('partial','failed','cancelled') AND stop_reason = ANY($3)
+	RETURNING id
+), ev AS (
+	INSERT INTO job_events (job_id, level, type, message, data) SELECT id, 'info', 'status', 'running', jsonb_build_object('resumed', true) FROM j
+)
+SELECT (SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE job_id = $1::uuid) FROM j`, id, continuation, ResumableStops).Scan(&nextSeq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		_, err = s.GetJob(ctx, id)
+		return 0, false, err
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("store: resume job %s: %w", id, err)
+	}
+	return nextSeq, true, nil
 }
