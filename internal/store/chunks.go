@@ -93,8 +93,10 @@ func (s *Store) ClaimChunk(ctx context.Context, jobID string, seq int) (*Claim, 
 	b := &pgx.Batch{}
 	b.Queue(`SELECT pg_try_advisory_lock($1, $2)`, lockClass, c.key)
 	// The job and its last chunk: one index probe gives the next sequence
-	// number and what to continue from.
-	b.Queue(`SELECT `+prefixed("j.", jobColumns)+`, last.seq, last.response_id, last.content_sha, right(last.content, 256),
+	// number and what to continue from. The chunk's tail is read (and a
+	// large chunk's text decompressed) only for a job with a stop sequence.
+	b.Queue(`SELECT `+prefixed("j.", jobColumns)+`, last.seq, last.response_id, last.content_sha,
+	CASE WHEN j.continuation ? 'stop_sequence' THEN right(last.content, 256) END,
 	last.cum_output_tokens, last.cum_cost_usd::float8
 FROM jobs j LEFT JOIN LATERAL (
 	SELECT seq, response_id, content_sha, content, cum_output_tokens, cum_cost_usd FROM chunks WHERE job_id = j.id ORDER BY seq DESC LIMIT 1
