@@ -107,8 +107,9 @@ func Main(m *testing.M, dbURL *string) {
 	os.Exit(code)
 }
 
-// Queue returns a queue name unique to this test and deletes the queue (and
-// every task in it) when the test ends.
+// Queue returns a queue name unique to this test and, when the test ends,
+// deletes every Redis key of that queue — tasks and asynq's daily stats,
+// which DeleteQueue leaves for 90 days — so runs leave nothing behind.
 func Queue(t testing.TB) string {
 	q := RandomName("t_")
 	t.Cleanup(func() {
@@ -118,8 +119,14 @@ func Queue(t testing.TB) string {
 		}
 		rdb := redis.NewClient(opt)
 		defer rdb.Close()
-		insp := asynq.NewInspectorFromRedisClient(rdb)
-		_ = insp.DeleteQueue(q, true)
+		_ = asynq.NewInspectorFromRedisClient(rdb).DeleteQueue(q, true)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		iter := rdb.Scan(ctx, 0, "asynq:{"+q+"}:*", 500).Iterator()
+		for iter.Next(ctx) {
+			rdb.Del(ctx, iter.Val())
+		}
+		rdb.SRem(ctx, "asynq:queues", q)
 	})
 	return q
 }
