@@ -338,3 +338,31 @@ func (c *Client) Wait(ctx context.Context, id string, progress func(Status)) (St
 		delay = min(delay*2, time.Second)
 	}
 }
+
+// Event is one entry of a job's history: state changes, warnings, errors.
+type Event = store.Event
+
+// Events lists a job's events after the event id after (0 for all), oldest first.
+func (c *Client) Events(ctx context.Context, id string, after int64) ([]Event, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	if _, err := c.store.GetJob(ctx, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, ErrNotFound
+		}
+		return nil, err
+	}
+	return c.store.Events(ctx, id, after)
+}
+
+// Ping checks that Postgres and Redis answer.
+func (c *Client) Ping(ctx context.Context) error {
+	if err := c.store.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	if err := c.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	return nil
+}

@@ -3,6 +3,7 @@
 //	worker [flags]                                  process chunk and merge tasks (migrates first)
 //	worker migrate [flags]                          apply the database migrations and exit
 //	worker merge --format F [--meta FILE] CHUNK_FILE...   merge chunk files offline, print the document
+//	worker api [--addr 127.0.0.1:8080]              serve the HTTP API
 package main
 
 import (
@@ -32,7 +33,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) error {
 	cfg := config.FromEnv()
 	cmd := "run"
-	if len(args) > 0 && (args[0] == "run" || args[0] == "migrate" || args[0] == "merge") {
+	if len(args) > 0 && (args[0] == "run" || args[0] == "migrate" || args[0] == "merge" || args[0] == "api") {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -50,6 +51,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return nil
 	case "merge":
 		return runMerge(args, stdout, stderr)
+	case "api":
+		return runAPI(args, stderr)
 	}
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/carryover/carryover/client"
+	"github.com/carryover/carryover/internal/api"
+	"github.com/carryover/carryover/internal/config"
+)
+
+// runAPI serves the HTTP API until SIGINT/SIGTERM.
+func runAPI(args []string, stderr io.Writer) error {
+	cfg := config.FromEnv()
+	fs := flag.NewFlagSet("worker api", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg.RegisterStoreFlags(fs)
+	addr := fs.String("addr", envOr("API_ADDR", "127.0.0.1:8080"), "listen address (env API_ADDR)")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log, err := cfg.Logger()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	c, err := client.New(ctx, client.Config{DatabaseURL: cfg.DatabaseURL, RedisURL: cfg.RedisURL,
+		ChunkQueue: cfg.ChunkQueue, MergeQueue: cfg.MergeQueue, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("--addr: %w", err)
+	}
+	srv := &http.Server{Handler: api.New(c, log).Handler(), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
+	log.Info("api listening", "addr", ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}

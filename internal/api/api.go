@@ -1,0 +1,305 @@
+// Package api serves carryover over HTTP for producers that are not written
+// in Go: submit a job, poll it, read its result, chunks and events, cancel,
+// resume or merge it again. It is a thin layer over the public client, so
+// validation and idempotency are the same as for every other producer.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/carryover/carryover/client"
+	"github.com/carryover/carryover/internal/jobs"
+)
+
+// MaxBodyBytes bounds a request body; a job request is a prompt and settings.
+const MaxBodyBytes = 1 << 20
+
+// Server is the HTTP API.
+type Server struct {
+	c   *client.Client
+	log *slog.Logger
+}
+
+// New builds the API over a client.
+func New(c *client.Client, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{c: c, log: log}
+}
+
+// Handler routes the API.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/jobs", s.createJob)
+	mux.HandleFunc("GET /v1/jobs/{id}", s.getJob)
+	mux.HandleFunc("GET /v1/jobs/{id}/result", s.getResult)
+	mux.HandleFunc("GET /v1/jobs/{id}/chunks", s.getChunks)
+	mux.HandleFunc("GET /v1/jobs/{id}/events", s.getEvents)
+	mux.HandleFunc("POST /v1/jobs/{id}/cancel", s.cancelJob)
+	mux.HandleFunc("POST /v1/jobs/{id}/resume", s.resumeJob)
+	mux.HandleFunc("POST /v1/jobs/{id}/remerge", s.remergeJob)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", s.ready)
+	return mux
+}
+
+// Problem is an RFC 9457 problem document; Errors names every bad field.
+type Problem struct {
+	Type   string              `json:"type"`
+	Title  string              `json:"title"`
+	Status int                 `json:"status"`
+	Detail string              `json:"detail,omitempty"`
+	Errors []client.FieldError `json:"errors,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func problem(w http.ResponseWriter, status int, title, detail string, fields ...client.FieldError) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(Problem{Type: "about:blank", Title: title, Status: status, Detail: detail, Errors: fields})
+}
+
+// fail maps an error from the client to a problem document.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var ve *client.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		problem(w, http.StatusBadRequest, "invalid request", ve.Error(), ve.Fields...)
+	case errors.Is(err, client.ErrNotFound):
+		problem(w, http.StatusNotFound, "job not found", "")
+	case errors.Is(err, client.ErrNotReady):
+		problem(w, http.StatusConflict, "not ready", err.Error())
+	case errors.Is(err, jobs.ErrNotResumable):
+		problem(w, http.StatusConflict, "not resumable", err.Error())
+	default:
+		s.log.ErrorContext(r.Context(), "api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		problem(w, http.StatusInternalServerError, "internal error", "")
+	}
+}
+
+// decode reads a JSON body strictly: bounded size, no unknown fields, one
+// value, and errors that name the offending field.
+func decode(w http.ResponseWriter, r *http.Request, dst any) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		problem(w, http.StatusUnsupportedMediaType, "unsupported media type", "send application/json")
+		return false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(dst)
+	if err == nil && dec.More() {
+		err = errors.New("the body holds more than one JSON value")
+	}
+	if err == nil {
+		return true
+	}
+	var tooBig *http.MaxBytesError
+	var typeErr *json.UnmarshalTypeError
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &tooBig):
+		problem(w, http.StatusRequestEntityTooLarge, "request body too large", fmt.Sprintf("at most %d bytes", MaxBodyBytes))
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		problem(w, http.StatusBadRequest, "invalid request", fmt.Sprintf("%s: must be %s", field, typeErr.Type),
+			client.FieldError{Field: field, Message: "must be " + typeErr.Type.String()})
+	case errors.As(err, &syn), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		problem(w, http.StatusBadRequest, "invalid JSON", err.Error())
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		problem(w, http.StatusBadRequest, "invalid request", "unknown field "+field,
+			client.FieldError{Field: field, Message: "is not a field of this request"})
+	default:
+		problem(w, http.StatusBadRequest, "invalid request", err.Error())
+	}
+	return false
+}
+
+// Links point a caller at what it can do with a job.
+type Links struct {
+	Self    string `json:"self"`
+	Result  string `json:"result"`
+	Chunks  string `json:"chunks"`
+	Events  string `json:"events"`
+	Cancel  string `json:"cancel"`
+	Resume  string `json:"resume"`
+	Remerge string `json:"remerge"`
+}
+
+func links(id string) Links {
+	p := "/v1/jobs/" + id
+	return Links{Self: p, Result: p + "/result", Chunks: p + "/chunks", Events: p + "/events",
+		Cancel: p + "/cancel", Resume: p + "/resume", Remerge: p + "/remerge"}
+}
+
+// Accepted is the answer to POST /v1/jobs.
+type Accepted struct {
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Created bool   `json:"created"`
+	Links   Links  `json:"links"`
+}
+
+func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
+	var req client.Request
+	if !decode(w, r, &req) {
+		return
+	}
+	if key := r.Header.Get("Idempotency-Key"); key != "" {
+		if req.IdempotencyKey != "" && req.IdempotencyKey != key {
+			problem(w, http.StatusBadRequest, "invalid request", "the Idempotency-Key header and idempotency_key differ",
+				client.FieldError{Field: "idempotency_key", Message: "differs from the Idempotency-Key header"})
+			return
+		}
+		req.IdempotencyKey = key
+	}
+	job, err := s.c.Enqueue(r.Context(), req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	status := http.StatusAccepted
+	if !job.Created {
+		status = http.StatusOK // the same key returned the same job
+	}
+	w.Header().Set("Location", links(job.ID).Self)
+	writeJSON(w, status, Accepted{ID: job.ID, Status: job.Status, Created: job.Created, Links: links(job.ID)})
+}
+
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
+	st, err := s.c.Status(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// contentTypes are the media types of merged documents by format.
+var contentTypes = map[string]string{
+	"csv": "text/csv; charset=utf-8", "json": "application/json", "jsonl": "application/jsonl",
+	"markdown": "text/markdown; charset=utf-8", "diff": "text/x-diff; charset=utf-8",
+	"code": "text/plain; charset=utf-8", "text": "text/plain; charset=utf-8",
+}
+
+// getResult serves the merged document with its format's Content-Type, or,
+// when the caller accepts only JSON, the document and its metadata as JSON.
+func (s *Server) getResult(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	res, err := s.c.Result(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if strings.Contains(r.Header.Get("Accept"), "application/json") || r.URL.Query().Get("view") == "json" {
+		writeJSON(w, http.StatusOK, res)
+		return
+	}
+	var meta struct {
+		Format    string `json:"format"`
+		Detection *struct {
+			Format string `json:"format"`
+		} `json:"detection"`
+	}
+	_ = json.Unmarshal(res.Metadata, &meta)
+	format := meta.Format
+	if meta.Detection != nil && meta.Detection.Format != "" {
+		format = meta.Detection.Format
+	}
+	ct, ok := contentTypes[format]
+	if !ok {
+		ct = "text/plain; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Carryover-Job-Status", res.Status)
+	w.Header().Set("Carryover-Merge-Success", strconv.FormatBool(res.MergeSuccess))
+	_, _ = io.WriteString(w, res.Content)
+}
+
+func (s *Server) getChunks(w http.ResponseWriter, r *http.Request) {
+	st, err := s.c.Status(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"job_id": st.ID, "chunks": st.ChunkDetails})
+}
+
+func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
+	var after int64
+	if v := r.URL.Query().Get("after"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			problem(w, http.StatusBadRequest, "invalid request", "after must be an event id",
+				client.FieldError{Field: "after", Message: "must be a non-negative integer"})
+			return
+		}
+		after = n
+	}
+	evs, err := s.c.Events(r.Context(), r.PathValue("id"), after)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"job_id": r.PathValue("id"), "events": evs})
+}
+
+func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
+	st, err := s.c.Cancel(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) resumeJob(w http.ResponseWriter, r *http.Request) {
+	var o client.ResumeOptions
+	if r.ContentLength != 0 && !decode(w, r, &o) {
+		return
+	}
+	st, err := s.c.Resume(r.Context(), r.PathValue("id"), o)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, st)
+}
+
+func (s *Server) remergeJob(w http.ResponseWriter, r *http.Request) {
+	st, err := s.c.Remerge(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, st)
+}
+
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.c.Ping(ctx); err != nil {
+		problem(w, http.StatusServiceUnavailable, "not ready", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

@@ -1,0 +1,238 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/carryover/carryover/client"
+	"github.com/carryover/carryover/internal/api"
+	"github.com/carryover/carryover/internal/config"
+	"github.com/carryover/carryover/internal/simulator"
+	"github.com/carryover/carryover/internal/testenv"
+	"github.com/carryover/carryover/internal/worker"
+)
+
+var dbURL string
+
+func TestMain(m *testing.M) { testenv.Main(m, &dbURL) }
+
+type env struct {
+	t   *testing.T
+	url string
+	c   *client.Client
+}
+
+// newEnv serves the API on loopback; with a worker, jobs run end to end.
+func newEnv(t *testing.T, withWorker bool) env {
+	t.Helper()
+	q := testenv.Queue(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	c, err := client.New(context.Background(), client.Config{DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), ChunkQueue: q, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	srv := httptest.NewServer(api.New(c, log).Handler())
+	t.Cleanup(srv.Close)
+	if withWorker {
+		sim := httptest.NewServer(simulator.New(simulator.Config{}))
+		t.Cleanup(sim.Close)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- worker.Run(ctx, worker.Options{SkipMigrate: true, Logger: log, Config: config.Config{
+				DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-test", OpenAIBaseURL: sim.URL + "/v1",
+				Concurrency: 4, ChunkQueue: q, LogLevel: "warn", ReconcileInterval: time.Second, StaleAfter: time.Minute,
+				MaxRetry: 3, PollInterval: 50 * time.Millisecond, DelayedInterval: 100 * time.Millisecond}})
+		}()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	return env{t: t, url: srv.URL, c: c}
+}
+
+func (e env) do(method, path, body string, header ...string) (*http.Response, []byte) {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// The whole lifecycle over HTTP: submit, poll, read the result with its
+// content type, its JSON view, chunks and events.
+func TestLifecycle(t *testing.T) {
+	e := newEnv(t, true)
+	doc, _, _ := simulator.DocumentFor("[[sim format=csv size=2500 seed=61]]")
+	resp, body := e.do("POST", "/v1/jobs", `{"model":"gpt-4.1-mini","input":"[[sim format=csv size=2500 seed=61]] orders","format":"csv",
+		"max_output_tokens":200,"continuation":{"max_attempts":30},"metadata":{"order":7}}`, "Idempotency-Key", testenv.RandomName("k"))
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("create: %d %s", resp.StatusCode, body)
+	}
+	var acc api.Accepted
+	if err := json.Unmarshal(body, &acc); err != nil || acc.ID == "" || !acc.Created || resp.Header.Get("Location") != acc.Links.Self {
+		t.Fatalf("%s %v", body, err)
+	}
+	var st client.Status
+	deadline := time.Now().Add(30 * time.Second)
+	for !st.Terminal() {
+		if time.Now().After(deadline) {
+			t.Fatalf("job did not finish: %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+		_, body = e.do("GET", acc.Links.Self, "")
+		if err := json.Unmarshal(body, &st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st.Status != "succeeded" || st.Chunks < 3 || st.CostUSD == nil {
+		t.Fatalf("%+v", st)
+	}
+	resp, body = e.do("GET", acc.Links.Result, "")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/csv; charset=utf-8" || string(body) != doc {
+		t.Fatalf("result: %d %s equal=%v", resp.StatusCode, resp.Header.Get("Content-Type"), string(body) == doc)
+	}
+	resp, body = e.do("GET", acc.Links.Result, "", "Accept", "application/json")
+	var res client.Result
+	if err := json.Unmarshal(body, &res); err != nil || resp.Header.Get("Content-Type") != "application/json" || res.Content != doc || len(res.Metadata) == 0 {
+		t.Fatalf("result json: %v", err)
+	}
+	_, body = e.do("GET", acc.Links.Chunks, "")
+	var chunks struct {
+		Chunks []client.ChunkStatus `json:"chunks"`
+	}
+	if err := json.Unmarshal(body, &chunks); err != nil || len(chunks.Chunks) != st.Chunks {
+		t.Fatalf("chunks: %s", body)
+	}
+	_, body = e.do("GET", acc.Links.Events, "")
+	var evs struct {
+		Events []client.Event `json:"events"`
+	}
+	if err := json.Unmarshal(body, &evs); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, ev := range evs.Events {
+		seen = append(seen, ev.Message)
+	}
+	if strings.Join(seen, ",") != "queued,running,merging,succeeded" {
+		t.Fatalf("events: %v", seen)
+	}
+	_, body = e.do("GET", acc.Links.Events+"?after="+itoa(evs.Events[1].ID), "")
+	if err := json.Unmarshal(body, &evs); err != nil || len(evs.Events) != 2 {
+		t.Fatalf("events after: %s", body)
+	}
+}
+
+func itoa(n int64) string { return strings.TrimSpace(string(must(json.Marshal(n)))) }
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// Bad requests are refused with a problem document naming the field, and
+// nothing is stored or enqueued.
+func TestBadRequestsEnqueueNothing(t *testing.T) {
+	e := newEnv(t, false)
+	var before, after int
+	if err := countJobs(&before); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, body string
+		status     int
+		field      string
+	}{
+		{"invalid settings", `{"model":"m","input":"p","continuation":{"max_attempts":99}}`, 400, "continuation.max_attempts"},
+		{"unknown field", `{"model":"m","input":"p","temperature":2}`, 400, "temperature"},
+		{"wrong type", `{"model":"m","input":"p","max_output_tokens":"many"}`, 400, "max_output_tokens"},
+		{"missing input", `{"model":"m"}`, 400, "input"},
+		{"not json", `{"model":`, 400, ""},
+		{"two values", `{"model":"m","input":"p"} {}`, 400, ""},
+		{"too large", `{"model":"m","input":"` + strings.Repeat("x", api.MaxBodyBytes) + `"}`, 413, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := e.do("POST", "/v1/jobs", tt.body)
+			var p api.Problem
+			if err := json.Unmarshal(body, &p); err != nil || resp.StatusCode != tt.status || p.Status != tt.status ||
+				resp.Header.Get("Content-Type") != "application/problem+json" {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+			if tt.field != "" && (len(p.Errors) == 0 || p.Errors[0].Field != tt.field) {
+				t.Fatalf("problem does not name %s: %s", tt.field, body)
+			}
+		})
+	}
+	if err := countJobs(&after); err != nil || after != before {
+		t.Fatalf("%d jobs stored by refused requests (%v)", after-before, err)
+	}
+	resp, _ := e.do("POST", "/v1/jobs", `{"model":"m","input":"p","idempotency_key":"a"}`, "Idempotency-Key", "b")
+	if resp.StatusCode != 400 {
+		t.Fatalf("differing idempotency keys: %d", resp.StatusCode)
+	}
+	for _, path := range []string{"/v1/jobs/6f1f7c0e-0000-4000-8000-000000000000", "/v1/jobs/not-a-uuid/result"} {
+		if resp, _ := e.do("GET", path, ""); resp.StatusCode != 404 {
+			t.Fatalf("GET %s: %d", path, resp.StatusCode)
+		}
+	}
+	if resp, _ := e.do("GET", "/readyz", ""); resp.StatusCode != 200 {
+		t.Fatalf("readyz: %d", resp.StatusCode)
+	}
+}
+
+// Idempotency-Key returns the same job with 200, and cancel, resume and
+// remerge answer as documented.
+func TestIdempotencyAndJobActions(t *testing.T) {
+	e := newEnv(t, false)
+	key := testenv.RandomName("k")
+	body := `{"model":"gpt-4.1-mini","input":"p"}`
+	r1, b1 := e.do("POST", "/v1/jobs", body, "Idempotency-Key", key)
+	r2, b2 := e.do("POST", "/v1/jobs", body, "Idempotency-Key", key)
+	var a1, a2 api.Accepted
+	_ = json.Unmarshal(b1, &a1)
+	_ = json.Unmarshal(b2, &a2)
+	if r1.StatusCode != 202 || r2.StatusCode != 200 || a1.ID != a2.ID || a2.Created {
+		t.Fatalf("%d %d %s %s", r1.StatusCode, r2.StatusCode, b1, b2)
+	}
+	if resp, b := e.do("GET", a1.Links.Result, ""); resp.StatusCode != 409 {
+		t.Fatalf("result of a queued job: %d %s", resp.StatusCode, b)
+	}
+	resp, b := e.do("POST", a1.Links.Cancel, "")
+	var st client.Status
+	if err := json.Unmarshal(b, &st); err != nil || resp.StatusCode != 200 || st.Status != "cancelled" {
+		t.Fatalf("cancel: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := e.do("POST", a1.Links.Remerge, ""); resp.StatusCode != 409 {
+		t.Fatalf("remerge with no chunks: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := e.do("POST", a1.Links.Resume, `{"max_attempts":0,"bogus":1}`); resp.StatusCode != 400 || !bytes.Contains(b, []byte("bogus")) {
+		t.Fatalf("resume with an unknown field: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := e.do("POST", a1.Links.Resume, `{"max_attempts":5}`); resp.StatusCode != 202 {
+		t.Fatalf("resume of a cancelled job: %d %s", resp.StatusCode, b)
+	}
+}
