@@ -137,6 +137,7 @@ type ChunkStatus struct {
 // Status is a job's state and progress.
 type Status struct {
 	ID            string          `json:"id"`
+	Tenant        string          `json:"tenant"`
 	Status        string          `json:"status"`
 	Model         string          `json:"model"`
 	Format        string          `json:"format"`
@@ -187,7 +188,7 @@ func (c *Client) Status(ctx context.Context, id string) (Status, error) {
 		return Status{}, err
 	}
 	s := Status{
-		ID: j.ID, Status: j.Status, Model: j.Model, Format: j.Format, Chunks: len(chunks),
+		ID: j.ID, Tenant: j.TenantID, Status: j.Status, Model: j.Model, Format: j.Format, Chunks: len(chunks),
 		FinishReasons: make([]string, len(chunks)), CostUSD: cost, Metadata: j.Metadata,
 		Tokens:    Tokens{Input: u.Input, Cached: u.Cached, Output: u.Output, Reasoning: u.Reasoning},
 		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, FinishedAt: j.FinishedAt,
@@ -220,6 +221,7 @@ func (c *Client) Status(ctx context.Context, id string) (Status, error) {
 // Result is a job's merged document.
 type Result struct {
 	JobID        string          `json:"job_id"`
+	Tenant       string          `json:"tenant"`
 	Status       string          `json:"status"`
 	Content      string          `json:"content"`
 	Metadata     json.RawMessage `json:"metadata"`
@@ -247,7 +249,7 @@ func (c *Client) Result(ctx context.Context, id string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	out := Result{JobID: id, Status: j.Status, Content: r.Content, Metadata: r.Metadata, CostUSD: r.CostUSD, MergeSuccess: r.MergeSuccess}
+	out := Result{JobID: id, Tenant: j.TenantID, Status: j.Status, Content: r.Content, Metadata: r.Metadata, CostUSD: r.CostUSD, MergeSuccess: r.MergeSuccess}
 	if r.MergeError != nil {
 		out.MergeError = *r.MergeError
 	}
@@ -365,4 +367,28 @@ func (c *Client) Ping(ctx context.Context) error {
 		return fmt.Errorf("redis: %w", err)
 	}
 	return nil
+}
+
+// Authenticate returns the tenant an API key belongs to, or ErrUnauthorized.
+func (c *Client) Authenticate(ctx context.Context, key string) (string, error) {
+	t, err := c.store.Authenticate(ctx, key)
+	if errors.Is(err, store.ErrBadKey) {
+		return "", ErrUnauthorized
+	}
+	return t, err
+}
+
+// ErrUnauthorized means an API key is unknown or revoked.
+var ErrUnauthorized = errors.New("unknown or revoked API key")
+
+// Owner returns the tenant a job belongs to.
+func (c *Client) Owner(ctx context.Context, id string) (string, error) {
+	if err := checkID(id); err != nil {
+		return "", err
+	}
+	j, err := c.store.GetJob(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", ErrNotFound
+	}
+	return j.TenantID, err
 }

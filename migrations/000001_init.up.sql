@@ -1,8 +1,28 @@
 -- carryover schema: Postgres is the source of truth for every job, chunk,
 -- model call, decision and result. Redis only ever carries job IDs.
 
+-- Every job belongs to a tenant; API keys authenticate as one. Jobs made
+-- with the Go client or the CLI belong to 'default' unless told otherwise.
+CREATE TABLE tenants (
+    id         text PRIMARY KEY CHECK (id ~ '^[a-z0-9][a-z0-9_-]{0,62}$'),
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+INSERT INTO tenants (id) VALUES ('default');
+
+-- Keys are stored only as SHA-256 hashes (they are 256-bit random, so a
+-- fast hash is enough); the prefix identifies a key in lists and logs.
+CREATE TABLE api_keys (
+    id         bigserial PRIMARY KEY,
+    tenant_id  text NOT NULL REFERENCES tenants(id),
+    key_hash   text NOT NULL UNIQUE,
+    prefix     text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    revoked_at timestamptz
+);
+
 CREATE TABLE jobs (
     id                uuid PRIMARY KEY,
+    tenant_id         text NOT NULL DEFAULT 'default' REFERENCES tenants(id),
     status            text NOT NULL DEFAULT 'queued'
                       CHECK (status IN ('queued','running','merging','succeeded','partial','failed','cancelled')),
     model             text NOT NULL,
@@ -12,7 +32,7 @@ CREATE TABLE jobs (
     max_output_tokens integer NOT NULL,
     continuation      jsonb NOT NULL,              -- {"enabled", "max_attempts", "on_failure"}
     metadata          jsonb,                       -- the caller's, opaque
-    idempotency_key   text UNIQUE,
+    idempotency_key   text,                        -- unique per tenant (see below)
     request_hash      text NOT NULL,
     stop_reason       text,
     error             text,
@@ -32,6 +52,7 @@ CREATE TABLE jobs (
 );
 -- A job row is written only when its status changes: a chunk is one INSERT
 -- into chunks and one commit, the least this design allows.
+CREATE UNIQUE INDEX jobs_tenant_idempotency_key ON jobs (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
 CREATE INDEX jobs_status_created_idx ON jobs (status, created_at);
 -- the reconciler's scan: only live jobs
 CREATE INDEX jobs_live_idx ON jobs (created_at) WHERE status IN ('queued','running','merging');

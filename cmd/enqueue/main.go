@@ -107,7 +107,8 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 	noCont := fs.Bool("no-continuation", false, "do not continue a cut-off answer")
 	promptFile := fs.String("prompt-file", "", "read the prompt from this file (- for stdin)")
 	metadata := fs.String("metadata", "", "caller metadata, a JSON value stored with the job")
-	fs.StringVar(&req.IdempotencyKey, "idempotency-key", "", "the same key returns the same job")
+	fs.StringVar(&req.IdempotencyKey, "idempotency-key", "", "the same key returns the same job (per tenant)")
+	fs.StringVar(&req.Tenant, "tenant", "default", "the tenant the job belongs to")
 	wait := fs.Bool("wait", false, "wait for the job, show progress on stderr, print the result on stdout")
 	timeout := fs.Duration("timeout", 0, "with --wait: give up after this long (0 = no limit)")
 	fs.Usage = func() {

@@ -4,6 +4,7 @@
 //	worker migrate [flags]                          apply the database migrations and exit
 //	worker merge --format F [--meta FILE] CHUNK_FILE...   merge chunk files offline, print the document
 //	worker api [--addr 127.0.0.1:8080]              serve the HTTP API
+//	worker apikey create --tenant NAME | revoke PREFIX   manage the API's bearer keys
 package main
 
 import (
@@ -33,7 +34,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) error {
 	cfg := config.FromEnv()
 	cmd := "run"
-	if len(args) > 0 && (args[0] == "run" || args[0] == "migrate" || args[0] == "merge" || args[0] == "api") {
+	if len(args) > 0 && (args[0] == "run" || args[0] == "migrate" || args[0] == "merge" || args[0] == "api" || args[0] == "apikey") {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -53,6 +54,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runMerge(args, stdout, stderr)
 	case "api":
 		return runAPI(args, stderr)
+	case "apikey":
+		return runAPIKey(args, stdout, stderr)
 	}
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)

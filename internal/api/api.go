@@ -37,22 +37,70 @@ func New(c *client.Client, log *slog.Logger) *Server {
 	return &Server{c: c, log: log}
 }
 
-// Handler routes the API.
+// Handler routes the API. Every /v1 route needs a bearer API key; a job is
+// visible only to its own tenant (another tenant's job is a 404).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/jobs", s.createJob)
-	mux.HandleFunc("GET /v1/jobs/{id}", s.getJob)
-	mux.HandleFunc("GET /v1/jobs/{id}/result", s.getResult)
-	mux.HandleFunc("GET /v1/jobs/{id}/chunks", s.getChunks)
-	mux.HandleFunc("GET /v1/jobs/{id}/events", s.getEvents)
-	mux.HandleFunc("POST /v1/jobs/{id}/cancel", s.cancelJob)
-	mux.HandleFunc("POST /v1/jobs/{id}/resume", s.resumeJob)
-	mux.HandleFunc("POST /v1/jobs/{id}/remerge", s.remergeJob)
+	mux.HandleFunc("POST /v1/jobs", s.auth(s.createJob))
+	mux.HandleFunc("GET /v1/jobs/{id}", s.auth(s.owned(s.getJob)))
+	mux.HandleFunc("GET /v1/jobs/{id}/result", s.auth(s.owned(s.getResult)))
+	mux.HandleFunc("GET /v1/jobs/{id}/chunks", s.auth(s.owned(s.getChunks)))
+	mux.HandleFunc("GET /v1/jobs/{id}/events", s.auth(s.owned(s.getEvents)))
+	mux.HandleFunc("POST /v1/jobs/{id}/cancel", s.auth(s.owned(s.cancelJob)))
+	mux.HandleFunc("POST /v1/jobs/{id}/resume", s.auth(s.owned(s.resumeJob)))
+	mux.HandleFunc("POST /v1/jobs/{id}/remerge", s.auth(s.owned(s.remergeJob)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", s.ready)
 	return mux
+}
+
+type tenantKey struct{}
+
+// auth resolves the bearer key to its tenant; the key itself is never logged.
+func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="carryover"`)
+			problem(w, http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <API key>")
+			return
+		}
+		tenant, err := s.c.Authenticate(r.Context(), key)
+		if errors.Is(err, client.ErrUnauthorized) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="carryover", error="invalid_token"`)
+			problem(w, http.StatusUnauthorized, "unauthorized", "unknown or revoked API key")
+			return
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		next(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant)))
+	}
+}
+
+func tenantOf(r *http.Request) string {
+	t, _ := r.Context().Value(tenantKey{}).(string)
+	return t
+}
+
+// owned lets a request through only for a job of the caller's tenant;
+// another tenant's job is not found, not forbidden, so IDs leak nothing.
+func (s *Server) owned(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		owner, err := s.c.Owner(r.Context(), r.PathValue("id"))
+		if err == nil && owner != tenantOf(r) {
+			err = client.ErrNotFound
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		next(w, r)
+	}
 }
 
 // Problem is an RFC 9457 problem document; Errors names every bad field.
@@ -172,6 +220,7 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 		}
 		req.IdempotencyKey = key
 	}
+	req.Tenant = tenantOf(r)
 	job, err := s.c.Enqueue(r.Context(), req)
 	if err != nil {
 		s.fail(w, r, err)

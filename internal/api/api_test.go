@@ -16,6 +16,7 @@ import (
 	"github.com/carryover/carryover/internal/api"
 	"github.com/carryover/carryover/internal/config"
 	"github.com/carryover/carryover/internal/simulator"
+	"github.com/carryover/carryover/internal/store"
 	"github.com/carryover/carryover/internal/testenv"
 	"github.com/carryover/carryover/internal/worker"
 )
@@ -28,6 +29,8 @@ type env struct {
 	t   *testing.T
 	url string
 	c   *client.Client
+	key string // a key of tenant "alpha"
+	st  *store.Store
 }
 
 // newEnv serves the API on loopback; with a worker, jobs run end to end.
@@ -42,6 +45,15 @@ func newEnv(t *testing.T, withWorker bool) env {
 	t.Cleanup(func() { _ = c.Close() })
 	srv := httptest.NewServer(api.New(c, log).Handler())
 	t.Cleanup(srv.Close)
+	st, err := store.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	key, _, err := st.CreateAPIKey(context.Background(), "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if withWorker {
 		sim := httptest.NewServer(simulator.New(simulator.Config{}))
 		t.Cleanup(sim.Close)
@@ -55,7 +67,7 @@ func newEnv(t *testing.T, withWorker bool) env {
 		}()
 		t.Cleanup(func() { cancel(); <-done })
 	}
-	return env{t: t, url: srv.URL, c: c}
+	return env{t: t, url: srv.URL, c: c, key: key, st: st}
 }
 
 func (e env) do(method, path, body string, header ...string) (*http.Response, []byte) {
@@ -67,6 +79,7 @@ func (e env) do(method, path, body string, header ...string) (*http.Response, []
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	req.Header.Set("Authorization", "Bearer "+e.key)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -234,5 +247,59 @@ func TestIdempotencyAndJobActions(t *testing.T) {
 	}
 	if resp, b := e.do("POST", a1.Links.Resume, `{"max_attempts":5}`); resp.StatusCode != 202 {
 		t.Fatalf("resume of a cancelled job: %d %s", resp.StatusCode, b)
+	}
+}
+
+// Auth: no key or a bad or revoked key is 401; a job is visible only to its
+// own tenant; idempotency keys are per tenant.
+func TestAuthAndTenants(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := context.Background()
+	alpha := e
+	betaKey, betaPrefix, err := e.st.CreateAPIKey(ctx, "beta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	beta := e
+	beta.key = betaKey
+	for _, k := range []string{"", "co_0000", "Bearer"} {
+		nokey := e
+		nokey.key = k
+		if resp, b := nokey.do("POST", "/v1/jobs", `{"model":"m","input":"p"}`); resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") == "" {
+			t.Fatalf("key %q: %d %s", k, resp.StatusCode, b)
+		}
+	}
+	body := `{"model":"gpt-4.1-mini","input":"p","idempotency_key":"same-key"}`
+	ra, ba := alpha.do("POST", "/v1/jobs", body)
+	rb, bb := beta.do("POST", "/v1/jobs", body)
+	var ja, jb api.Accepted
+	_ = json.Unmarshal(ba, &ja)
+	_ = json.Unmarshal(bb, &jb)
+	if ra.StatusCode != 202 || rb.StatusCode != 202 || ja.ID == jb.ID {
+		t.Fatalf("an idempotency key is per tenant: %d %d %s %s", ra.StatusCode, rb.StatusCode, ja.ID, jb.ID)
+	}
+	for _, path := range []string{"", "/result", "/chunks", "/events"} {
+		if resp, _ := beta.do("GET", "/v1/jobs/"+ja.ID+path, ""); resp.StatusCode != 404 {
+			t.Fatalf("beta reading alpha's job%s: %d", path, resp.StatusCode)
+		}
+	}
+	if resp, _ := beta.do("POST", "/v1/jobs/"+ja.ID+"/cancel", ""); resp.StatusCode != 404 {
+		t.Fatalf("beta cancelling alpha's job: %d", resp.StatusCode)
+	}
+	if st, err := e.c.Status(ctx, ja.ID); err != nil || st.Status != "queued" || st.Tenant != "alpha" {
+		t.Fatalf("alpha's job after beta's attempts: %+v %v", st, err)
+	}
+	if resp, b := alpha.do("GET", "/v1/jobs/"+ja.ID, ""); resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"tenant": "alpha"`)) {
+		t.Fatalf("alpha reading its own job: %d %s", resp.StatusCode, b)
+	}
+	if ok, err := e.st.RevokeAPIKey(ctx, betaPrefix); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if resp, _ := beta.do("GET", "/v1/jobs/"+jb.ID, ""); resp.StatusCode != 401 {
+		t.Fatalf("revoked key: %d", resp.StatusCode)
+	}
+	var n int
+	if err := e.st.Pool().QueryRow(ctx, `SELECT count(*) FROM api_keys WHERE key_hash = $1 OR prefix = $1`, betaKey).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the key itself is stored: %d %v", n, err)
 	}
 }

@@ -50,6 +50,7 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (store.Job, bool, e
 	}
 	job, created, err := e.store.InsertJob(ctx, store.NewJob{
 		ID:              uuid.NewString(),
+		TenantID:        req.Tenant,
 		Model:           req.Model,
 		Format:          req.Format,
 		Instructions:    req.Instructions,
@@ -63,6 +64,9 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (store.Job, bool, e
 	if err != nil {
 		if err == store.ErrIdempotencyConflict {
 			return store.Job{}, false, &ValidationError{Fields: []FieldError{{Field: "idempotency_key", Message: err.Error()}}}
+		}
+		if err == store.ErrUnknownTenant {
+			return store.Job{}, false, &ValidationError{Fields: []FieldError{{Field: "tenant", Message: fmt.Sprintf("no tenant %q", req.Tenant)}}}
 		}
 		return store.Job{}, false, err
 	}

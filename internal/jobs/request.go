@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"time"
 
@@ -43,6 +44,9 @@ type Request struct {
 	Continuation    Continuation    `json:"continuation"`
 	Metadata        json.RawMessage `json:"metadata,omitempty"`
 	IdempotencyKey  string          `json:"idempotency_key,omitempty"`
+	// Tenant owns the job; never read from a request body — the HTTP API
+	// sets it from the caller's key, Go producers choose it. Default "default".
+	Tenant string `json:"-"`
 }
 
 // Continuation are the settings that govern continuing a cut-off answer.
@@ -96,6 +100,9 @@ func (in *Input) UnmarshalJSON(b []byte) error {
 	}
 	return fmt.Errorf("input must be a string or a list of messages")
 }
+
+// tenantName is the shape of a tenant ID (as the tenants table checks).
+var tenantName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
 // FieldError names one invalid field.
 type FieldError struct {
@@ -195,6 +202,12 @@ func (r Request) Normalize() (Request, error) {
 		case !json.Valid(r.Metadata):
 			bad("metadata", "is not valid JSON")
 		}
+	}
+	if r.Tenant == "" {
+		r.Tenant = "default"
+	}
+	if !tenantName.MatchString(r.Tenant) {
+		bad("tenant", "must be 1-63 lowercase letters, digits, '-' or '_', got %q", r.Tenant)
 	}
 	if len(r.IdempotencyKey) > maxIdempotencyKey {
 		bad("idempotency_key", "is longer than %d characters", maxIdempotencyKey)

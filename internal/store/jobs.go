@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Job statuses. queued, running and merging are live; the rest are terminal.
@@ -30,6 +31,9 @@ func Terminal(s string) bool {
 	return false
 }
 
+// ErrUnknownTenant is returned for a job of a tenant that does not exist.
+var ErrUnknownTenant = errors.New("unknown tenant")
+
 // ErrIdempotencyConflict is returned when an idempotency key is reused with a
 // different request.
 var ErrIdempotencyConflict = errors.New("idempotency key already used with a different request")
@@ -37,6 +41,7 @@ var ErrIdempotencyConflict = errors.New("idempotency key already used with a dif
 // NewJob is a validated request ready to be stored.
 type NewJob struct {
 	ID              string
+	TenantID        string
 	Model           string
 	Format          string
 	Instructions    string
@@ -51,6 +56,7 @@ type NewJob struct {
 // Job is a row of the jobs table.
 type Job struct {
 	ID              string
+	TenantID        string
 	Status          string
 	Model           string
 	Format          string
@@ -75,12 +81,12 @@ type Job struct {
 	ActiveMS        int64 // time of earlier executions, before resumes
 }
 
-const jobColumns = `id::text, status, model, format, instructions, input, max_output_tokens, continuation,
+const jobColumns = `id::text, tenant_id, status, model, format, instructions, input, max_output_tokens, continuation,
 	metadata, idempotency_key, stop_reason, error, chunk_count, input_tokens, cached_tokens, output_tokens,
 	reasoning_tokens, cost_usd::float8, created_at, updated_at, started_at, finished_at, active_ms`
 
 func jobDest(j *Job) []any {
-	return []any{&j.ID, &j.Status, &j.Model, &j.Format, &j.Instructions, &j.Input, &j.MaxOutputTokens,
+	return []any{&j.ID, &j.TenantID, &j.Status, &j.Model, &j.Format, &j.Instructions, &j.Input, &j.MaxOutputTokens,
 		&j.Continuation, &j.Metadata, &j.IdempotencyKey, &j.StopReason, &j.Error, &j.ChunkCount,
 		&j.InputTokens, &j.CachedTokens, &j.OutputTokens, &j.ReasoningTokens, &j.CostUSD,
 		&j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt, &j.ActiveMS}
@@ -94,6 +100,9 @@ func (s *Store) InsertJob(ctx context.Context, n NewJob) (job Job, created bool,
 	if n.IdempotencyKey != "" {
 		key = &n.IdempotencyKey
 	}
+	if n.TenantID == "" {
+		n.TenantID = "default"
+	}
 	var meta any
 	if len(n.Metadata) > 0 {
 		meta = n.Metadata
@@ -101,9 +110,9 @@ func (s *Store) InsertJob(ctx context.Context, n NewJob) (job Job, created bool,
 	err = s.pool.QueryRow(ctx, `
 WITH j AS (
 	INSERT INTO jobs (id, model, format, instructions, input, max_output_tokens, continuation, metadata,
-	                  idempotency_key, request_hash)
-	VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-	ON CONFLICT (idempotency_key) DO NOTHING
+	                  idempotency_key, request_hash, tenant_id)
+	VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+	ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 	RETURNING *
 ), ev AS (
 	INSERT INTO job_events (job_id, level, type, message)
@@ -111,16 +120,21 @@ WITH j AS (
 )
 SELECT `+jobColumns+` FROM j`,
 		n.ID, n.Model, n.Format, n.Instructions, n.Input, n.MaxOutputTokens, n.Continuation, meta, key,
-		n.RequestHash).Scan(jobDest(&job)...)
+		n.RequestHash, n.TenantID).Scan(jobDest(&job)...)
 	if err == nil {
 		return job, true, nil
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23503" && pgErr.ConstraintName == "jobs_tenant_id_fkey" {
+		return Job{}, false, ErrUnknownTenant
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return Job{}, false, fmt.Errorf("store: insert job: %w", err)
 	}
 	var hash string
 	dest := append(jobDest(&job), &hash)
-	err = s.pool.QueryRow(ctx, `SELECT `+jobColumns+`, request_hash FROM jobs WHERE idempotency_key = $1`, key).Scan(dest...)
+	err = s.pool.QueryRow(ctx, `SELECT `+jobColumns+`, request_hash FROM jobs WHERE tenant_id = $2 AND idempotency_key = $1`,
+		key, n.TenantID).Scan(dest...)
 	if err != nil {
 		return Job{}, false, fmt.Errorf("store: load job for idempotency key: %w", err)
 	}
