@@ -69,11 +69,16 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
-// startWorker runs a worker in-process until the test ends.
-func (h *harness) startWorker() {
+// startWorker runs a worker in-process until the test ends; opts may adjust
+// its options.
+func (h *harness) startWorker(opts ...func(*worker.Options)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- worker.Run(ctx, worker.Options{Config: h.cfg, Logger: h.log, SkipMigrate: true}) }()
+	o := worker.Options{Config: h.cfg, Logger: h.log, SkipMigrate: true}
+	for _, f := range opts {
+		f(&o)
+	}
+	go func() { done <- worker.Run(ctx, o) }()
 	h.t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/metrics"
 	"github.com/carryover/carryover/internal/store"
 )
 
@@ -23,6 +24,7 @@ type HandlerConfig struct {
 	Tasks    *Dispatcher
 	Provider continuation.Provider
 	Logger   *slog.Logger
+	Metrics  *metrics.Metrics // nil records nothing
 	// MaxRateLimitWaits bounds how often one chunk may be refused with 429
 	// before the job stops (waits do not use the retry budget).
 	MaxRateLimitWaits int
@@ -49,7 +51,7 @@ func NewHandlers(cfg HandlerConfig) *Handlers {
 
 // Register adds the handlers to an asynq mux.
 func (h *Handlers) Register(mux *asynq.ServeMux) {
-	mux.HandleFunc(TypeChunk, h.HandleChunk)
+	mux.HandleFunc(TypeChunk, h.timedChunk)
 	mux.HandleFunc(TypeMerge, h.HandleMerge)
 }
 
@@ -92,6 +94,22 @@ func roundUpToSecond(now time.Time, d time.Duration) time.Duration {
 func IsFailure(err error) bool {
 	var rl *RetryLater
 	return !errors.As(err, &rl)
+}
+
+// timedChunk runs HandleChunk and records its duration by outcome.
+func (h *Handlers) timedChunk(ctx context.Context, t *asynq.Task) error {
+	start := time.Now()
+	err := h.HandleChunk(ctx, t)
+	var rl *RetryLater
+	outcome := "done"
+	switch {
+	case errors.As(err, &rl):
+		outcome = "waited"
+	case err != nil:
+		outcome = "failed"
+	}
+	h.cfg.Metrics.ChunkTask(outcome, time.Since(start))
+	return err
 }
 
 // leasedRetry is how soon a delivery that found the job locked looks again:
@@ -169,6 +187,7 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 
 	started := time.Now()
 	resp, callErr := h.cfg.Provider.Call(ctx, req)
+	h.recordCall(job.Model, price, resp, callErr)
 	if callErr != nil {
 		if errors.Is(callErr, context.Canceled) && h.cancelled(job.ID) {
 			return h.callCancelled(log, claim, taskID, attempt, started, resp)
@@ -235,6 +254,19 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 		return h.cfg.Tasks.Merge(ctx, job.ID)
 	}
 	return nil
+}
+
+// recordCall feeds a model call into the metrics.
+func (h *Handlers) recordCall(model string, price *store.Price, resp continuation.Response, err error) {
+	if h.cfg.Metrics == nil {
+		return
+	}
+	outcome := string(resp.Finish)
+	if err != nil {
+		outcome = "error:" + string(continuation.Classify(err).Type)
+	}
+	u := store.Usage(resp.Usage)
+	h.cfg.Metrics.Call(model, outcome, resp.Latency, u.Input, u.Cached, u.Output, u.Reasoning, Cost(price, u))
 }
 
 // cancelled reports whether the job was cancelled (asked after a call was
@@ -319,6 +351,9 @@ func (h *Handlers) callFailed(ctx context.Context, log *slog.Logger, c *store.Cl
 		return fmt.Errorf("chunk %d of job %s: %w", c.Seq, c.Job.ID, ce)
 	}
 	log.Error("model call failed; stopping the job", "error_type", ce.Type, "err", msg, "stop_reason", stop, "status", status)
+	if status == store.StatusFailed {
+		h.cfg.Metrics.JobFinished(status, string(stop))
+	}
 	if status == store.StatusMerging {
 		return h.cfg.Tasks.Merge(ctx, c.Job.ID)
 	}

@@ -115,6 +115,7 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("merge job %s: %w: %w", job.ID, err, asynq.SkipRetry)
 	}
 	meta.Durations.MergeMS = float64(time.Since(start).Microseconds()) / 1000
+	h.cfg.Metrics.Merge(time.Since(start), res.Success)
 	// Totals over every attempt, failed calls with usage included.
 	meta.Calls = calls
 	meta.Price = price
@@ -137,6 +138,7 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 	}, status, errMsg); err != nil {
 		return err
 	}
+	h.cfg.Metrics.JobFinished(status, meta.StopReason)
 	lvl := log.Info
 	if status != store.StatusSucceeded {
 		lvl = log.Warn

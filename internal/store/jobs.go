@@ -318,3 +318,22 @@ SELECT (SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE job_id = $1::uuid) FR
 	}
 	return nextSeq, true, nil
 }
+
+// CountByStatus counts jobs per status.
+func (s *Store) CountByStatus(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT status, count(*) FROM jobs GROUP BY status`)
+	if err != nil {
+		return nil, fmt.Errorf("store: count jobs: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var st string
+		var n int64
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, err
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
+}

@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/carryover/carryover/internal/config"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/jobs"
+	"github.com/carryover/carryover/internal/metrics"
 	"github.com/carryover/carryover/internal/store"
 )
 
@@ -30,6 +32,9 @@ type Options struct {
 	Provider continuation.Provider
 	// SkipMigrate skips applying migrations at start.
 	SkipMigrate bool
+	// OnHealthListen, if set, is told the health listener's address (for
+	// HealthAddr "127.0.0.1:0" in tests).
+	OnHealthListen func(addr string)
 }
 
 // Run migrates, then processes tasks until ctx ends, then shuts down
@@ -80,7 +85,9 @@ func Run(ctx context.Context, o Options) error {
 			}},
 		})
 	}
-	handlers := jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: provider, Logger: log})
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	m := newMetrics(st, insp)
+	handlers := jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: provider, Logger: log, Metrics: m})
 	mux := asynq.NewServeMux()
 	handlers.Register(mux)
 	qweights := map[string]int{queues.Chunk: 2}
@@ -106,7 +113,6 @@ func Run(ctx context.Context, o Options) error {
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start asynq server: %w", err)
 	}
-	insp := asynq.NewInspectorFromRedisClient(rdb)
 	rec := jobs.NewReconciler(jobs.ReconcilerConfig{Store: st, Tasks: tasks, Inspector: insp, Logger: log.With("component", "reconciler"),
 		Interval: cfg.ReconcileInterval, StaleAfter: cfg.StaleAfter})
 	recCtx, stopRec := context.WithCancel(context.WithoutCancel(ctx))
@@ -115,7 +121,7 @@ func Run(ctx context.Context, o Options) error {
 
 	var health *http.Server
 	if cfg.HealthAddr != "" {
-		health, err = serveHealth(cfg.HealthAddr, st, rdb, log)
+		health, err = serveHealth(cfg.HealthAddr, st, rdb, m, log, o.OnHealthListen)
 		if err != nil {
 			srv.Shutdown()
 			stopRec()
@@ -137,8 +143,11 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
-func serveHealth(addr string, st *store.Store, rdb *redis.Client, log *slog.Logger) (*http.Server, error) {
+// serveHealth serves /healthz, /readyz and /metrics on the operator-only
+// listener.
+func serveHealth(addr string, st *store.Store, rdb *redis.Client, m *metrics.Metrics, log *slog.Logger, onListen func(string)) (*http.Server, error) {
 	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -156,6 +165,9 @@ func serveHealth(addr string, st *store.Store, rdb *redis.Client, log *slog.Logg
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("health listener: %w", err)
+	}
+	if onListen != nil {
+		onListen(ln.Addr().String())
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {

@@ -1,0 +1,91 @@
+// Package metrics defines carryover's Prometheus metrics. A worker owns one
+// Metrics with its own registry (no global state); a nil *Metrics records
+// nothing, so handlers run the same with or without it.
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are the worker's own series.
+type Metrics struct {
+	Registry      *prometheus.Registry
+	chunkSeconds  *prometheus.HistogramVec
+	callSeconds   *prometheus.HistogramVec
+	tokens        *prometheus.CounterVec
+	cost          *prometheus.CounterVec
+	mergeSeconds  prometheus.Histogram
+	mergeFailures prometheus.Counter
+	jobsFinished  *prometheus.CounterVec
+}
+
+// New registers the metrics, plus the Go runtime and process collectors, in
+// a registry of their own.
+func New() *Metrics {
+	r := prometheus.NewRegistry()
+	buckets := []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+	m := &Metrics{
+		Registry: r,
+		chunkSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "carryover_chunk_task_seconds",
+			Help: "Time to handle one chunk task, by what it did (stored, failed, waited, skipped).", Buckets: buckets}, []string{"outcome"}),
+		callSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "carryover_model_call_seconds",
+			Help: "Model call latency by model and outcome (a finish reason, or an error type).", Buckets: buckets}, []string{"model", "outcome"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "carryover_tokens_total",
+			Help: "Tokens billed, by model and kind (input, cached, output, reasoning; reasoning is part of output)."}, []string{"model", "kind"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "carryover_cost_usd_total",
+			Help: "Estimated cost in USD by model (priced models only)."}, []string{"model"}),
+		mergeSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "carryover_merge_seconds",
+			Help: "Time to merge a job's chunks.", Buckets: buckets}),
+		mergeFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "carryover_merge_failures_total",
+			Help: "Merges that could not verify every join."}),
+		jobsFinished: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "carryover_jobs_finished_total",
+			Help: "Jobs that reached a final status, by status and stop reason."}, []string{"status", "stop_reason"}),
+	}
+	r.MustRegister(m.chunkSeconds, m.callSeconds, m.tokens, m.cost, m.mergeSeconds, m.mergeFailures, m.jobsFinished,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// ChunkTask records one chunk task's duration and what it did.
+func (m *Metrics) ChunkTask(outcome string, d time.Duration) {
+	if m != nil {
+		m.chunkSeconds.WithLabelValues(outcome).Observe(d.Seconds())
+	}
+}
+
+// Call records a model call with its usage and cost (cost may be nil).
+func (m *Metrics) Call(model, outcome string, d time.Duration, input, cached, output, reasoning int64, cost *float64) {
+	if m == nil {
+		return
+	}
+	m.callSeconds.WithLabelValues(model, outcome).Observe(d.Seconds())
+	for kind, n := range map[string]int64{"input": input, "cached": cached, "output": output, "reasoning": reasoning} {
+		if n > 0 {
+			m.tokens.WithLabelValues(model, kind).Add(float64(n))
+		}
+	}
+	if cost != nil && *cost > 0 {
+		m.cost.WithLabelValues(model).Add(*cost)
+	}
+}
+
+// Merge records a merge.
+func (m *Metrics) Merge(d time.Duration, success bool) {
+	if m == nil {
+		return
+	}
+	m.mergeSeconds.Observe(d.Seconds())
+	if !success {
+		m.mergeFailures.Inc()
+	}
+}
+
+// JobFinished counts a job reaching its final status.
+func (m *Metrics) JobFinished(status, stopReason string) {
+	if m != nil {
+		m.jobsFinished.WithLabelValues(status, stopReason).Inc()
+	}
+}
