@@ -137,6 +137,28 @@ SELECT c.job_id, c.seq, c.finish_reason, c.should_continue, c.stop_reason,
        e->>'stop_reason' AS would_stop_as, e->'context' AS context, c.created_at
 FROM chunks c CROSS JOIN LATERAL jsonb_array_elements(c.decision->'evaluations') e;
 
+-- The job audit: one row per chunk with its call, usage, cost, finish reason
+-- and decision.
+CREATE VIEW job_audit AS
+SELECT j.id AS job_id, j.tenant_id, j.model, j.format, j.status AS job_status, c.seq, c.task_id, c.attempt,
+       c.response_id, c.previous_response_id, c.finish_reason, c.raw_status, c.incomplete_reason,
+       c.input_tokens, c.cached_tokens, c.output_tokens, c.reasoning_tokens, c.cost_usd, c.latency_ms,
+       length(c.content) AS bytes, c.should_continue, c.decision->>'resolved_by' AS resolved_by, c.stop_reason,
+       (SELECT count(*) FROM call_failures f WHERE f.job_id = c.job_id AND f.seq = c.seq) AS failed_attempts,
+       c.call_started_at, c.created_at AS stored_at
+FROM chunks c JOIN jobs j ON j.id = c.job_id;
+
+-- Cost and tokens per day, model and tenant, over every attempt (failed
+-- calls that reported usage were billed too).
+CREATE VIEW daily_cost AS
+SELECT date_trunc('day', c.finished_at)::date AS day, j.model, j.tenant_id, count(*) AS calls,
+       count(*) FILTER (WHERE c.status <> 'succeeded') AS unsuccessful_calls,
+       sum(c.input_tokens) AS input_tokens, sum(c.cached_tokens) AS cached_tokens,
+       sum(c.output_tokens) AS output_tokens, sum(c.reasoning_tokens) AS reasoning_tokens,
+       sum(c.cost_usd) AS cost_usd
+FROM llm_calls c JOIN jobs j ON j.id = c.job_id
+GROUP BY 1, 2, 3;
+
 CREATE TABLE job_events (
     id         bigserial PRIMARY KEY,
     job_id     uuid NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
