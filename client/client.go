@@ -37,6 +37,8 @@ var (
 	ErrNotFound = errors.New("job not found")
 	// ErrNotReady is returned by Result while the job has no result yet.
 	ErrNotReady = errors.New("job has no result yet")
+	// ErrPruned is returned by Result when retention removed the content.
+	ErrPruned = errors.New("the result's content was removed by retention")
 )
 
 // Config says where the queue and the database are.
@@ -248,6 +250,9 @@ func (c *Client) Result(ctx context.Context, id string) (Result, error) {
 	}
 	if err != nil {
 		return Result{}, err
+	}
+	if r.PrunedAt != nil {
+		return Result{}, fmt.Errorf("%w on %s", ErrPruned, r.PrunedAt.Format(time.DateOnly))
 	}
 	out := Result{JobID: id, Tenant: j.TenantID, Status: j.Status, Content: r.Content, Metadata: r.Metadata, CostUSD: r.CostUSD, MergeSuccess: r.MergeSuccess}
 	if r.MergeError != nil {

@@ -83,6 +83,7 @@ CREATE TABLE chunks (
     should_continue   boolean NOT NULL,
     stop_reason       text,            -- set on the chunk that ended the job's generation
     decision          jsonb NOT NULL,  -- every criterion's evaluation and the outcome
+    pruned_at         timestamptz,     -- content removed by retention; the figures stay
     created_at        timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (job_id, seq)
 );
@@ -178,6 +179,7 @@ CREATE TABLE job_results (
     cost_usd      numeric(18,8),
     merge_success boolean NOT NULL,
     merge_error   text,
+    pruned_at     timestamptz,                     -- content removed by retention; metadata and cost stay
     created_at    timestamptz NOT NULL DEFAULT now(),
     updated_at    timestamptz NOT NULL DEFAULT now()
 );

@@ -136,6 +136,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		problem(w, http.StatusNotFound, "job not found", "")
 	case errors.Is(err, client.ErrNotReady):
 		problem(w, http.StatusConflict, "not ready", err.Error())
+	case errors.Is(err, client.ErrPruned):
+		problem(w, http.StatusGone, "content removed", err.Error())
 	case errors.Is(err, jobs.ErrNotResumable):
 		problem(w, http.StatusConflict, "not resumable", err.Error())
 	default:

@@ -35,6 +35,7 @@ type Config struct {
 	MaxRetry          int
 	PollInterval      time.Duration
 	DelayedInterval   time.Duration
+	Retention         time.Duration
 }
 
 // FromEnv reads the environment, falling back to defaults.
@@ -54,6 +55,7 @@ func FromEnv() Config {
 		MaxRetry:          envInt("CARRYOVER_MAX_RETRY", 8),
 		PollInterval:      envDuration("CARRYOVER_POLL_INTERVAL", 50*time.Millisecond),
 		DelayedInterval:   envDuration("CARRYOVER_DELAYED_INTERVAL", 250*time.Millisecond),
+		Retention:         envDuration("CARRYOVER_RETENTION", 0),
 	}
 }
 
@@ -75,6 +77,7 @@ func (c *Config) RegisterWorkerFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", c.ReconcileInterval, "reconciler scan interval (env CARRYOVER_RECONCILE_INTERVAL)")
 	fs.DurationVar(&c.StaleAfter, "stale-after", c.StaleAfter, "re-queue live jobs with no progress for this long (env CARRYOVER_STALE_AFTER)")
 	fs.IntVar(&c.MaxRetry, "max-retry", c.MaxRetry, "failed deliveries of a chunk before the job stops (env CARRYOVER_MAX_RETRY)")
+	fs.DurationVar(&c.Retention, "retention", c.Retention, "remove chunk and result text of jobs finished longer ago than this, keeping every figure; 0 keeps everything (env CARRYOVER_RETENTION)")
 	fs.DurationVar(&c.DelayedInterval, "delayed-interval", c.DelayedInterval, "how often retries and scheduled tasks are moved to the queue; asynq's 5s default would stretch a 1s Retry-After to 5s (env CARRYOVER_DELAYED_INTERVAL)")
 	fs.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often an idle worker looks for tasks; asynq's 1s default stalls chained tasks (env CARRYOVER_POLL_INTERVAL)")
 }

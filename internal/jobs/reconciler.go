@@ -25,6 +25,9 @@ type ReconcilerConfig struct {
 	StaleAfter time.Duration
 	// Batch is the most jobs looked at per scan.
 	Batch int
+	// Retention, when positive, prunes the text of jobs finished longer ago
+	// on each scan (the figures stay).
+	Retention time.Duration
 }
 
 // Reconciler resumes live jobs whose queue state is gone: the task was never
@@ -66,6 +69,13 @@ func (r *Reconciler) Run(ctx context.Context) {
 			r.log.Warn("reconciler scan failed", "err", err)
 		} else if n > 0 {
 			r.log.Info("reconciler resumed jobs", "count", n)
+		}
+		if r.cfg.Retention > 0 {
+			if n, err := r.cfg.Store.Prune(ctx, time.Now().Add(-r.cfg.Retention), r.cfg.Batch); err != nil && ctx.Err() == nil {
+				r.log.Warn("retention failed", "err", err)
+			} else if n > 0 {
+				r.log.Info("retention removed the content of finished jobs", "jobs", n)
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -56,6 +56,7 @@ FROM chunks WHERE job_id = $1::uuid ORDER BY seq`, jobID)
 // Result is a stored merged document.
 type Result struct {
 	JobID        string
+	PrunedAt     *time.Time
 	Content      string
 	Metadata     json.RawMessage
 	CostUSD      *float64
@@ -94,8 +95,8 @@ SELECT id, CASE $7 WHEN 'succeeded' THEN 'info' WHEN 'partial' THEN 'warn' ELSE 
 // GetResult loads a job's merged document.
 func (s *Store) GetResult(ctx context.Context, jobID string) (Result, error) {
 	r := Result{JobID: jobID}
-	err := s.pool.QueryRow(ctx, `SELECT content, metadata, cost_usd::float8, merge_success, merge_error, created_at
-FROM job_results WHERE job_id = $1::uuid`, jobID).Scan(&r.Content, &r.Metadata, &r.CostUSD, &r.MergeSuccess, &r.MergeError, &r.CreatedAt)
+	err := s.pool.QueryRow(ctx, `SELECT content, metadata, cost_usd::float8, merge_success, merge_error, created_at, pruned_at
+FROM job_results WHERE job_id = $1::uuid`, jobID).Scan(&r.Content, &r.Metadata, &r.CostUSD, &r.MergeSuccess, &r.MergeError, &r.CreatedAt, &r.PrunedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Result{}, ErrNotFound
 	}
@@ -155,4 +156,30 @@ FROM llm_calls WHERE job_id = $1::uuid`, jobID).Scan(&u.Input, &u.Cached, &u.Out
 		err = fmt.Errorf("store: totals of job %s: %w", jobID, err)
 	}
 	return u, cost, err
+}
+
+// Prune removes the text of chunks and results of jobs that finished before
+// before, keeping every figure (tokens, cost, statuses, metadata), at most
+// limit jobs per call. It returns how many jobs it pruned.
+func (s *Store) Prune(ctx context.Context, before time.Time, limit int) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `
+WITH j AS (
+	SELECT id FROM jobs
+	WHERE status IN ('succeeded','partial','failed','cancelled') AND finished_at < $1
+	  AND (EXISTS (SELECT 1 FROM chunks WHERE job_id = jobs.id AND pruned_at IS NULL)
+	    OR EXISTS (SELECT 1 FROM job_results WHERE job_id = jobs.id AND pruned_at IS NULL))
+	ORDER BY finished_at LIMIT $2
+), c AS (
+	UPDATE chunks SET content = '', pruned_at = now() WHERE job_id IN (SELECT id FROM j) AND pruned_at IS NULL
+), r AS (
+	UPDATE job_results SET content = '', pruned_at = now() WHERE job_id IN (SELECT id FROM j) AND pruned_at IS NULL
+), ev AS (
+	INSERT INTO job_events (job_id, level, type, message) SELECT id, 'info', 'retention', 'content removed by retention' FROM j
+)
+SELECT count(*) FROM j`, before, limit).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: prune: %w", err)
+	}
+	return n, nil
 }

@@ -114,7 +114,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("start asynq server: %w", err)
 	}
 	rec := jobs.NewReconciler(jobs.ReconcilerConfig{Store: st, Tasks: tasks, Inspector: insp, Logger: log.With("component", "reconciler"),
-		Interval: cfg.ReconcileInterval, StaleAfter: cfg.StaleAfter})
+		Interval: cfg.ReconcileInterval, StaleAfter: cfg.StaleAfter, Retention: cfg.Retention})
 	recCtx, stopRec := context.WithCancel(context.WithoutCancel(ctx))
 	recDone := make(chan struct{})
 	go func() { defer close(recDone); rec.Run(recCtx) }()
