@@ -1,2 +1,2 @@
 DROP VIEW IF EXISTS daily_cost, job_audit, chunk_decisions, llm_calls;
-DROP TABLE IF EXISTS model_prices, job_results, job_events, call_failures, chunks, jobs, api_keys, tenants;
+DROP TABLE IF EXISTS webhook_deliveries, model_prices, job_results, job_events, call_failures, chunks, jobs, api_keys, tenants;

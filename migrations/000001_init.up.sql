@@ -32,6 +32,7 @@ CREATE TABLE jobs (
     max_output_tokens integer NOT NULL,
     continuation      jsonb NOT NULL,              -- {"enabled", "max_attempts", "on_failure"}
     metadata          jsonb,                       -- the caller's, opaque
+    webhook_url       text,                        -- POSTed a signed event when the job ends
     idempotency_key   text,                        -- unique per tenant (see below)
     request_hash      text NOT NULL,
     stop_reason       text,
@@ -183,6 +184,21 @@ CREATE TABLE job_results (
     created_at    timestamptz NOT NULL DEFAULT now(),
     updated_at    timestamptz NOT NULL DEFAULT now()
 );
+
+-- Every webhook delivery attempt.
+CREATE TABLE webhook_deliveries (
+    id          bigserial PRIMARY KEY,
+    job_id      uuid NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    event_id    text NOT NULL,          -- the webhook-id header: the same on every retry
+    event_type  text NOT NULL,
+    attempt     integer NOT NULL,
+    http_status integer,
+    error       text,
+    latency_ms  integer NOT NULL,
+    delivered   boolean NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX webhook_deliveries_job_idx ON webhook_deliveries (job_id, id);
 
 -- USD per one million tokens. A model name matches its own row or any dated
 -- snapshot of it ("gpt-4o" prices "gpt-4o-2024-08-06"); the latest row that

@@ -36,6 +36,7 @@ type Config struct {
 	PollInterval      time.Duration
 	DelayedInterval   time.Duration
 	Retention         time.Duration
+	WebhookSecret     string // secret: whsec_<base64>
 }
 
 // FromEnv reads the environment, falling back to defaults.
@@ -56,6 +57,7 @@ func FromEnv() Config {
 		PollInterval:      envDuration("CARRYOVER_POLL_INTERVAL", 50*time.Millisecond),
 		DelayedInterval:   envDuration("CARRYOVER_DELAYED_INTERVAL", 250*time.Millisecond),
 		Retention:         envDuration("CARRYOVER_RETENTION", 0),
+		WebhookSecret:     os.Getenv("CARRYOVER_WEBHOOK_SECRET"),
 	}
 }
 

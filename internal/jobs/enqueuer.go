@@ -60,6 +60,7 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (store.Job, bool, e
 		Metadata:        req.Metadata,
 		IdempotencyKey:  req.IdempotencyKey,
 		RequestHash:     req.hash(),
+		WebhookURL:      req.WebhookURL,
 	})
 	if err != nil {
 		if err == store.ErrIdempotencyConflict {
@@ -88,6 +89,11 @@ func (e *Enqueuer) Cancel(ctx context.Context, jobID string) (store.Job, bool, e
 	job, changed, err := e.store.Cancel(ctx, jobID)
 	if err == nil && changed {
 		e.logger.InfoContext(ctx, "job cancelled", "job_id", jobID)
+		if job.WebhookURL != nil {
+			if werr := e.tasks.Webhook(ctx, jobID, store.StatusCancelled); werr != nil {
+				e.logger.WarnContext(ctx, "could not queue the webhook", "job_id", jobID, "err", werr)
+			}
+		}
 	}
 	return job, changed, err
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -25,6 +26,8 @@ type HandlerConfig struct {
 	Provider continuation.Provider
 	Logger   *slog.Logger
 	Metrics  *metrics.Metrics // nil records nothing
+	// WebhookSecret signs webhook events; without it none are sent.
+	WebhookSecret []byte
 	// MaxRateLimitWaits bounds how often one chunk may be refused with 429
 	// before the job stops (waits do not use the retry budget).
 	MaxRateLimitWaits int
@@ -33,9 +36,10 @@ type HandlerConfig struct {
 // Handlers processes chunk and merge tasks. Both are idempotent under
 // asynq's at-least-once delivery.
 type Handlers struct {
-	cfg    HandlerConfig
-	log    *slog.Logger
-	prices *priceCache
+	cfg      HandlerConfig
+	log      *slog.Logger
+	prices   *priceCache
+	webhooks *http.Client
 }
 
 // NewHandlers builds the handlers.
@@ -46,13 +50,15 @@ func NewHandlers(cfg HandlerConfig) *Handlers {
 	if cfg.MaxRateLimitWaits <= 0 {
 		cfg.MaxRateLimitWaits = 50
 	}
-	return &Handlers{cfg: cfg, log: cfg.Logger, prices: newPriceCache(cfg.Store, time.Minute)}
+	return &Handlers{cfg: cfg, log: cfg.Logger, prices: newPriceCache(cfg.Store, time.Minute),
+		webhooks: &http.Client{Timeout: 10 * time.Second}}
 }
 
 // Register adds the handlers to an asynq mux.
 func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypeChunk, h.timedChunk)
 	mux.HandleFunc(TypeMerge, h.HandleMerge)
+	mux.HandleFunc(TypeWebhook, h.HandleWebhook)
 }
 
 // RetryLater is returned by a handler to have the task delivered again after
@@ -353,6 +359,7 @@ func (h *Handlers) callFailed(ctx context.Context, log *slog.Logger, c *store.Cl
 	log.Error("model call failed; stopping the job", "error_type", ce.Type, "err", msg, "stop_reason", stop, "status", status)
 	if status == store.StatusFailed {
 		h.cfg.Metrics.JobFinished(status, string(stop))
+		h.notify(ctx, c.Job, status)
 	}
 	if status == store.StatusMerging {
 		return h.cfg.Tasks.Merge(ctx, c.Job.ID)
@@ -367,6 +374,12 @@ func (h *Handlers) stopAfterFailure(ctx context.Context, log *slog.Logger, jobID
 		return err
 	}
 	log.Error("model call failed too often; stopping the job", "stop_reason", reason, "status", status, "err", msg)
+	if status == store.StatusFailed {
+		h.cfg.Metrics.JobFinished(status, string(reason))
+		if j, err := h.cfg.Store.GetJob(ctx, jobID); err == nil {
+			h.notify(ctx, j, status)
+		}
+	}
 	if status == store.StatusMerging {
 		return h.cfg.Tasks.Merge(ctx, jobID)
 	}

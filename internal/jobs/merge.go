@@ -139,6 +139,7 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	h.cfg.Metrics.JobFinished(status, meta.StopReason)
+	h.notify(ctx, job, status)
 	lvl := log.Info
 	if status != store.StatusSucceeded {
 		lvl = log.Warn

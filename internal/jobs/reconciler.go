@@ -164,13 +164,19 @@ func (r *Reconciler) resume(ctx context.Context, s *scan, j store.StaleJob) (boo
 		// asynq gave up on the task (its workers kept dying): end the job
 		// rather than leave it stuck.
 		r.log.Error("job's task was archived after repeated failures; stopping the job", "job_id", j.ID, "seq", j.NextSeq)
+		status := store.StatusFailed
 		if j.Status == store.StatusMerging {
-			return true, r.cfg.Store.FailJob(ctx, j.ID, "merge task archived after repeated failed deliveries")
+			err = r.cfg.Store.FailJob(ctx, j.ID, "merge task archived after repeated failed deliveries")
+		} else {
+			status, err = r.cfg.Store.StopJob(ctx, j.ID, store.Stop{Reason: "retry_limit_reached",
+				Error: "task archived after repeated failed deliveries", Merge: true})
 		}
-		status, err := r.cfg.Store.StopJob(ctx, j.ID, store.Stop{Reason: "retry_limit_reached",
-			Error: "task archived after repeated failed deliveries", Merge: true})
-		if err == nil && status == store.StatusMerging {
+		switch {
+		case err != nil:
+		case status == store.StatusMerging:
 			err = r.cfg.Tasks.Merge(ctx, j.ID)
+		case status == store.StatusFailed:
+			err = r.cfg.Tasks.Webhook(ctx, j.ID, status) // a no-op for a job without a webhook
 		}
 		return true, err
 	}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -44,6 +45,8 @@ type Request struct {
 	Continuation    Continuation    `json:"continuation"`
 	Metadata        json.RawMessage `json:"metadata,omitempty"`
 	IdempotencyKey  string          `json:"idempotency_key,omitempty"`
+	// WebhookURL, when set, receives a signed event when the job ends.
+	WebhookURL string `json:"webhook_url,omitempty"`
 	// Tenant owns the job; never read from a request body — the HTTP API
 	// sets it from the caller's key, Go producers choose it. Default "default".
 	Tenant string `json:"-"`
@@ -208,6 +211,11 @@ func (r Request) Normalize() (Request, error) {
 	}
 	if !tenantName.MatchString(r.Tenant) {
 		bad("tenant", "must be 1-63 lowercase letters, digits, '-' or '_', got %q", r.Tenant)
+	}
+	if r.WebhookURL != "" {
+		if u, err := url.Parse(r.WebhookURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(r.WebhookURL) > 2048 {
+			bad("webhook_url", "must be an absolute http or https URL of at most 2048 bytes")
+		}
 	}
 	if len(r.IdempotencyKey) > maxIdempotencyKey {
 		bad("idempotency_key", "is longer than %d characters", maxIdempotencyKey)

@@ -13,9 +13,16 @@ import (
 // Task types. Payloads carry only IDs and sequence numbers, never content:
 // Postgres is the source of truth and Redis may lose everything.
 const (
-	TypeChunk = "carryover:chunk"
-	TypeMerge = "carryover:merge"
+	TypeChunk   = "carryover:chunk"
+	TypeMerge   = "carryover:merge"
+	TypeWebhook = "carryover:webhook"
 )
+
+// WebhookPayload asks for a job's end event to be delivered.
+type WebhookPayload struct {
+	JobID  string `json:"job_id"`
+	Status string `json:"status"`
+}
 
 // ChunkPayload asks for chunk Seq of a job.
 type ChunkPayload struct {
@@ -94,6 +101,19 @@ func (d *Dispatcher) enqueue(ctx context.Context, t *asynq.Task, taskID, queue s
 		asynq.MaxRetry(d.opts.MaxRetry), asynq.Timeout(d.opts.Timeout))
 	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		return fmt.Errorf("enqueue %s: %w", taskID, err)
+	}
+	return nil
+}
+
+// Webhook queues the delivery of a job's end event (one per final status;
+// retried with backoff for about a day).
+func (d *Dispatcher) Webhook(ctx context.Context, jobID, status string) error {
+	b, _ := json.Marshal(WebhookPayload{JobID: jobID, Status: status})
+	id := fmt.Sprintf("job:%s:webhook:%s", jobID, status)
+	_, err := d.client.EnqueueContext(ctx, asynq.NewTask(TypeWebhook, b), asynq.TaskID(id), asynq.Queue(d.queues.Merge),
+		asynq.MaxRetry(17), asynq.Timeout(time.Minute))
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		return fmt.Errorf("enqueue %s: %w", id, err)
 	}
 	return nil
 }

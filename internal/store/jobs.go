@@ -51,6 +51,7 @@ type NewJob struct {
 	Metadata        json.RawMessage // nil when the caller sent none
 	IdempotencyKey  string          // "" for none
 	RequestHash     string
+	WebhookURL      string // "" for none
 }
 
 // Job is a row of the jobs table.
@@ -66,6 +67,7 @@ type Job struct {
 	Continuation    json.RawMessage
 	Metadata        json.RawMessage
 	IdempotencyKey  *string
+	WebhookURL      *string
 	StopReason      *string
 	Error           *string
 	ChunkCount      int // final totals: written when generation stops
@@ -82,12 +84,12 @@ type Job struct {
 }
 
 const jobColumns = `id::text, tenant_id, status, model, format, instructions, input, max_output_tokens, continuation,
-	metadata, idempotency_key, stop_reason, error, chunk_count, input_tokens, cached_tokens, output_tokens,
+	metadata, idempotency_key, webhook_url, stop_reason, error, chunk_count, input_tokens, cached_tokens, output_tokens,
 	reasoning_tokens, cost_usd::float8, created_at, updated_at, started_at, finished_at, active_ms`
 
 func jobDest(j *Job) []any {
 	return []any{&j.ID, &j.TenantID, &j.Status, &j.Model, &j.Format, &j.Instructions, &j.Input, &j.MaxOutputTokens,
-		&j.Continuation, &j.Metadata, &j.IdempotencyKey, &j.StopReason, &j.Error, &j.ChunkCount,
+		&j.Continuation, &j.Metadata, &j.IdempotencyKey, &j.WebhookURL, &j.StopReason, &j.Error, &j.ChunkCount,
 		&j.InputTokens, &j.CachedTokens, &j.OutputTokens, &j.ReasoningTokens, &j.CostUSD,
 		&j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt, &j.ActiveMS}
 }
@@ -110,8 +112,8 @@ func (s *Store) InsertJob(ctx context.Context, n NewJob) (job Job, created bool,
 	err = s.pool.QueryRow(ctx, `
 WITH j AS (
 	INSERT INTO jobs (id, model, format, instructions, input, max_output_tokens, continuation, metadata,
-	                  idempotency_key, request_hash, tenant_id)
-	VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+	                  idempotency_key, request_hash, tenant_id, webhook_url)
+	VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''))
 	ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 	RETURNING *
 ), ev AS (
@@ -120,7 +122,7 @@ WITH j AS (
 )
 SELECT `+jobColumns+` FROM j`,
 		n.ID, n.Model, n.Format, n.Instructions, n.Input, n.MaxOutputTokens, n.Continuation, meta, key,
-		n.RequestHash, n.TenantID).Scan(jobDest(&job)...)
+		n.RequestHash, n.TenantID, n.WebhookURL).Scan(jobDest(&job)...)
 	if err == nil {
 		return job, true, nil
 	}
@@ -336,4 +338,29 @@ func (s *Store) CountByStatus(ctx context.Context) (map[string]int64, error) {
 		out[st] = n
 	}
 	return out, rows.Err()
+}
+
+// WebhookDelivery is one attempt to deliver a job's event.
+type WebhookDelivery struct {
+	JobID, EventID, EventType string
+	Attempt                   int
+	HTTPStatus                int
+	Error                     string
+	Latency                   time.Duration
+	Delivered                 bool
+}
+
+// RecordWebhook records a delivery attempt.
+func (s *Store) RecordWebhook(ctx context.Context, d WebhookDelivery) error {
+	var status *int
+	if d.HTTPStatus != 0 {
+		status = &d.HTTPStatus
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_deliveries (job_id, event_id, event_type, attempt, http_status, error, latency_ms, delivered)
+VALUES ($1::uuid, $2, $3, $4, $5, nullif($6, ''), $7, $8)`, d.JobID, d.EventID, d.EventType, d.Attempt, status, d.Error,
+		d.Latency.Milliseconds(), d.Delivered)
+	if err != nil {
+		return fmt.Errorf("store: record webhook delivery: %w", err)
+	}
+	return nil
 }

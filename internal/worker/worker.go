@@ -21,6 +21,7 @@ import (
 	"github.com/carryover/carryover/internal/jobs"
 	"github.com/carryover/carryover/internal/metrics"
 	"github.com/carryover/carryover/internal/store"
+	"github.com/carryover/carryover/internal/webhook"
 )
 
 // Options configure Run.
@@ -87,7 +88,14 @@ func Run(ctx context.Context, o Options) error {
 	}
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	m := newMetrics(st, insp)
-	handlers := jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: provider, Logger: log, Metrics: m})
+	var secret []byte
+	if cfg.WebhookSecret != "" {
+		if secret, err = webhook.ParseSecret(cfg.WebhookSecret); err != nil {
+			return fmt.Errorf("CARRYOVER_WEBHOOK_SECRET: %w", err)
+		}
+	}
+	handlers := jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: provider, Logger: log, Metrics: m,
+		WebhookSecret: secret})
 	mux := asynq.NewServeMux()
 	handlers.Register(mux)
 	qweights := map[string]int{queues.Chunk: 2}

@@ -1,0 +1,114 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/carryover/carryover/internal/store"
+	"github.com/carryover/carryover/internal/webhook"
+)
+
+// Event is the body POSTed to a job's webhook_url when it ends.
+type Event struct {
+	Type      string    `json:"type"` // job.succeeded, job.partial, job.failed, job.cancelled
+	Timestamp time.Time `json:"timestamp"`
+	Data      EventData `json:"data"`
+}
+
+// EventData describes the job.
+type EventData struct {
+	ID         string   `json:"id"`
+	Tenant     string   `json:"tenant"`
+	Status     string   `json:"status"`
+	StopReason string   `json:"stop_reason,omitempty"`
+	Error      string   `json:"error,omitempty"`
+	Chunks     int      `json:"chunks"`
+	CostUSD    *float64 `json:"cost_usd"`
+	Result     string   `json:"result"` // the API path of the result
+}
+
+// notify queues a job's end event when it has a webhook.
+func (h *Handlers) notify(ctx context.Context, j store.Job, status string) {
+	if j.WebhookURL == nil || *j.WebhookURL == "" || !store.Terminal(status) {
+		return
+	}
+	if err := h.cfg.Tasks.Webhook(ctx, j.ID, status); err != nil {
+		h.log.Warn("could not queue the webhook", "job_id", j.ID, "err", err)
+	}
+}
+
+// HandleWebhook delivers a job's end event, signed, and records the attempt;
+// a failed delivery is retried by the queue with backoff.
+func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) error {
+	var p WebhookPayload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.JobID == "" {
+		return fmt.Errorf("webhook task payload %q: %v: %w", t.Payload(), err, asynq.SkipRetry)
+	}
+	j, err := h.cfg.Store.GetJob(ctx, p.JobID)
+	if err != nil {
+		if err == store.ErrNotFound {
+			return nil
+		}
+		return err
+	}
+	if j.WebhookURL == nil || *j.WebhookURL == "" {
+		return nil
+	}
+	attempt, _ := asynq.GetRetryCount(ctx)
+	eventID := fmt.Sprintf("evt_%s_%s", j.ID, p.Status)
+	d := store.WebhookDelivery{JobID: j.ID, EventID: eventID, EventType: "job." + p.Status, Attempt: attempt}
+	if len(h.cfg.WebhookSecret) == 0 {
+		d.Error = "no signing secret configured (CARRYOVER_WEBHOOK_SECRET); events are never sent unsigned"
+		_ = h.cfg.Store.RecordWebhook(ctx, d)
+		return fmt.Errorf("%s: %w", d.Error, asynq.SkipRetry)
+	}
+	data := EventData{ID: j.ID, Tenant: j.TenantID, Status: p.Status, Chunks: j.ChunkCount, CostUSD: j.CostUSD,
+		Result: "/v1/jobs/" + j.ID + "/result"}
+	if j.StopReason != nil {
+		data.StopReason = *j.StopReason
+	}
+	if j.Error != nil {
+		data.Error = *j.Error
+	}
+	body, _ := json.Marshal(Event{Type: "job." + p.Status, Timestamp: time.Now().UTC(), Data: data})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, *j.WebhookURL, bytes.NewReader(body))
+	if err != nil {
+		d.Error = err.Error()
+		_ = h.cfg.Store.RecordWebhook(ctx, d)
+		return fmt.Errorf("webhook of job %s: %w: %w", j.ID, err, asynq.SkipRetry)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "carryover-webhooks")
+	webhook.SetHeaders(req.Header, h.cfg.WebhookSecret, eventID, time.Now(), body)
+	start := time.Now()
+	resp, err := h.webhooks.Do(req)
+	d.Latency = time.Since(start)
+	if err == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		d.HTTPStatus = resp.StatusCode
+		d.Delivered = resp.StatusCode >= 200 && resp.StatusCode < 300
+		if !d.Delivered {
+			err = fmt.Errorf("receiver answered %d", resp.StatusCode)
+		}
+	}
+	if err != nil {
+		d.Error = err.Error()
+	}
+	if rerr := h.cfg.Store.RecordWebhook(context.WithoutCancel(ctx), d); rerr != nil {
+		return rerr
+	}
+	if err != nil {
+		h.log.Warn("webhook delivery failed; will retry", "job_id", j.ID, "attempt", attempt, "err", err)
+		return fmt.Errorf("webhook of job %s: %w", j.ID, err)
+	}
+	h.log.Info("webhook delivered", "job_id", j.ID, "event", d.EventType, "attempt", attempt)
+	return nil
+}
