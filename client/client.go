@@ -48,6 +48,9 @@ type Config struct {
 	ChunkQueue  string // default "carryover"
 	MergeQueue  string // default the chunk queue
 	Logger      *slog.Logger
+	// MaxConns caps the Postgres pool (0: pgx's default); each Watch holds
+	// one connection while it runs.
+	MaxConns int32
 }
 
 // Client is safe for concurrent use. Close it when done.
@@ -61,7 +64,7 @@ type Client struct {
 
 // New connects to Postgres and Redis.
 func New(ctx context.Context, cfg Config) (*Client, error) {
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: cfg.MaxConns})
 	if err != nil {
 		return nil, err
 	}
@@ -396,4 +399,61 @@ func (c *Client) Owner(ctx context.Context, id string) (string, error) {
 		return "", ErrNotFound
 	}
 	return j.TenantID, err
+}
+
+// Watch sends the job's status on the returned channel whenever it changes
+// — at once, then on every chunk and status change (Postgres LISTEN/NOTIFY,
+// re-reading the tables each time, so nothing is missed) — and closes the
+// channel after a final status or when ctx ends.
+func (c *Client) Watch(ctx context.Context, id string) (<-chan Status, error) {
+	first, err := c.Status(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	kick := make(chan struct{}, 1)
+	go func() {
+		defer cancel()
+		_ = c.store.Listen(ctx, id, func() {
+			select {
+			case kick <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	out := make(chan Status, 1)
+	go func() {
+		defer close(out)
+		defer cancel()
+		last := first
+		select {
+		case out <- first:
+		case <-ctx.Done():
+			return
+		}
+		tick := time.NewTicker(5 * time.Second) // a safety net; notifications drive the stream
+		defer tick.Stop()
+		for !last.Terminal() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-kick:
+			case <-tick.C:
+			}
+			st, err := c.Status(ctx, id)
+			if err != nil {
+				return
+			}
+			if st.Status == last.Status && st.Chunks == last.Chunks {
+				continue
+			}
+			select {
+			case out <- st:
+				last = st
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
 }

@@ -227,3 +227,14 @@ INSERT INTO model_prices (model, effective_from, input_per_mtok, cached_input_pe
     ('o4-mini',       '2025-04-16',  1.10, 0.275,  4.40, 'openai.com/api/pricing'),
     ('o3-mini',       '2025-01-31',  1.10, 0.55,   4.40, 'openai.com/api/pricing'),
     ('o1',            '2024-12-17', 15.00, 7.50,  60.00, 'openai.com/api/pricing');
+
+-- Progress notifications for live streams: every chunk and every event
+-- (status changes included) notifies its job's ID on commit. Listeners
+-- re-read the tables, so a missed notification loses nothing.
+CREATE FUNCTION carryover_notify_job() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('carryover_jobs', NEW.job_id::text);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER chunks_notify AFTER INSERT ON chunks FOR EACH ROW EXECUTE FUNCTION carryover_notify_job();
+CREATE TRIGGER job_events_notify AFTER INSERT ON job_events FOR EACH ROW EXECUTE FUNCTION carryover_notify_job();

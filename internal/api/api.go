@@ -46,6 +46,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/jobs/{id}/result", s.auth(s.owned(s.getResult)))
 	mux.HandleFunc("GET /v1/jobs/{id}/chunks", s.auth(s.owned(s.getChunks)))
 	mux.HandleFunc("GET /v1/jobs/{id}/events", s.auth(s.owned(s.getEvents)))
+	mux.HandleFunc("GET /v1/jobs/{id}/stream", s.auth(s.owned(s.streamJob)))
 	mux.HandleFunc("POST /v1/jobs/{id}/cancel", s.auth(s.owned(s.cancelJob)))
 	mux.HandleFunc("POST /v1/jobs/{id}/resume", s.auth(s.owned(s.resumeJob)))
 	mux.HandleFunc("POST /v1/jobs/{id}/remerge", s.auth(s.owned(s.remergeJob)))
@@ -353,4 +354,50 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// streamJob sends the job's progress as Server-Sent Events ("event: status",
+// data the status JSON, id "<chunks>-<status>") until it ends. A client that
+// reconnects gets the current state at once, so nothing is missed.
+func (s *Server) streamJob(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		problem(w, http.StatusInternalServerError, "streaming unsupported", "")
+		return
+	}
+	updates, err := s.c.Watch(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	// A stream lives as long as the job: lift the server's write deadline.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+	lastID := r.Header.Get("Last-Event-ID")
+	ping := time.NewTicker(15 * time.Second)
+	defer ping.Stop()
+	for {
+		select {
+		case st, ok := <-updates:
+			if !ok {
+				return
+			}
+			id := fmt.Sprintf("%d-%s", st.Chunks, st.Status)
+			if id == lastID {
+				continue
+			}
+			b, _ := json.Marshal(st)
+			fmt.Fprintf(w, "id: %s\nevent: status\ndata: %s\n\n", id, b)
+			flusher.Flush()
+		case <-ping.C:
+			fmt.Fprint(w, ": ping\n\n")
+			flusher.Flush()
+		case <-r.Context().Done():
+			return
+		}
+	}
 }

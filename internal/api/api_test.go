@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -302,4 +303,54 @@ func TestAuthAndTenants(t *testing.T) {
 	if err := e.st.Pool().QueryRow(ctx, `SELECT count(*) FROM api_keys WHERE key_hash = $1 OR prefix = $1`, betaKey).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("the key itself is stored: %d %v", n, err)
 	}
+}
+
+// The progress stream: Server-Sent Events driven by LISTEN/NOTIFY, in order,
+// ending with the final status.
+func TestStream(t *testing.T) {
+	e := newEnv(t, true)
+	resp, body := e.do("POST", "/v1/jobs", `{"model":"gpt-4.1-mini","input":"[[sim format=text size=2000 seed=62 faults=slow@1:300ms]] go","max_output_tokens":100}`)
+	var acc api.Accepted
+	if err := json.Unmarshal(body, &acc); err != nil || resp.StatusCode != 202 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	req, _ := http.NewRequest("GET", e.url+acc.Links.Self+"/stream", nil)
+	req.Header.Set("Authorization", "Bearer "+e.key)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sresp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sresp.Body.Close()
+	if sresp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("content type %q", sresp.Header.Get("Content-Type"))
+	}
+	var events []client.Status
+	sc := bufio.NewScanner(sresp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			var st client.Status
+			if err := json.Unmarshal([]byte(data), &st); err != nil {
+				t.Fatal(err)
+			}
+			events = append(events, st)
+		}
+	}
+	if len(events) < 3 {
+		t.Fatalf("%d events", len(events))
+	}
+	rank := map[string]int{"queued": 0, "running": 1, "merging": 2, "succeeded": 3}
+	for i := 1; i < len(events); i++ {
+		a, b := events[i-1], events[i]
+		if b.Chunks < a.Chunks || rank[b.Status] < rank[a.Status] || (a.Chunks == b.Chunks && a.Status == b.Status) {
+			t.Fatalf("events out of order or repeated: %s/%d then %s/%d", a.Status, a.Chunks, b.Status, b.Chunks)
+		}
+	}
+	last := events[len(events)-1]
+	if last.Status != "succeeded" || last.Chunks < 2 {
+		t.Fatalf("last event %s with %d chunks", last.Status, last.Chunks)
+	}
+	t.Logf("%d events, last %s after %d chunks", len(events), last.Status, last.Chunks)
 }

@@ -364,3 +364,32 @@ VALUES ($1::uuid, $2, $3, $4, $5, nullif($6, ''), $7, $8)`, d.JobID, d.EventID, 
 	}
 	return nil
 }
+
+// Listen calls changed whenever a job's chunks or events change (Postgres
+// LISTEN on a connection of its own) until ctx ends.
+func (s *Store) Listen(ctx context.Context, jobID string, changed func()) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("store: listen: %w", err)
+	}
+	defer func() {
+		// The connection is closed rather than returned: it is still listening.
+		_ = conn.Conn().Close(context.Background())
+		conn.Release()
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN carryover_jobs"); err != nil {
+		return fmt.Errorf("store: listen: %w", err)
+	}
+	for {
+		n, err := conn.Conn().WaitForNotification(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("store: wait for notification: %w", err)
+		}
+		if n.Payload == jobID {
+			changed()
+		}
+	}
+}
