@@ -228,13 +228,28 @@ INSERT INTO model_prices (model, effective_from, input_per_mtok, cached_input_pe
     ('o3-mini',       '2025-01-31',  1.10, 0.55,   4.40, 'openai.com/api/pricing'),
     ('o1',            '2024-12-17', 15.00, 7.50,  60.00, 'openai.com/api/pricing');
 
--- Progress notifications for live streams: every chunk and every event
--- (status changes included) notifies its job's ID on commit. Listeners
+-- Progress notifications for live streams: every event (status changes
+-- included) notifies its job's ID on commit, and so does every chunk of a job
+-- someone is watching. A transaction that notifies takes a global lock at
+-- commit, so unwatched chunks — nearly all of them — do not. Listeners
 -- re-read the tables, so a missed notification loses nothing.
+CREATE UNLOGGED TABLE job_watchers (
+    job_id  uuid NOT NULL,
+    watcher uuid NOT NULL,
+    since   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (job_id, watcher)
+);
 CREATE FUNCTION carryover_notify_job() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM pg_notify('carryover_jobs', NEW.job_id::text);
     RETURN NULL;
 END $$;
-CREATE TRIGGER chunks_notify AFTER INSERT ON chunks FOR EACH ROW EXECUTE FUNCTION carryover_notify_job();
+CREATE FUNCTION carryover_notify_watched_job() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM job_watchers WHERE job_id = NEW.job_id) THEN
+        PERFORM pg_notify('carryover_jobs', NEW.job_id::text);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER chunks_notify AFTER INSERT ON chunks FOR EACH ROW EXECUTE FUNCTION carryover_notify_watched_job();
 CREATE TRIGGER job_events_notify AFTER INSERT ON job_events FOR EACH ROW EXECUTE FUNCTION carryover_notify_job();

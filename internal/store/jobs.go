@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -380,6 +381,16 @@ func (s *Store) Listen(ctx context.Context, jobID string, changed func()) error 
 	if _, err := conn.Exec(ctx, "LISTEN carryover_jobs"); err != nil {
 		return fmt.Errorf("store: listen: %w", err)
 	}
+	// Register as a watcher so the job's chunks notify too; unregister after.
+	watcher := uuid.NewString()
+	if _, err := conn.Exec(ctx, `INSERT INTO job_watchers (job_id, watcher) VALUES ($1::uuid, $2::uuid)`, jobID, watcher); err != nil {
+		return fmt.Errorf("store: watch: %w", err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = s.pool.Exec(dctx, `DELETE FROM job_watchers WHERE job_id = $1::uuid AND watcher = $2::uuid`, jobID, watcher)
+	}()
 	for {
 		n, err := conn.Conn().WaitForNotification(ctx)
 		if err != nil {

@@ -176,6 +176,8 @@ WITH j AS (
 	UPDATE job_results SET content = '', pruned_at = now() WHERE job_id IN (SELECT id FROM j) AND pruned_at IS NULL
 ), ev AS (
 	INSERT INTO job_events (job_id, level, type, message) SELECT id, 'info', 'retention', 'content removed by retention' FROM j
+), w AS (
+	DELETE FROM job_watchers WHERE since < now() - interval '1 day' -- left by a process that died mid-stream
 )
 SELECT count(*) FROM j`, before, limit).Scan(&n)
 	if err != nil {
