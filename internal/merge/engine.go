@@ -62,6 +62,15 @@ func run(name string, f format, chunks []Chunk) Result {
 		last := i == len(chunks)-1
 		res.TruncationPoints = append(res.TruncationPoints, f.point(doc))
 		j := Join{Seq: c.Seq, Offset: len(doc)}
+		if doc == "" {
+			// Nothing before it to continue: the chunk is the document's
+			// start and is taken whole, as a first chunk is.
+			j.Method, j.Confidence, j.Stripped = methodNone, 1, []string{}
+			res.Joins = append(res.Joins, j)
+			b.WriteString(c.Text)
+			f.observe(b.String(), 0)
+			continue
+		}
 
 		ctx := f.chatter(doc)
 		ctx.wrapperOpen = wrapperOpen
