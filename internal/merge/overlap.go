@@ -840,12 +840,13 @@ func (s *scratch) tokenOverlap(doc, next string) (int, float64) {
 		return 0, 0
 	}
 	// A tail made of few distinct tokens (rules, entity runs, repeated
-	// headings) aligns with anything; only a varied tail is evidence.
+	// headings, runs of numbers) aligns with anything; only a varied tail
+	// of words is evidence. Numbers alone are left to the exact steps.
 	var distinct [12]string
 	nd := 0
 	for _, tk := range dt[max(0, len(dt)-12):] {
 		w := doc[tk.start:tk.end]
-		if !isWordByte(w[0]) {
+		if !isWordByte(w[0]) || !strings.ContainsFunc(w, unicode.IsLetter) {
 			continue
 		}
 		seen := false
@@ -1037,6 +1038,14 @@ func (s *scratch) mayAlign(doc, next string, midWord bool, max int) bool {
 	return ok
 }
 
+// sameEnding reports whether next ends with the same last few bytes (of
+// content, trailing whitespace aside) as doc.
+func sameEnding(doc, next string) bool {
+	d, n := strings.TrimRight(doc, " \t\r\n"), strings.TrimRight(next, " \t\r\n")
+	k := min(8, len(d), len(n))
+	return k > 0 && d[len(d)-k:] == n[len(n)-k:]
+}
+
 // findOverlap runs the cascade on a continuation whose chatter and repeated
 // structure are already gone (bias: some was, which makes a restart likely):
 // a restart of an incomplete record at one of restarts (outermost first), an
@@ -1075,7 +1084,10 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 		return overlap{cut: n, method: methodWhitespace, confidence: conf}
 	}
 	if tokens {
-		if n, conf := s.tokenOverlap(doc, next); n > 0 {
+		// A near match may not swallow the whole continuation unless it
+		// ends as the document does: a chunk that only repeats the tail
+		// ends the same way, one that differs at its end has new content.
+		if n, conf := s.tokenOverlap(doc, next); n > 0 && (n < len(strings.TrimRight(next, " \t\r\n")) || sameEnding(doc, next)) {
 			return overlap{cut: n, method: methodToken, confidence: conf}
 		}
 	}

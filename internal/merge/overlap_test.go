@@ -103,7 +103,7 @@ func refTokenOverlap(doc, next string) (int, float64) {
 	// headings) aligns with anything; only a varied tail is evidence.
 	distinct := map[string]bool{}
 	for _, tk := range dt[max(0, len(dt)-12):] {
-		if w := dtail[tk.start:tk.end]; isWordByte(w[0]) {
+		if w := dtail[tk.start:tk.end]; isWordByte(w[0]) && strings.ContainsFunc(w, unicode.IsLetter) {
 			distinct[w] = true
 		}
 	}
