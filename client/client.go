@@ -457,3 +457,11 @@ func (c *Client) Watch(ctx context.Context, id string) (<-chan Status, error) {
 	}()
 	return out, nil
 }
+
+// JobCounts counts jobs by status.
+func (c *Client) JobCounts(ctx context.Context) (map[string]int64, error) {
+	return c.store.CountByStatus(ctx)
+}
+
+// Inspector is the client's asynq inspector, for operator tools.
+func (c *Client) Inspector() *asynq.Inspector { return c.insp }

@@ -25,6 +25,7 @@ func runAPI(args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	cfg.RegisterStoreFlags(fs)
 	addr := fs.String("addr", envOr("API_ADDR", "127.0.0.1:8080"), "listen address (env API_ADDR)")
+	opsAddr := fs.String("ops-addr", envOr("API_OPS_ADDR", "127.0.0.1:8081"), "operator-only listener for /metrics and /dashboard/; empty disables (env API_OPS_ADDR)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -48,6 +49,20 @@ func runAPI(args []string, stderr io.Writer) error {
 	srv := &http.Server{Handler: api.New(c, log).Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
 	log.Info("api listening", "addr", ln.Addr().String())
+	if *opsAddr != "" {
+		ops, err := api.OpsHandler(c, cfg.RedisURL)
+		if err != nil {
+			return err
+		}
+		oln, err := net.Listen("tcp", *opsAddr)
+		if err != nil {
+			return fmt.Errorf("--ops-addr: %w", err)
+		}
+		osrv := &http.Server{Handler: ops, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = osrv.Serve(oln) }()
+		defer osrv.Close()
+		log.Info("operator listener (metrics, dashboard)", "addr", oln.Addr().String())
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -354,3 +354,35 @@ func TestStream(t *testing.T) {
 	}
 	t.Logf("%d events, last %s after %d chunks", len(events), last.Status, last.Chunks)
 }
+
+// The operator listener: Prometheus metrics (jobs by status from Postgres,
+// asynq's queues) and the read-only asynqmon dashboard.
+func TestOpsHandler(t *testing.T) {
+	e := newEnv(t, false)
+	if resp, b := e.do("POST", "/v1/jobs", `{"model":"gpt-4.1-mini","input":"p"}`); resp.StatusCode != 202 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	h, err := api.OpsHandler(e.c, testenv.RedisURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := httptest.NewServer(h)
+	defer ops.Close()
+	get := func(path string) (int, string, string) {
+		resp, err := http.Get(ops.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+	}
+	code, _, body := get("/metrics")
+	if code != 200 || !strings.Contains(body, `carryover_jobs{status="queued"}`) || !strings.Contains(body, "asynq_tasks_enqueued_total") {
+		t.Fatalf("metrics %d:\n%.2000s", code, body)
+	}
+	code, ct, body := get("/dashboard/")
+	if code != 200 || !strings.HasPrefix(ct, "text/html") || !strings.Contains(strings.ToLower(body), "<html") {
+		t.Fatalf("dashboard %d %s", code, ct)
+	}
+}

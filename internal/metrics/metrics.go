@@ -4,6 +4,7 @@
 package metrics
 
 import (
+	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -87,5 +88,33 @@ func (m *Metrics) Merge(d time.Duration, success bool) {
 func (m *Metrics) JobFinished(status, stopReason string) {
 	if m != nil {
 		m.jobsFinished.WithLabelValues(status, stopReason).Inc()
+	}
+}
+
+var jobsDesc = prometheus.NewDesc("carryover_jobs", "Jobs by status, as stored in Postgres.", []string{"status"}, nil)
+
+// JobsCollector reports jobs by status from count, called at scrape time:
+// the source of truth is Postgres, not a counter in one process.
+func JobsCollector(count func(context.Context) (map[string]int64, error), statuses []string) prometheus.Collector {
+	return jobsCollector{count: count, statuses: statuses}
+}
+
+type jobsCollector struct {
+	count    func(context.Context) (map[string]int64, error)
+	statuses []string
+}
+
+func (jobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc }
+
+func (c jobsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	counts, err := c.count(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(jobsDesc, err)
+		return
+	}
+	for _, s := range c.statuses {
+		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(counts[s]), s)
 	}
 }

@@ -23,6 +23,11 @@ const (
 	StatusCancelled = "cancelled"
 )
 
+// Statuses lists every job status, live ones first.
+func Statuses() []string {
+	return []string{StatusQueued, StatusRunning, StatusMerging, StatusSucceeded, StatusPartial, StatusFailed, StatusCancelled}
+}
+
 // Terminal reports whether a job in status s will never change again.
 func Terminal(s string) bool {
 	switch s {
