@@ -6,6 +6,7 @@ package api
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,12 @@ import (
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/jobs"
 )
+
+// OpenAPI is the API's OpenAPI 3 document (openapi.json, checked in; the
+// tests validate every response against it).
+//
+//go:embed openapi.json
+var OpenAPI []byte
 
 // MaxBodyBytes bounds a request body; a job request is a prompt and settings.
 const MaxBodyBytes = 1 << 20
@@ -54,6 +61,10 @@ func (s *Server) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", s.ready)
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(OpenAPI)
+	})
 	return mux
 }
 

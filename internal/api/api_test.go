@@ -44,7 +44,7 @@ func newEnv(t *testing.T, withWorker bool) env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	srv := httptest.NewServer(api.New(c, log).Handler())
+	srv := httptest.NewServer(conform(t, api.New(c, log).Handler()))
 	t.Cleanup(srv.Close)
 	st, err := store.Open(context.Background(), dbURL)
 	if err != nil {
