@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -16,9 +17,11 @@ import (
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/api"
 	"github.com/carryover/carryover/internal/config"
+	"github.com/carryover/carryover/internal/jobs"
 	"github.com/carryover/carryover/internal/simulator"
 	"github.com/carryover/carryover/internal/store"
 	"github.com/carryover/carryover/internal/testenv"
+	"github.com/carryover/carryover/internal/webhook"
 	"github.com/carryover/carryover/internal/worker"
 )
 
@@ -33,6 +36,9 @@ type env struct {
 	key string // a key of tenant "alpha"
 	st  *store.Store
 }
+
+// webhookSecret signs the workers' webhook events in these tests.
+var webhookSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("api-test-secret-0123456789"))
 
 // newEnv serves the API on loopback; with a worker, jobs run end to end.
 func newEnv(t *testing.T, withWorker bool) env {
@@ -64,7 +70,7 @@ func newEnv(t *testing.T, withWorker bool) env {
 			done <- worker.Run(ctx, worker.Options{SkipMigrate: true, Logger: log, Config: config.Config{
 				DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-test", OpenAIBaseURL: sim.URL + "/v1",
 				Concurrency: 4, ChunkQueue: q, LogLevel: "warn", ReconcileInterval: time.Second, StaleAfter: time.Minute,
-				MaxRetry: 3, PollInterval: 50 * time.Millisecond, DelayedInterval: 100 * time.Millisecond}})
+				MaxRetry: 3, PollInterval: 50 * time.Millisecond, DelayedInterval: 100 * time.Millisecond, WebhookSecret: webhookSecret}})
 		}()
 		t.Cleanup(func() { cancel(); <-done })
 	}
@@ -97,9 +103,23 @@ func (e env) do(method, path, body string, header ...string) (*http.Response, []
 // content type, its JSON view, chunks and events.
 func TestLifecycle(t *testing.T) {
 	e := newEnv(t, true)
+	secret, _ := webhook.ParseSecret(webhookSecret)
+	hooks := make(chan jobs.Event, 4)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if err := webhook.Verify(secret, r.Header, b, time.Now(), 5*time.Minute); err != nil {
+			t.Errorf("webhook signature: %v", err)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var ev jobs.Event
+		_ = json.Unmarshal(b, &ev)
+		hooks <- ev
+	}))
+	defer recv.Close()
 	doc, _, _ := simulator.DocumentFor("[[sim format=csv size=2500 seed=61]]")
 	resp, body := e.do("POST", "/v1/jobs", `{"model":"gpt-4.1-mini","input":"[[sim format=csv size=2500 seed=61]] orders","format":"csv",
-		"max_output_tokens":200,"continuation":{"max_attempts":30},"metadata":{"order":7}}`, "Idempotency-Key", testenv.RandomName("k"))
+		"max_output_tokens":200,"continuation":{"max_attempts":30},"metadata":{"order":7},"webhook_url":"`+recv.URL+`/hook"}`, "Idempotency-Key", testenv.RandomName("k"))
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("create: %d %s", resp.StatusCode, body)
 	}
@@ -155,6 +175,14 @@ func TestLifecycle(t *testing.T) {
 	_, body = e.do("GET", acc.Links.Events+"?after="+itoa(evs.Events[1].ID), "")
 	if err := json.Unmarshal(body, &evs); err != nil || len(evs.Events) != 2 {
 		t.Fatalf("events after: %s", body)
+	}
+	select {
+	case ev := <-hooks:
+		if ev.Type != "job.succeeded" || ev.Data.ID != acc.ID || ev.Data.Tenant != "alpha" {
+			t.Fatalf("webhook event: %+v", ev)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no webhook event")
 	}
 }
 
