@@ -61,6 +61,9 @@ func (s *Server) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", s.ready)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		problem(w, http.StatusNotFound, "not found", r.Method+" "+r.URL.Path+" is not a route of this API (see /openapi.json)")
+	})
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(OpenAPI)

@@ -241,6 +241,9 @@ func TestBadRequestsEnqueueNothing(t *testing.T) {
 			t.Fatalf("GET %s: %d", path, resp.StatusCode)
 		}
 	}
+	if resp, b := e.do("GET", "/v2/nothing", ""); resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("unknown route: %d %s", resp.StatusCode, b)
+	}
 	if resp, _ := e.do("GET", "/readyz", ""); resp.StatusCode != 200 {
 		t.Fatalf("readyz: %d", resp.StatusCode)
 	}
