@@ -130,12 +130,3 @@ func Queue(t testing.TB) string {
 	})
 	return q
 }
-
-// Truncate empties every table but model_prices, for tests sharing a database.
-func Truncate(ctx context.Context, t testing.TB, s *store.Store) {
-	t.Helper()
-	_, err := s.Pool().Exec(ctx, `TRUNCATE jobs, llm_calls, chunks, job_events, job_results`)
-	if err != nil {
-		t.Fatal(err)
-	}
-}
