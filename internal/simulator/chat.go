@@ -89,18 +89,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	prefill := req.ContinueFinalMessage && last.Role == "assistant"
 
 	call := Call{Tag: spec.Tag, Depth: depth, API: apiChat}
-	fault, faulted := s.takeFault(spec, depth)
-	if !s.wait(r, fault, faulted) {
-		call.Status, call.Outcome = 499, "canceled"
-		s.record(call)
+	fault, faulted, done := s.begin(w, r, &call, spec, depth)
+	if done {
 		return
 	}
 	if faulted {
-		if status, ok := writeHTTPFault(w, fault); ok {
-			call.Status, call.Outcome = status, outcomeOf(status)
-			s.record(call)
-			return
-		}
 		if fault.Kind == FaultFailed {
 			// Chat has no "failed" status: a failed generation is a 500.
 			writeError(w, http.StatusInternalServerError, "server_error", "server_error", "",

@@ -70,18 +70,9 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 
 	call := Call{Tag: spec.Tag, Depth: depth, API: apiResponses}
-	fault, faulted := s.takeFault(spec, depth)
-	if !s.wait(r, fault, faulted) {
-		call.Status, call.Outcome = 499, "canceled"
-		s.record(call)
+	fault, faulted, done := s.begin(w, r, &call, spec, depth)
+	if done {
 		return
-	}
-	if faulted {
-		if status, ok := writeHTTPFault(w, fault); ok {
-			call.Status, call.Outcome = status, outcomeOf(status)
-			s.record(call)
-			return
-		}
 	}
 
 	t := produce(turnInput{doc: doc, spec: spec, offset: offset, depth: depth, maxTokens: maxTokens,
@@ -125,6 +116,26 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 
 // wait applies the configured latency and a slow fault, reporting false when
 // the client went away first.
+// begin takes the call's fault, if any: it sleeps out a slow one (false when
+// the client gave up), answers an HTTP-level one, and records the call when
+// it ends there. done means the handler has nothing more to write.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, call *Call, spec Spec, depth int) (f Fault, faulted, done bool) {
+	f, faulted = s.takeFault(spec, depth)
+	if !s.wait(r, f, faulted) {
+		call.Status, call.Outcome = 499, "canceled"
+		s.record(*call)
+		return f, faulted, true
+	}
+	if faulted {
+		if status, ok := writeHTTPFault(w, f); ok {
+			call.Status, call.Outcome = status, outcomeOf(status)
+			s.record(*call)
+			return f, faulted, true
+		}
+	}
+	return f, faulted, false
+}
+
 func (s *Server) wait(r *http.Request, f Fault, faulted bool) bool {
 	d := s.cfg.Latency
 	if faulted && f.Kind == FaultSlow {
