@@ -6,6 +6,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,7 +36,15 @@ var dbURL string
 // figure meaningless.
 const pollInterval = 50 * time.Millisecond
 
-func TestMain(m *testing.M) { testenv.Main(m, &dbURL) }
+// TestMain makes a database only when benchmarks run: make test runs this
+// package too, with nothing to do.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
+		os.Exit(m.Run())
+	}
+	testenv.Main(m, &dbURL)
+}
 
 const (
 	concurrency = 32  // asynq workers, the same for all three

@@ -394,11 +394,11 @@ func (c *Client) Owner(ctx context.Context, id string) (string, error) {
 	if err := checkID(id); err != nil {
 		return "", err
 	}
-	j, err := c.store.GetJob(ctx, id)
+	t, err := c.store.JobTenant(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", ErrNotFound
 	}
-	return j.TenantID, err
+	return t, err
 }
 
 // Watch sends the job's status on the returned channel whenever it changes

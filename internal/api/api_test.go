@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,7 +173,7 @@ func TestLifecycle(t *testing.T) {
 	if strings.Join(seen, ",") != "queued,running,merging,succeeded" {
 		t.Fatalf("events: %v", seen)
 	}
-	_, body = e.do("GET", acc.Links.Events+"?after="+itoa(evs.Events[1].ID), "")
+	_, body = e.do("GET", acc.Links.Events+"?after="+strconv.FormatInt(evs.Events[1].ID, 10), "")
 	if err := json.Unmarshal(body, &evs); err != nil || len(evs.Events) != 2 {
 		t.Fatalf("events after: %s", body)
 	}
@@ -184,15 +185,6 @@ func TestLifecycle(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no webhook event")
 	}
-}
-
-func itoa(n int64) string { return strings.TrimSpace(string(must(json.Marshal(n)))) }
-
-func must(b []byte, err error) []byte {
-	if err != nil {
-		panic(err)
-	}
-	return b
 }
 
 // Bad requests are refused with a problem document naming the field, and

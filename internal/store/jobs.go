@@ -409,3 +409,17 @@ func (s *Store) Listen(ctx context.Context, jobID string, changed func()) error 
 		}
 	}
 }
+
+// JobTenant returns the tenant a job belongs to (one indexed read of one
+// column, for access checks).
+func (s *Store) JobTenant(ctx context.Context, id string) (string, error) {
+	var t string
+	err := s.pool.QueryRow(ctx, `SELECT tenant_id FROM jobs WHERE id = $1::uuid`, id).Scan(&t)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: tenant of job %s: %w", id, err)
+	}
+	return t, nil
+}
