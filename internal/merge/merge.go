@@ -26,6 +26,11 @@ type Options struct {
 	Hint string
 	// Delimiter is the CSV field separator; 0 detects it from the first line.
 	Delimiter byte
+	// Partial says the answer is still being written (the transcript a
+	// continuation is asked from): the chunks are joined as usual but the
+	// document is not finished — no end-of-document repair or validation,
+	// which would close a JSON document the model has yet to continue.
+	Partial bool
 }
 
 // Join describes how one continuation chunk was attached to the document so far.
@@ -107,7 +112,11 @@ func (m merger) Merge(chunks []Chunk) Result {
 		det = &d
 		name = d.Format
 	}
-	res := run(name, newFormat(name, m.opts), chunks)
+	f := newFormat(name, m.opts)
+	if m.opts.Partial {
+		f = unfinished{f}
+	}
+	res := run(name, f, chunks)
 	res.Detection = det
 	return res
 }
@@ -125,3 +134,8 @@ func newFormat(name string, opts Options) format {
 		return &lineFormat{kind: name}
 	}
 }
+
+// unfinished is a format whose document is still being written.
+type unfinished struct{ format }
+
+func (unfinished) finish(*Result) {}
