@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -11,8 +12,12 @@ const apiChat = "chat"
 
 // handleChat serves POST /v1/chat/completions. Chat is stateless: the
 // conversation's progress is read back from the assistant messages the client
-// sends (history strategy), and with continue_final_message the final
-// assistant message is continued in place (vLLM-style prefill).
+// sends (history strategy), and with vLLM's continue_final_message (and
+// add_generation_prompt false) the final assistant message is continued in
+// place (prefill). Other servers' prefill spellings are not recognized: a
+// final assistant message without continue_final_message is a finished turn,
+// and the model answers it with a new message. With stream true the reply is
+// a stream of chat.completion.chunk events.
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
@@ -20,17 +25,12 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("We could not parse the JSON body of your request: %v", err))
 		return
 	}
-	if req.Stream {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "unsupported_value", "stream",
-			"streaming not supported by simulator")
-		return
-	}
 	if len(req.Messages) == 0 {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", "messages",
 			"Invalid 'messages': empty array. Expected an array with minimum length 1.")
 		return
 	}
-	maxTokens := defaultMaxTokens
+	maxTokens, requested := defaultMaxTokens, 0
 	for _, v := range []*int{req.MaxCompletionTokens, req.MaxTokens} {
 		if v == nil {
 			continue
@@ -40,13 +40,37 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 				fmt.Sprintf("Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got %d instead.", *v))
 			return
 		}
-		maxTokens = *v
+		maxTokens, requested = *v, *v
 		break
+	}
+	tool, err := firstFunction(req.Tools)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", "tools",
+			fmt.Sprintf("Invalid 'tools': %v", err))
+		return
+	}
+	format, strict, err := parseFormat(req.ResponseFormat, "response_format")
+	if err != nil {
+		var bp *badParam
+		errors.As(err, &bp)
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", bp.param, bp.msg)
+		return
+	}
+	if req.ContinueFinalMessage && req.AddGenerationPrompt != nil && *req.AddGenerationPrompt {
+		// vLLM's refusal: its default add_generation_prompt is true, but the
+		// simulator only refuses the explicit contradiction.
+		writeError(w, http.StatusBadRequest, "BadRequestError", "", "continue_final_message",
+			"Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
+		return
 	}
 
 	texts := make([]string, len(req.Messages))
 	var prompts []string
-	chars, lastChars := 0, 0
+	lastUser := ""
+	chars, prefixChars, lastAssistant := 0, 0, -1
+	if tool != "" {
+		chars = len(req.Tools) // tool definitions are part of the prompt, ahead of the messages
+	}
 	for i, m := range req.Messages {
 		t, err := textOf(m.Content)
 		if err != nil {
@@ -55,11 +79,18 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		texts[i] = t
-		chars += len(t)
-		lastChars = len(t)
 		switch m.Role {
 		case "system", "developer", "user":
 			prompts = append(prompts, t)
+			if m.Role == "user" {
+				lastUser = t
+			}
+		case "assistant":
+			lastAssistant, prefixChars = i, chars
+		}
+		chars += len(t)
+		for _, tc := range m.ToolCalls {
+			chars += len(tc.Function.Name) + len(tc.Function.Arguments)
 		}
 	}
 	spec, err := specFrom(prompts...)
@@ -79,33 +110,41 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 		depth++
 		if matching {
-			n := commonPrefix(doc[offset:], texts[i])
-			offset += n
-			matching = n == len(texts[i])
+			offset, matching = follow(doc, offset, texts[i])
 		}
 	}
 	offset = runeStart(doc, offset)
-	last := req.Messages[len(req.Messages)-1]
-	prefill := req.ContinueFinalMessage && last.Role == "assistant"
+	prefill := req.ContinueFinalMessage && lastAssistant == len(req.Messages)-1
+	overlap := 0
+	if depth >= 1 && !prefill {
+		overlap = overlapRequested(lastUser)
+	}
 
-	call := Call{Tag: spec.Tag, Depth: depth, API: apiChat}
+	call := Call{Tag: spec.Tag, Depth: depth, API: apiChat, Stream: req.Stream, MaxTokens: requested, Format: format,
+		Structured: strict, Prompt: promptForLog(lastUser)}
 	fault, faulted, done := s.begin(w, r, &call, spec, depth)
 	if done {
 		return
 	}
 	if faulted {
-		if fault.Kind == FaultFailed {
+		switch fault.Kind {
+		case FaultFailed:
 			// Chat has no "failed" status: a failed generation is a 500.
 			writeError(w, http.StatusInternalServerError, "server_error", "server_error", "",
 				"The model failed to generate a response (simulated).")
 			call.Status, call.Outcome = http.StatusInternalServerError, outcomeOf(http.StatusInternalServerError)
 			s.record(call)
 			return
+		case FaultBreak:
+			if !req.Stream {
+				s.dropConnection(call)
+			}
 		}
 	}
 
 	t := produce(turnInput{doc: doc, spec: spec, offset: offset, depth: depth, maxTokens: maxTokens,
-		model: req.Model, fault: contentFault(fault, faulted), prefill: prefill})
+		model: req.Model, fault: contentFault(fault, faulted), prefill: prefill, overlap: overlap,
+		restart: depth >= 1 && strict, tool: tool})
 	cc := chatCompletion{
 		ID:                s.newID("chatcmpl-"),
 		Object:            "chat.completion",
@@ -114,12 +153,22 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		ServiceTier:       "default",
 		SystemFingerprint: "fp_simulator",
 		Choices: []chatChoice{{
-			Message:      chatReply{Role: "assistant", Content: t.text, Annotations: []struct{}{}},
+			Message:      chatReply{Role: "assistant", Content: &t.text, Annotations: []struct{}{}},
 			FinishReason: finishReason(t),
 		}},
 	}
+	if t.call != nil {
+		if t.text == "" {
+			cc.Choices[0].Message.Content = nil
+		}
+		cc.Choices[0].Message.ToolCalls = []chatToolCall{{ID: s.newID("call_"), Type: "function",
+			Function: chatFunction{Name: t.call.name, Arguments: t.call.args}}}
+	}
 	cc.Usage.PromptTokens = tokensOf(chars)
-	cc.Usage.PromptTokensDetails.CachedTokens = tokensOf(chars - lastChars)
+	if lastAssistant >= 0 {
+		// The previous request's prompt ended before the latest assistant turn.
+		cc.Usage.PromptTokensDetails.CachedTokens = cachedTokens(tokensOf(prefixChars))
+	}
 	cc.Usage.CompletionTokens = t.outputTokens
 	cc.Usage.CompletionTokensDetails.ReasoningTokens = t.reasoning
 	cc.Usage.TotalTokens = cc.Usage.PromptTokens + cc.Usage.CompletionTokens
@@ -129,13 +178,32 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if t.reason != "" {
 		call.Outcome += ":" + t.reason
 	}
+	call.ToolCall = toolCallState(t)
+	malformed := faulted && fault.Kind == FaultMalformed
+	broken := faulted && fault.Kind == FaultBreak
+	switch {
+	case malformed:
+		call.Outcome = FaultMalformed
+	case broken:
+		call.Outcome = FaultBreak
+	}
+	if req.Stream {
+		s.record(call)
+		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+		if err := writeChatStream(w, &cc, includeUsage, malformed || broken); err != nil {
+			s.log.Debug("stream aborted", "id", cc.ID, "err", err)
+		}
+		if broken {
+			panic(http.ErrAbortHandler) // close the connection without ending the body
+		}
+		return
+	}
 	body, err := json.Marshal(cc)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "server_error", "", "", "simulator: encoding completion: "+err.Error())
 		return
 	}
-	if faulted && fault.Kind == FaultMalformed {
-		call.Outcome = FaultMalformed
+	if malformed {
 		s.record(call)
 		writeMalformed(w, body)
 		return
@@ -149,6 +217,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 func finishReason(t turn) *string {
 	var r string
 	switch {
+	case t.status == statusCompleted && t.call != nil:
+		r = "tool_calls"
 	case t.status == statusCompleted:
 		r = "stop"
 	case t.reason == reasonMaxOutputTokens:

@@ -17,10 +17,14 @@ func TestChatHistoryReassemblesDocument(t *testing.T) {
 			sim, client := newTestClient(t, Config{})
 			prompt := "[[sim format=" + format + " size=1500 tag=h]]"
 			want, _, _ := DocumentFor(prompt)
+			// A system prompt over 1024 tokens, so the prompt cache reports hits.
+			system := "You write documents. " + strings.Repeat("Keep the format. ", 300)
 			msgs := []openai.ChatCompletionMessageParamUnion{
-				openai.SystemMessage("You write documents."),
+				openai.SystemMessage(system),
 				openai.UserMessage(prompt),
 			}
+			sent := len(system) + len(prompt) // every message sent, history included
+			prefix := 0                       // what the previous request's prompt was
 			var got strings.Builder
 			for i := 0; ; i++ {
 				cc, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
@@ -39,9 +43,18 @@ func TestChatHistoryReassemblesDocument(t *testing.T) {
 				if choice.FinishReason != "length" {
 					t.Fatalf("call %d: finish_reason %q", i, choice.FinishReason)
 				}
-				if i > 0 && cc.Usage.PromptTokensDetails.CachedTokens == 0 {
-					t.Errorf("call %d: no cached tokens", i)
+				u := cc.Usage
+				if u.PromptTokens != int64(tokensOf(sent)) {
+					t.Errorf("call %d: prompt tokens %d, want %d (every message)", i, u.PromptTokens, tokensOf(sent))
 				}
+				if want := int64(tokensOf(prefix) / 128 * 128); i > 0 && u.PromptTokensDetails.CachedTokens != want {
+					t.Errorf("call %d: cached tokens %d, want %d", i, u.PromptTokensDetails.CachedTokens, want)
+				}
+				if i == 0 && u.PromptTokensDetails.CachedTokens != 0 {
+					t.Errorf("first call: cached tokens %d", u.PromptTokensDetails.CachedTokens)
+				}
+				prefix = sent
+				sent += len(choice.Message.Content) + len("continue")
 				msgs = append(msgs, openai.AssistantMessage(choice.Message.Content), openai.UserMessage("continue"))
 			}
 			if got.String() != want {

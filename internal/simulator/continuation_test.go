@@ -33,7 +33,8 @@ func TestResponsesIncompleteAndUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	prevTurns := len(prompt) + len(first.OutputText())
-	if second.Usage.InputTokensDetails.CachedTokens != int64(tokensOf(prevTurns)) ||
+	// Under 1024 tokens nothing is cached, as with OpenAI's prompt caching.
+	if second.Usage.InputTokensDetails.CachedTokens != 0 ||
 		second.Usage.InputTokens != int64(tokensOf(prevTurns+len("go on"))) {
 		t.Fatalf("usage = %+v", second.Usage)
 	}
@@ -126,33 +127,42 @@ func TestReasoningBudget(t *testing.T) {
 	}
 }
 
+// tokens counts text with the simulator's tokenizer.
+func tokens(s string) int {
+	_, n := advance(s, 0, len(s))
+	return n
+}
+
 func TestBehaviors(t *testing.T) {
 	prompt := func(b string) string { return "[[sim format=csv size=1500 behavior=" + b + "]]" }
 	doc, _, _ := DocumentFor(prompt("exact"))
+	restartLine := func(e string) (string, string) { return e[strings.LastIndexByte(e, '\n')+1:], "" }
 	tests := []struct {
 		behavior string
-		// want builds the expected depth-1 text from what depth 0 emitted and the clean chunk.
-		want func(emitted, chunk string) string
+		// extras builds what the behaviour adds around a continuation from what was emitted.
+		extras func(emitted string) (pre, post string)
 	}{
-		{"exact", func(e, c string) string { return c }},
-		{"repeat_tail", func(e, c string) string { return e[runeStart(e, len(e)-40):] + c }}, // widened to a whole rune
-		{"restart_line", func(e, c string) string { return e[strings.LastIndexByte(e, '\n')+1:] + c }},
-		{"preamble", func(e, c string) string { return "Sure, here is the continuation:\n\n" + c }},
-		{"fence", func(e, c string) string { return "```\n" + c + "\n```" }},
-		{"overlap", func(e, c string) string {
+		{"exact", func(e string) (string, string) { return "", "" }},
+		{"repeat_tail", func(e string) (string, string) { return e[runeStart(e, len(e)-40):], "" }}, // widened to a whole rune
+		{"restart_line", restartLine},
+		{"ignore_overlap", restartLine}, // without an overlap instruction, too
+		{"preamble", func(e string) (string, string) { return "Sure, here is the continuation:\n\n", "" }},
+		{"fence", func(e string) (string, string) { return "```\n", "\n```" }},
+		{"overlap", func(e string) (string, string) {
 			lines := strings.SplitAfter(e, "\n")
 			tail := strings.Join(lines[len(lines)-3:], "")
 			if !strings.HasSuffix(tail, "\n") {
 				tail += "\n"
 			}
-			return "---BEGIN_OVERLAP---\n" + tail + "---END_OVERLAP---\n" + c
+			return "---BEGIN_OVERLAP---\n" + tail + "---END_OVERLAP---\n", ""
 		}},
 	}
+	const budget = 120
 	_, client := newTestClient(t, Config{})
 	for _, tt := range tests {
 		t.Run(tt.behavior, func(t *testing.T) {
 			ctx := context.Background()
-			first, err := newResponse(ctx, client, prompt(tt.behavior), "", 50)
+			first, err := newResponse(ctx, client, prompt(tt.behavior), "", budget)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,22 +170,23 @@ func TestBehaviors(t *testing.T) {
 			if emitted != doc[:len(emitted)] {
 				t.Fatal("depth 0 must be exact")
 			}
-			second, err := newResponse(ctx, client, "continue", first.ID, 50)
-			if err != nil {
-				t.Fatal(err)
-			}
-			end, _ := advance(doc, len(emitted), 50)
-			if want := tt.want(emitted, doc[len(emitted):end]); second.OutputText() != want {
-				t.Fatalf("got  %q\nwant %q", second.OutputText(), want)
-			}
-			// Extras do not advance the offset: depth 2 starts where depth 1's chunk ended.
-			third, err := newResponse(ctx, client, "continue", second.ID, 50)
-			if err != nil {
-				t.Fatal(err)
-			}
-			end2, _ := advance(doc, end, 50)
-			if want := tt.want(doc[:end], doc[end:end2]); third.OutputText() != want {
-				t.Fatalf("depth 2: got %q\nwant %q", third.OutputText(), want)
+			prev, end := first, len(emitted)
+			// Extras do not advance the offset: each depth starts where the previous chunk ended.
+			for depth := 1; depth <= 2; depth++ {
+				resp, err := newResponse(ctx, client, "continue", prev.ID, budget)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Extras are written tokens too: they take their share of the budget.
+				pre, post := tt.extras(doc[:end])
+				next, _ := advance(doc, end, budget-tokens(pre)-tokens(post))
+				if want := pre + doc[end:next] + post; resp.OutputText() != want {
+					t.Fatalf("depth %d: got  %q\nwant %q", depth, resp.OutputText(), want)
+				}
+				if resp.Usage.OutputTokens != budget {
+					t.Fatalf("depth %d: %d output tokens, want the whole budget %d", depth, resp.Usage.OutputTokens, budget)
+				}
+				prev, end = resp, next
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,11 +11,16 @@ import (
 
 const apiResponses = "responses"
 
-var defaultTextConfig = json.RawMessage(`{"format":{"type":"text"}}`)
+var (
+	defaultTextConfig = json.RawMessage(`{"format":{"type":"text"}}`)
+	emptyList         = json.RawMessage(`[]`)
+)
 
 // handleResponses serves POST /v1/responses: a first request starts a
 // conversation from its directive; previous_response_id continues the stored
-// one from the offset it reached.
+// one from the offset it reached. Assistant message items in the input (the
+// text a broken stream delivered, or an answer to continue) carry the
+// document further, as assistant turns do in chat.
 func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	var req responsesRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
@@ -35,13 +41,31 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	if req.Instructions != nil {
 		instructions = *req.Instructions
 	}
-	firstUser, inputChars, err := readInput(req.Input)
+	in, err := readInput(req.Input)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_type", "input",
 			fmt.Sprintf("Invalid 'input': %v", err))
 		return
 	}
-	inputChars += len(instructions)
+	tool, err := firstFunction(req.Tools)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", "tools",
+			fmt.Sprintf("Invalid 'tools': %v", err))
+		return
+	}
+	format, strict, err := responsesFormat(req.Text)
+	if err != nil {
+		var bp *badParam
+		errors.As(err, &bp)
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", bp.param, bp.msg)
+		return
+	}
+	// Instructions and tools are sent with every request; they are not part
+	// of the stored conversation a continuation re-reads.
+	resent := len(instructions)
+	if tool != "" {
+		resent += len(req.Tools)
+	}
 
 	var (
 		spec      Spec
@@ -61,42 +85,77 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		spec, doc, offset, depth, prevChars = prev.spec, prev.doc, prev.end, prev.depth+1, prev.convChars
 		prevID = req.PreviousResponseID
 	} else {
-		spec, err = specFrom(instructions, firstUser)
+		spec, err = specFrom(instructions, in.firstUser)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", "input", err.Error())
 			return
 		}
 		doc = s.docs.get(spec)
 	}
+	matching := true
+	for _, a := range in.assistant {
+		depth++
+		if matching {
+			offset, matching = follow(doc, offset, a)
+		}
+	}
+	offset = runeStart(doc, offset)
+	overlap := 0
+	if depth >= 1 {
+		overlap = overlapRequested(in.lastUser)
+	}
 
-	call := Call{Tag: spec.Tag, Depth: depth, API: apiResponses}
+	call := Call{Tag: spec.Tag, Depth: depth, API: apiResponses, Stream: req.Stream, Format: format, Structured: strict,
+		Prompt: promptForLog(in.lastUser)}
+	if req.MaxOutputTokens != nil {
+		call.MaxTokens = *req.MaxOutputTokens
+	}
 	fault, faulted, done := s.begin(w, r, &call, spec, depth)
 	if done {
 		return
 	}
+	broken := faulted && fault.Kind == FaultBreak
+	if broken && !req.Stream {
+		s.dropConnection(call)
+	}
 
 	t := produce(turnInput{doc: doc, spec: spec, offset: offset, depth: depth, maxTokens: maxTokens,
-		model: req.Model, fault: contentFault(fault, faulted)})
-	resp := s.buildResponse(&req, t, maxTokens, prevID, inputChars, prevChars)
+		model: req.Model, fault: contentFault(fault, faulted), overlap: overlap, restart: depth >= 1 && strict, tool: tool})
+	var cached int
+	if prevID != nil {
+		cached = cachedTokens(tokensOf(resent + prevChars))
+	}
+	resp := s.buildResponse(&req, t, maxTokens, prevID, tokensOf(resent+prevChars+in.chars), cached)
 	call.ResponseID, call.OutputTokens, call.Status = resp.ID, t.outputTokens, http.StatusOK
 	call.Outcome = t.status
 	if t.reason != "" {
 		call.Outcome += ":" + t.reason
 	}
+	call.ToolCall = toolCallState(t)
 
-	// A malformed reply never reached the client intact, so it is not stored:
-	// the client cannot know its ID.
+	// A malformed or broken reply never reached the client intact, so it is
+	// not stored: the client cannot continue from it (it continues from the
+	// previous response, sending back what text it received, if any).
 	malformed := faulted && fault.Kind == FaultMalformed
-	if malformed {
+	switch {
+	case malformed:
 		call.Outcome = FaultMalformed
-	} else if resp.Store {
-		s.store(resp.ID, &respState{resp: resp, spec: spec, doc: doc, end: t.end, depth: depth,
-			convChars: prevChars + inputChars + len(t.text)})
+	case broken:
+		call.Outcome = FaultBreak
+	case resp.Store:
+		conv := prevChars + in.chars + len(t.text)
+		if t.call != nil {
+			conv += len(t.call.args)
+		}
+		s.store(resp.ID, &respState{resp: resp, spec: spec, doc: doc, end: t.end, depth: depth, convChars: conv})
 	}
 	if req.Stream {
 		s.record(call)
-		if err := writeStream(w, resp, malformed); err != nil {
+		if err := writeStream(w, resp, malformed || broken); err != nil {
 			s.log.Debug("stream aborted", "response_id", resp.ID, "err", err)
+		}
+		if broken {
+			panic(http.ErrAbortHandler) // close the connection without ending the body
 		}
 		return
 	}
@@ -114,8 +173,29 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	writeBody(w, http.StatusOK, body)
 }
 
-// wait applies the configured latency and a slow fault, reporting false when
-// the client went away first.
+// dropConnection records a break fault on a non-streaming request and drops
+// the connection before any reply: the client sees the connection closed
+// (an EOF), as when a proxy or the network cuts it.
+func (s *Server) dropConnection(call Call) {
+	call.Status, call.Outcome = 0, FaultBreak
+	s.record(call)
+	panic(http.ErrAbortHandler)
+}
+
+// responsesFormat reads the format of a Responses request's text config.
+func responsesFormat(raw json.RawMessage) (typ string, strict bool, err error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", false, nil
+	}
+	var text struct {
+		Format json.RawMessage `json:"format"`
+	}
+	if err := json.Unmarshal(raw, &text); err != nil {
+		return "", false, &badParam{"text", fmt.Sprintf("Invalid 'text': %v", err)}
+	}
+	return parseFormat(text.Format, "text.format")
+}
+
 // begin takes the call's fault, if any: it sleeps out a slow one (false when
 // the client gave up), answers an HTTP-level one, and records the call when
 // it ends there. done means the handler has nothing more to write.
@@ -136,6 +216,8 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, call *Call, spec 
 	return f, faulted, false
 }
 
+// wait applies the configured latency and a slow fault, reporting false when
+// the client went away first.
 func (s *Server) wait(r *http.Request, f Fault, faulted bool) bool {
 	d := s.cfg.Latency
 	if faulted && f.Kind == FaultSlow {
@@ -171,39 +253,63 @@ func specFrom(texts ...string) (Spec, error) {
 	return DefaultSpec(), nil
 }
 
-// readInput returns the first user message's text and the total characters of
-// all input text.
-func readInput(raw json.RawMessage) (firstUser string, chars int, err error) {
+// inputSummary is what the simulator reads of a Responses input.
+type inputSummary struct {
+	firstUser string   // the first user message: where a directive is looked for
+	lastUser  string   // the latest user turn: the prompt a continuation strategy sent
+	assistant []string // assistant message texts, in order
+	chars     int      // characters of every input text
+}
+
+// readInput summarizes a Responses input: a string or a list of items.
+func readInput(raw json.RawMessage) (in inputSummary, err error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", 0, nil
+		return in, nil
 	}
 	if raw[0] == '"' {
-		if err := json.Unmarshal(raw, &firstUser); err != nil {
-			return "", 0, err
+		if err := json.Unmarshal(raw, &in.firstUser); err != nil {
+			return in, err
 		}
-		return firstUser, len(firstUser), nil
+		in.lastUser, in.chars = in.firstUser, len(in.firstUser)
+		return in, nil
 	}
 	var items []inputItem
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return "", 0, fmt.Errorf("want a string or a list of input items: %w", err)
+		return in, fmt.Errorf("want a string or a list of input items: %w", err)
 	}
 	found := false
 	for i, it := range items {
 		text, err := textOf(it.Content)
 		if err != nil {
-			return "", 0, fmt.Errorf("item %d content: %w", i, err)
+			return in, fmt.Errorf("item %d content: %w", i, err)
 		}
-		chars += len(text)
-		if !found && it.Role == "user" {
-			firstUser, found = text, true
+		in.chars += len(text) + len(it.Arguments)
+		if len(it.Output) > 0 {
+			out, err := textOf(it.Output)
+			if err != nil {
+				return in, fmt.Errorf("item %d output: %w", i, err)
+			}
+			in.chars += len(out)
+		}
+		if it.Type != "" && it.Type != "message" {
+			continue
+		}
+		switch it.Role {
+		case "user":
+			if !found {
+				in.firstUser, found = text, true
+			}
+			in.lastUser = text
+		case "assistant":
+			in.assistant = append(in.assistant, text)
 		}
 	}
-	return firstUser, chars, nil
+	return in, nil
 }
 
 // buildResponse renders a turn as a Responses API object.
 func (s *Server) buildResponse(req *responsesRequest, t turn, maxTokens int,
-	prevID *string, inputChars, prevChars int) *response {
+	prevID *string, inputTokens, cached int) *response {
 	resp := &response{
 		ID:                 s.newID("resp_"),
 		Object:             "response",
@@ -220,7 +326,7 @@ func (s *Server) buildResponse(req *responsesRequest, t turn, maxTokens int,
 		Temperature:        1,
 		Text:               defaultTextConfig,
 		ToolChoice:         "auto",
-		Tools:              []struct{}{},
+		Tools:              emptyList,
 		TopP:               1,
 		Truncation:         "disabled",
 	}
@@ -229,6 +335,9 @@ func (s *Server) buildResponse(req *responsesRequest, t turn, maxTokens int,
 	}
 	if len(req.Text) > 0 && string(req.Text) != "null" {
 		resp.Text = req.Text
+	}
+	if len(req.Tools) > 0 && string(req.Tools) != "null" {
+		resp.Tools = req.Tools
 	}
 	if t.reasoning > 0 {
 		effort := "medium"
@@ -243,14 +352,22 @@ func (s *Server) buildResponse(req *responsesRequest, t turn, maxTokens int,
 	}
 	if t.text != "" {
 		itemStatus := statusCompleted
-		if t.status != statusCompleted {
-			itemStatus = statusIncomplete
+		if t.status != statusCompleted && t.call == nil {
+			itemStatus = statusIncomplete // the budget ran out in the text
 		}
 		resp.Output = append(resp.Output, messageItem{Type: "message", ID: s.newID("msg_"), Status: itemStatus, Role: "assistant",
 			Content: []outputText{{Type: "output_text", Text: t.text, Annotations: []struct{}{}}}})
 	}
-	u := &responseUsage{InputTokens: tokensOf(prevChars + inputChars), OutputTokens: t.outputTokens}
-	u.InputTokensDetails.CachedTokens = tokensOf(prevChars)
+	if t.call != nil {
+		itemStatus := statusCompleted
+		if !t.call.complete {
+			itemStatus = statusIncomplete
+		}
+		resp.Output = append(resp.Output, functionCallItem{Type: "function_call", ID: s.newID("fc_"), CallID: s.newID("call_"),
+			Name: t.call.name, Arguments: t.call.args, Status: itemStatus})
+	}
+	u := &responseUsage{InputTokens: inputTokens, OutputTokens: t.outputTokens}
+	u.InputTokensDetails.CachedTokens = cached
 	u.OutputTokensDetails.ReasoningTokens = t.reasoning
 	u.TotalTokens = u.InputTokens + u.OutputTokens
 	resp.Usage = u

@@ -57,7 +57,37 @@ type Call struct {
 	Outcome      string // completed, incomplete:<reason>, failed, error:<status>, malformed, canceled
 	ResponseID   string
 	OutputTokens int
-	At           time.Time
+	// What the request asked for, so tests can assert what a client sent.
+	Stream     bool   // a streaming request
+	MaxTokens  int    // max_output_tokens, max_completion_tokens or max_tokens as sent; 0 when absent
+	Format     string // output format type sent: "" (none), text, json_object or json_schema
+	Structured bool   // a strict json_schema format was sent
+	Prompt     string // text of the latest user turn (its first 8 KiB)
+	ToolCall   string // "" when the model called no tool, else "complete" or "truncated"
+	At         time.Time
+}
+
+// maxPromptLog bounds Call.Prompt: the call log keeps up to MaxResponses calls.
+const maxPromptLog = 8 << 10
+
+// promptForLog is the logged copy of a prompt: bounded, and not keeping a
+// longer text alive.
+func promptForLog(p string) string {
+	if len(p) > maxPromptLog {
+		return strings.Clone(p[:runeStart(p, maxPromptLog)])
+	}
+	return p
+}
+
+// toolCallState is Call.ToolCall for a turn.
+func toolCallState(t turn) string {
+	switch {
+	case t.call == nil:
+		return ""
+	case t.call.complete:
+		return "complete"
+	}
+	return "truncated"
 }
 
 type faultUse struct {
@@ -217,7 +247,8 @@ func (s *Server) takeFault(spec Spec, depth int) (Fault, bool) {
 func (s *Server) record(c Call) {
 	c.At = time.Now()
 	s.log.Debug("model call", "api", c.API, "tag", c.Tag, "depth", c.Depth, "status", c.Status,
-		"outcome", c.Outcome, "response_id", c.ResponseID, "output_tokens", c.OutputTokens)
+		"outcome", c.Outcome, "response_id", c.ResponseID, "output_tokens", c.OutputTokens,
+		"stream", c.Stream, "max_tokens", c.MaxTokens, "format", c.Format, "tool_call", c.ToolCall)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.calls) < s.cfg.MaxResponses {

@@ -20,12 +20,19 @@ const (
 
 // Behaviors describe how a continuation (depth >= 1) deviates from a perfect one.
 const (
-	BehaviorExact        = "exact"
-	BehaviorRepeatTail   = "repeat_tail"
-	BehaviorRestartLine  = "restart_line"
-	BehaviorPreamble     = "preamble"
-	BehaviorFence        = "fence"
-	BehaviorOverlap      = "overlap"
+	BehaviorExact       = "exact"
+	BehaviorRepeatTail  = "repeat_tail"
+	BehaviorRestartLine = "restart_line"
+	BehaviorPreamble    = "preamble"
+	BehaviorFence       = "fence"
+	BehaviorOverlap     = "overlap"
+	// BehaviorIgnoreOverlap is a model that ignores an overlap instruction
+	// ("repeat the last N lines ..."): no markers, it restarts the incomplete
+	// last line instead, as restart_line does.
+	BehaviorIgnoreOverlap = "ignore_overlap"
+)
+
+const (
 	defaultSize          = 2000
 	defaultSeed          = 1
 	directiveOpen        = "[[sim"
@@ -44,6 +51,17 @@ const (
 	FaultSlow          = "slow"
 	FaultMalformed     = "malformed"
 	FaultCutoff        = "cutoff"
+	// FaultBreak cuts the connection: a stream stops abruptly after about
+	// half the turn's text (no finish_reason, terminal event or [DONE]); a
+	// non-streaming request gets its connection dropped before any reply.
+	FaultBreak = "break"
+)
+
+// Tool call modes of the tool= directive key.
+const (
+	ToolOK        = "ok"        // a complete call with valid JSON arguments
+	ToolTruncated = "truncated" // the budget runs out inside the arguments
+	ToolInvalid   = "invalid"   // a complete call whose arguments are not valid JSON
 )
 
 // Spec is a parsed [[sim ...]] directive: it fixes the document and how the
@@ -58,6 +76,16 @@ type Spec struct {
 	// "not given", in which case the model name decides (64 for o1/o3/o4/gpt-5, else 0).
 	Reasoning int
 	Behavior  string
+	// Tool, when set, makes the model call a function at one depth.
+	Tool *ToolSpec
+}
+
+// ToolSpec is a directive's tool=DEPTH[:MODE]: at that depth the model
+// writes part of its budget as document text and then calls the first
+// function tool the request offers (none offered, no call).
+type ToolSpec struct {
+	Depth int
+	Mode  string // ToolOK, ToolTruncated or ToolInvalid
 }
 
 // Fault is one KIND@DEPTH[:ARG][xN] entry of a directive's faults= list.
@@ -141,7 +169,8 @@ func (s *Spec) set(key, value string) error {
 		s.Reasoning = n
 	case "behavior":
 		switch value {
-		case BehaviorExact, BehaviorRepeatTail, BehaviorRestartLine, BehaviorPreamble, BehaviorFence, BehaviorOverlap:
+		case BehaviorExact, BehaviorRepeatTail, BehaviorRestartLine, BehaviorPreamble, BehaviorFence, BehaviorOverlap,
+			BehaviorIgnoreOverlap:
 			s.Behavior = value
 		default:
 			return fmt.Errorf("behavior: unknown behavior %q", value)
@@ -152,10 +181,33 @@ func (s *Spec) set(key, value string) error {
 			return fmt.Errorf("faults: %w", err)
 		}
 		s.Faults = faults
+	case "tool":
+		tool, err := parseTool(value)
+		if err != nil {
+			return fmt.Errorf("tool: %w", err)
+		}
+		s.Tool = tool
 	default:
 		return fmt.Errorf("unknown key %q", key)
 	}
 	return nil
+}
+
+// parseTool parses DEPTH[:MODE].
+func parseTool(value string) (*ToolSpec, error) {
+	depth, mode, _ := strings.Cut(value, ":")
+	d, err := strconv.Atoi(depth)
+	if err != nil || d < 0 {
+		return nil, fmt.Errorf("%q: want DEPTH[:MODE] with a non-negative integer depth", value)
+	}
+	switch mode {
+	case "":
+		mode = ToolOK
+	case ToolOK, ToolTruncated, ToolInvalid:
+	default:
+		return nil, fmt.Errorf("%q: unknown mode %q (want ok, truncated or invalid)", value, mode)
+	}
+	return &ToolSpec{Depth: d, Mode: mode}, nil
 }
 
 func parseFaults(list string) ([]Fault, error) {
@@ -180,7 +232,7 @@ func parseFault(item string) (Fault, error) {
 		return f, fmt.Errorf("%q: want KIND@DEPTH[:ARG][xN]", item)
 	}
 	switch kind {
-	case Fault429, Fault500, Fault400, FaultContentFilter, FaultFailed, FaultSlow, FaultMalformed, FaultCutoff:
+	case Fault429, Fault500, Fault400, FaultContentFilter, FaultFailed, FaultSlow, FaultMalformed, FaultCutoff, FaultBreak:
 		f.Kind = kind
 	default:
 		return f, fmt.Errorf("%q: unknown fault kind %q", item, kind)
@@ -255,6 +307,9 @@ func (s Spec) faultKey() string {
 	fmt.Fprintf(&b, "%s|%d|%d|%s|%d|%s", s.Format, s.Size, s.Seed, s.Tag, s.Reasoning, s.Behavior)
 	for _, f := range s.Faults {
 		fmt.Fprintf(&b, "|%s@%d:%sx%d", f.Kind, f.Depth, f.Arg, f.Times)
+	}
+	if s.Tool != nil {
+		fmt.Fprintf(&b, "|tool=%d:%s", s.Tool.Depth, s.Tool.Mode)
 	}
 	return b.String()
 }

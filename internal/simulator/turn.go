@@ -1,6 +1,10 @@
 package simulator
 
-import "strings"
+import (
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
 
 // Responses API statuses and incomplete reasons the simulator produces.
 const (
@@ -12,11 +16,14 @@ const (
 	reasonContentFilter   = "content_filter"
 	reasonInterrupted     = "interrupted"
 
-	preambleText  = "Sure, here is the continuation:\n\n"
-	overlapBegin  = "---BEGIN_OVERLAP---\n"
-	overlapEnd    = "---END_OVERLAP---\n"
-	repeatTailLen = 40
-	overlapLines  = 3
+	preambleText    = "Sure, here is the continuation:\n\n"
+	overlapBegin    = "---BEGIN_OVERLAP---\n"
+	overlapEnd      = "---END_OVERLAP---\n"
+	repeatTailLen   = 40
+	overlapLines    = 3
+	maxOverlapLines = 1000 // "repeat the last N lines" beyond this is capped
+	overlapPhrase   = "repeat the last "
+	toolQueryBytes  = 110 // the query argument's length: arguments are ~40 tokens
 )
 
 // turnInput is everything one model call depends on, whichever API asked.
@@ -29,22 +36,39 @@ type turnInput struct {
 	model     string
 	fault     string // content-level fault kind (content_filter, cutoff, failed) or ""
 	prefill   bool   // continuing the final assistant message in place: no behaviour extras
+	overlap   int    // N of "repeat the last N lines" in the latest user turn; 0 when absent
+	restart   bool   // the model starts the document over (strict schema on a continuation)
+	tool      string // the function the model can call (the request's first function tool), "" for none
 }
 
 // turn is one model call's output.
 type turn struct {
 	start, end   int // the document range this call emitted
 	text         string
+	call         *toolCall // a function call after the text, if the model made one
 	reasoning    int
 	outputTokens int
 	status       string
 	reason       string // incomplete reason, "" unless status is incomplete
 }
 
-// produce simulates one generation: reasoning first, then document tokens up
-// to the budget, wrapped in the behaviour's extras on continuations.
+// toolCall is a function call the model emitted. complete is false when the
+// token budget ran out inside its arguments.
+type toolCall struct {
+	name, args string
+	complete   bool
+}
+
+// produce simulates one generation: reasoning first, then the behaviour's
+// extras on continuations, then document tokens up to the budget, and a
+// function call when the directive asks for one at this depth. Everything
+// visible counts against the budget, extras included.
 func produce(in turnInput) turn {
-	t := turn{start: in.offset, end: in.offset}
+	offset := in.offset
+	if in.restart {
+		offset = 0
+	}
+	t := turn{start: offset, end: offset}
 	t.reasoning = in.spec.reasoningFor(in.model)
 	if in.fault == FaultFailed {
 		t.status = statusFailed
@@ -62,48 +86,101 @@ func produce(in turnInput) turn {
 	case FaultContentFilter, FaultCutoff:
 		budget = max(1, budget/2)
 	}
-	end, visible := advance(in.doc, in.offset, budget)
+
+	var pre, post string
+	if in.depth >= 1 && !in.prefill && !in.restart && offset > 0 {
+		pre, post = extras(in.spec.Behavior, in.doc[:offset], in.overlap)
+	}
+	preEnd, used := advance(pre, 0, budget)
+	preCut := preEnd < len(pre)
+	pre = pre[:preEnd]
+	_, postTokens := advance(post, 0, len(post))
+	if preCut || used+postTokens >= budget {
+		post, postTokens = "", 0 // no room left to write it
+	}
+	docBudget := budget - used - postTokens
+	if preCut {
+		docBudget = 0
+	}
+
+	var (
+		end, visible int
+		argTokens    int
+	)
+	if in.tool != "" && in.fault == "" && in.spec.Tool != nil && in.spec.Tool.Depth == in.depth && !preCut {
+		mode := in.spec.Tool.Mode
+		args := toolArguments(in.spec, in.depth, mode)
+		_, full := advance(args, 0, len(args))
+		// The text takes part of the budget; a complete call needs the rest,
+		// a truncated one runs out halfway through its arguments.
+		textBudget := min(docBudget/2, docBudget-full)
+		if mode == ToolTruncated {
+			textBudget = docBudget - full/2
+		}
+		end, visible = advance(in.doc, offset, max(0, textBudget))
+		argBudget := docBudget - visible
+		if mode == ToolTruncated {
+			argBudget = min(argBudget, full-1)
+		}
+		argEnd, n := advance(args, 0, max(0, argBudget))
+		argTokens = n
+		t.call = &toolCall{name: in.tool, args: args[:argEnd], complete: argEnd == len(args)}
+	} else {
+		end, visible = advance(in.doc, offset, docBudget)
+	}
 	t.end = end
 	switch {
 	case in.fault == FaultContentFilter:
 		t.status, t.reason = statusIncomplete, reasonContentFilter
 	case in.fault == FaultCutoff:
 		t.status, t.reason = statusIncomplete, reasonInterrupted
-	case end >= len(in.doc):
+	case t.call != nil && t.call.complete:
+		t.status = statusCompleted
+	case t.call == nil && !preCut && end >= len(in.doc):
 		t.status = statusCompleted
 	default:
 		t.status, t.reason = statusIncomplete, reasonMaxOutputTokens
 	}
-	chunk := in.doc[in.offset:end]
-	var pre, post string
-	if in.depth >= 1 && !in.prefill && in.offset > 0 {
-		pre, post = extras(in.spec.Behavior, in.doc[:in.offset])
-	}
+	chunk := in.doc[offset:end]
 	t.text = chunk
 	if pre != "" || post != "" {
 		t.text = pre + chunk + post
 	}
-	t.outputTokens = visible + tokensOf(len(pre)+len(post)) + t.reasoning
+	t.outputTokens = t.reasoning + used + visible + postTokens + argTokens
 	return t
 }
 
 // extras returns the text a misbehaving model adds around a continuation,
-// given what the conversation has emitted so far. None of it advances the
-// document offset.
-func extras(behavior, emitted string) (pre, post string) {
+// given what the conversation has emitted so far and the N of an overlap
+// instruction in the latest user turn (0 when there is none). None of it
+// advances the document offset.
+func extras(behavior, emitted string, overlap int) (pre, post string) {
 	switch behavior {
+	case BehaviorExact:
+		if overlap > 0 {
+			return overlapBlock(emitted, overlap), ""
+		}
+	case BehaviorOverlap:
+		if overlap <= 0 {
+			overlap = overlapLines
+		}
+		return overlapBlock(emitted, overlap), ""
 	case BehaviorRepeatTail:
 		return emitted[runeStart(emitted, max(0, len(emitted)-repeatTailLen)):], ""
-	case BehaviorRestartLine:
+	case BehaviorRestartLine, BehaviorIgnoreOverlap:
 		return emitted[strings.LastIndexByte(emitted, '\n')+1:], ""
 	case BehaviorPreamble:
 		return preambleText, ""
 	case BehaviorFence:
 		return "```\n", "\n```"
-	case BehaviorOverlap:
-		return overlapBegin + lastLines(emitted, overlapLines) + overlapEnd, ""
 	}
 	return "", ""
+}
+
+// overlapBlock is an obeyed overlap instruction: the last n lines between
+// the markers.
+func overlapBlock(emitted string, n int) string {
+	return overlapBegin + lastLines(emitted, min(n, maxOverlapLines)) + overlapEnd
 }
 
 // lastLines returns the last n lines of s (the last one possibly partial),
@@ -128,4 +205,47 @@ func lastLines(s string, n int) string {
 		out += "\n"
 	}
 	return out
+}
+
+// overlapRequested returns N when prompt asks to "repeat the last N lines"
+// (any case; "line" singular too), else 0.
+func overlapRequested(prompt string) int {
+	if len(prompt) < len(overlapPhrase) {
+		return 0
+	}
+	lower := strings.ToLower(prompt)
+	for {
+		i := strings.Index(lower, overlapPhrase)
+		if i < 0 {
+			return 0
+		}
+		rest := lower[i+len(overlapPhrase):]
+		j := 0
+		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+			j++
+		}
+		if n, err := strconv.Atoi(rest[:j]); err == nil && n > 0 && strings.HasPrefix(rest[j:], " line") {
+			return n
+		}
+		lower = rest
+	}
+}
+
+// toolArguments returns the deterministic arguments of the call at depth:
+// {"query":"<words>","page":<depth+1>}, about 40 tokens. The invalid mode
+// ends with a trailing comma, which no JSON parser accepts.
+func toolArguments(spec Spec, depth int, mode string) string {
+	r := rand.New(rand.NewPCG(uint64(spec.Seed), 0x7001_0000+uint64(depth)))
+	var q strings.Builder
+	for q.Len() < toolQueryBytes {
+		if q.Len() > 0 {
+			q.WriteByte(' ')
+		}
+		q.WriteString(pick(r, words))
+	}
+	tail := "}"
+	if mode == ToolInvalid {
+		tail = ",}"
+	}
+	return `{"query":` + jsonString(q.String()) + `,"page":` + strconv.Itoa(depth+1) + tail
 }

@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 )
@@ -60,13 +61,17 @@ type responsesRequest struct {
 	Stream             bool            `json:"stream"`
 	Text               json.RawMessage `json:"text"`
 	Temperature        *float64        `json:"temperature"`
+	Tools              json.RawMessage `json:"tools"`
 }
 
-// inputItem is one element of a list-form input: an (easy) input message.
+// inputItem is one element of a list-form input: an (easy) input message,
+// or a function call / function call output item of a tool round trip.
 type inputItem struct {
-	Type    string          `json:"type"`
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	Arguments string          `json:"arguments"`
+	Output    json.RawMessage `json:"output"`
 }
 
 type contentPart struct {
@@ -95,7 +100,7 @@ type response struct {
 	Temperature        float64            `json:"temperature"`
 	Text               json.RawMessage    `json:"text"`
 	ToolChoice         string             `json:"tool_choice"`
-	Tools              []struct{}         `json:"tools"`
+	Tools              json.RawMessage    `json:"tools"`
 	TopP               float64            `json:"top_p"`
 	Truncation         string             `json:"truncation"`
 	Usage              *responseUsage     `json:"usage"`
@@ -130,6 +135,16 @@ type messageItem struct {
 	Content []outputText `json:"content"`
 }
 
+// functionCallItem is a Responses output item of type function_call.
+type functionCallItem struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Status    string `json:"status"`
+}
+
 type outputText struct {
 	Type        string     `json:"type"`
 	Text        string     `json:"text"`
@@ -148,19 +163,29 @@ type responseUsage struct {
 	TotalTokens int `json:"total_tokens"`
 }
 
-// Chat Completions request.
+// Chat Completions request. continue_final_message and
+// add_generation_prompt are vLLM's extensions for prefill.
 type chatRequest struct {
-	Model                string        `json:"model"`
-	Messages             []chatMessage `json:"messages"`
-	MaxTokens            *int          `json:"max_tokens"`
-	MaxCompletionTokens  *int          `json:"max_completion_tokens"`
-	Stream               bool          `json:"stream"`
-	ContinueFinalMessage bool          `json:"continue_final_message"`
+	Model                string          `json:"model"`
+	Messages             []chatMessage   `json:"messages"`
+	MaxTokens            *int            `json:"max_tokens"`
+	MaxCompletionTokens  *int            `json:"max_completion_tokens"`
+	Stream               bool            `json:"stream"`
+	StreamOptions        *streamOptions  `json:"stream_options"`
+	Tools                json.RawMessage `json:"tools"`
+	ResponseFormat       json.RawMessage `json:"response_format"`
+	ContinueFinalMessage bool            `json:"continue_final_message"`
+	AddGenerationPrompt  *bool           `json:"add_generation_prompt"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
 }
 
 type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	ToolCalls []chatToolCall  `json:"tool_calls"`
 }
 
 type chatCompletion struct {
@@ -181,11 +206,155 @@ type chatChoice struct {
 	Logprobs     *struct{} `json:"logprobs"`
 }
 
+// chatReply is a completion's message. Content is null when the model only
+// called tools.
 type chatReply struct {
-	Role        string     `json:"role"`
-	Content     string     `json:"content"`
-	Refusal     *string    `json:"refusal"`
-	Annotations []struct{} `json:"annotations"`
+	Role        string         `json:"role"`
+	Content     *string        `json:"content"`
+	Refusal     *string        `json:"refusal"`
+	ToolCalls   []chatToolCall `json:"tool_calls,omitempty"`
+	Annotations []struct{}     `json:"annotations"`
+}
+
+type chatToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function chatFunction `json:"function"`
+}
+
+type chatFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// chatChunk is one chat.completion.chunk of a streamed completion. Usage is
+// absent unless stream_options.include_usage asked for it; then it is null
+// on every chunk but the last, which has no choices.
+type chatChunk struct {
+	ID                string            `json:"id"`
+	Object            string            `json:"object"`
+	Created           int64             `json:"created"`
+	Model             string            `json:"model"`
+	ServiceTier       string            `json:"service_tier"`
+	SystemFingerprint string            `json:"system_fingerprint"`
+	Choices           []chatChunkChoice `json:"choices"`
+	Usage             any               `json:"usage,omitempty"`
+}
+
+type chatChunkChoice struct {
+	Index        int       `json:"index"`
+	Delta        chatDelta `json:"delta"`
+	Logprobs     *struct{} `json:"logprobs"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+type chatDelta struct {
+	Role      string              `json:"role,omitempty"`
+	Content   *string             `json:"content,omitempty"`
+	Refusal   *string             `json:"refusal,omitempty"`
+	ToolCalls []chatToolCallDelta `json:"tool_calls,omitempty"`
+}
+
+type chatToolCallDelta struct {
+	Index    int               `json:"index"`
+	ID       string            `json:"id,omitempty"`
+	Type     string            `json:"type,omitempty"`
+	Function chatFunctionDelta `json:"function"`
+}
+
+type chatFunctionDelta struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+// toolDef is one entry of a request's tools: Responses puts the function's
+// name at the top level, Chat Completions under "function".
+type toolDef struct {
+	Type     string `json:"type"`
+	Name     string `json:"name"`
+	Function *struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+// firstFunction returns the name of the first function tool in a request's
+// tools, "" when it offers none.
+func firstFunction(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var tools []toolDef
+	if err := json.Unmarshal(raw, &tools); err != nil {
+		return "", err
+	}
+	for i, t := range tools {
+		if t.Type != "function" {
+			continue
+		}
+		name := t.Name
+		if t.Function != nil && name == "" {
+			name = t.Function.Name
+		}
+		if name == "" {
+			return "", fmt.Errorf("tools[%d]: a function tool needs a name", i)
+		}
+		return name, nil
+	}
+	return "", nil
+}
+
+// outputFormat is a requested output format: Responses text.format or Chat
+// response_format, with the schema's wrapper flattened.
+type outputFormat struct {
+	Type       string `json:"type"`
+	Name       string `json:"name"`
+	Strict     *bool  `json:"strict"`
+	JSONSchema *struct {
+		Name   string          `json:"name"`
+		Schema json.RawMessage `json:"schema"`
+		Strict *bool           `json:"strict"`
+	} `json:"json_schema"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+// badParam is a request error naming the parameter at fault; its message is
+// the one OpenAI would send.
+type badParam struct{ param, msg string }
+
+func (e *badParam) Error() string { return e.msg }
+
+// parseFormat reads a format object (Chat's response_format, or the format
+// inside Responses' text) and reports its type and whether it is a strict
+// JSON schema. param names the field in error messages.
+func parseFormat(raw json.RawMessage, param string) (typ string, strict bool, err error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", false, nil
+	}
+	var f outputFormat
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return "", false, &badParam{param, fmt.Sprintf("Invalid '%s': %v", param, err)}
+	}
+	switch f.Type {
+	case "text", "json_object":
+		return f.Type, false, nil
+	case "json_schema":
+		name, schema, s := f.Name, f.Schema, f.Strict
+		if f.JSONSchema != nil {
+			name, schema, s = f.JSONSchema.Name, f.JSONSchema.Schema, f.JSONSchema.Strict
+			param += ".json_schema"
+		}
+		if name == "" {
+			return "", false, &badParam{param + ".name", fmt.Sprintf("Missing required parameter: '%s.name'.", param)}
+		}
+		if len(schema) == 0 || schema[0] != '{' {
+			return "", false, &badParam{param + ".schema", fmt.Sprintf("Invalid '%s.schema': expected an object.", param)}
+		}
+		return f.Type, s != nil && *s, nil
+	case "":
+		return "", false, &badParam{param + ".type", fmt.Sprintf("Missing required parameter: '%s.type'.", param)}
+	default:
+		return "", false, &badParam{param + ".type", fmt.Sprintf("Invalid value: '%s'. Supported values are: 'text', 'json_object' and 'json_schema'.", f.Type)}
+	}
 }
 
 type chatUsage struct {

@@ -1,0 +1,70 @@
+package simulator
+
+import "strings"
+
+// Prompt caching, as OpenAI reports it: nothing under cacheMinTokens, then
+// the longest previously seen prefix in cacheStepTokens steps.
+const (
+	cacheMinTokens  = 1024
+	cacheStepTokens = 128
+)
+
+// cachedTokens is what a prompt cache serves of a prompt whose first prefix
+// tokens were sent (or stored) before.
+func cachedTokens(prefix int) int {
+	if prefix < cacheMinTokens {
+		return 0
+	}
+	return prefix / cacheStepTokens * cacheStepTokens
+}
+
+// follow returns how far text, an assistant turn the client sends back,
+// carries the document from offset: the model reads its earlier turns and
+// continues after the last of them. A turn that is a clean continuation
+// matches directly; otherwise the extras a behaviour adds are recognized (an
+// overlap block, a preamble, fences, a repeated tail or line) so the turn is
+// followed anyway. matched is false when the text leaves the document; the
+// offset then reaches as far as the text followed it, and the caller ignores
+// later turns, as the model would be lost.
+func follow(doc string, offset int, text string) (end int, matched bool) {
+	if n := commonPrefix(doc[offset:], text); n == len(text) {
+		return offset + n, true
+	} else if n > 0 {
+		end = offset + n
+	} else {
+		end = offset
+	}
+	bodies := []string{text}
+	if rest, ok := strings.CutPrefix(text, overlapBegin); ok {
+		if i := strings.Index(rest, overlapEnd); i >= 0 {
+			bodies = append(bodies, rest[i+len(overlapEnd):])
+		}
+	}
+	if rest, ok := strings.CutPrefix(text, preambleText); ok {
+		bodies = append(bodies, rest)
+	}
+	if rest, ok := strings.CutPrefix(text, "```\n"); ok {
+		bodies = append(bodies, strings.TrimSuffix(rest, "\n```"))
+	}
+	starts := []int{
+		offset,
+		strings.LastIndexByte(doc[:offset], '\n') + 1, // a restarted line
+		runeStart(doc, max(0, offset-repeatTailLen)),  // a repeated tail
+	}
+	for i, body := range bodies {
+		for _, start := range starts {
+			if i == 0 && start == offset {
+				continue // the direct match, tried above
+			}
+			n := commonPrefix(doc[start:], body)
+			if start+n < offset {
+				continue // does not even reach what was emitted
+			}
+			if n == len(body) {
+				return start + n, true
+			}
+			end = max(end, start+n)
+		}
+	}
+	return end, false
+}
