@@ -317,10 +317,22 @@ func fences(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
 	return out, true
 }
 
-// markers echoes the document's tail between the overlap prompt's markers.
+// markers obeys the overlap prompt: the last one to six lines (the last one
+// possibly partial) between the markers, each marker on a line of its own,
+// then the continuation from the exact character where the echo ends.
 func markers(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
-	i := wordStart(prev, 3+r.IntN(8))
-	return "---BEGIN_OVERLAP---\n" + prev[i:] + "\n---END_OVERLAP---\n" + cont, true
+	i := len(prev)
+	if strings.HasSuffix(prev, "\n") {
+		i--
+	}
+	for n := 1 + r.IntN(6); n > 0 && i > 0; n-- {
+		i = strings.LastIndexByte(prev[:i], '\n')
+	}
+	echo := prev[i+1:]
+	if !strings.HasSuffix(echo, "\n") {
+		echo += "\n"
+	}
+	return "---BEGIN_OVERLAP---\n" + echo + "---END_OVERLAP---\n" + cont, true
 }
 
 var remarks = []string{

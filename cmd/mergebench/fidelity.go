@@ -49,7 +49,7 @@ func fidelity(cache string, trials int, seed int64, verbose bool, only string) e
 			}
 			for tr := 0; tr < trials; tr++ {
 				r := rand.New(rand.NewPCG(uint64(seed), uint64(di*1000+bi*10+tr)))
-				chunks, applied := cutAndContinue(r, d, b)
+				chunks, pos, applied := cutAndContinue(r, d, b)
 				if !applied {
 					continue
 				}
@@ -74,6 +74,10 @@ func fidelity(cache string, trials int, seed int64, verbose bool, only string) e
 							os.WriteFile(filepath.Join(dir, name+".json"), buf, 0o644)
 						}
 					}
+					if k := firstBadJoin(md, d, chunks, pos); k > 0 {
+						prev := d.text[:pos[k]]
+						fmt.Printf("  first bad join %d: doc ends %q\n    chunk %q\n    want  %q\n", k, prev[max(0, len(prev)-100):], head(chunks[k].Text), head(d.text[pos[k]:]))
+					}
 					if only != "" {
 						for k, j := range res.Joins {
 							fmt.Printf("  join %+v\n    doc ends %q\n    chunk    %q\n", j, tailOf(chunks, k), head(chunks[k+1].Text))
@@ -93,7 +97,7 @@ func fidelity(cache string, trials int, seed int64, verbose bool, only string) e
 // cutAndContinue cuts the document into 2-12 chunks at random rune
 // boundaries and rewrites every continuation with the behavior. It reports
 // whether the behavior applied at least once.
-func cutAndContinue(r *rand.Rand, d doc, b behavior) ([]merge.Chunk, bool) {
+func cutAndContinue(r *rand.Rand, d doc, b behavior) ([]merge.Chunk, []int, bool) {
 	n := 2 + r.IntN(11)
 	n = min(n, max(2, len(d.text)/64))
 	cuts := map[int]bool{}
@@ -124,7 +128,33 @@ func cutAndContinue(r *rand.Rand, d doc, b behavior) ([]merge.Chunk, bool) {
 		}
 		chunks = append(chunks, merge.Chunk{Seq: i, Text: text, FinishReason: fr})
 	}
-	return chunks, applied
+	return chunks, pos, applied
+}
+
+// firstBadJoin finds the first continuation after which the merge of the
+// chunks so far no longer reproduces the document up to that chunk's end
+// (Markdown by its rendering, other formats byte for byte), for failure
+// reports; 0 when every prefix matches.
+func firstBadJoin(md goldmark.Markdown, d doc, chunks []merge.Chunk, pos []int) int {
+	for k := 1; k < len(chunks); k++ {
+		res, err := merge.Merge(merge.Options{Format: d.format}, chunks[:k+1])
+		if err != nil {
+			return 0
+		}
+		want := d.text[:pos[k+1]]
+		if res.Content == want {
+			continue
+		}
+		if d.format == "markdown" && same(md, d.format, want, res.Content) {
+			continue
+		}
+		if d.format == "json" && k+1 < len(chunks) {
+			// A prefix is repaired into a complete document: only the end counts.
+			continue
+		}
+		return k
+	}
+	return 0
 }
 
 // same compares by what the format means: CSV records, JSON values, JSON

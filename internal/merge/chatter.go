@@ -102,13 +102,27 @@ type chatterCtx struct {
 	doc string
 }
 
+// stripped is a continuation without its chatter.
+type stripped struct {
+	text  string   // what remains
+	notes []string // short notes of what went
+	open  bool     // a wrapper fence is left open for a later chunk to close
+	// echoed: the chunk opened with the overlap prompt's markers; echo is
+	// the text between them, which the join verifies against the document.
+	echoed bool
+	echo   string
+	// open echo: the chunk ended before the end marker.
+	echoCut bool
+}
+
 // stripChatter removes what a model adds around a continuation that is not
-// part of the document: a preamble line, the overlap markers (with the echoed
-// overlap), a code fence wrapped around the chunk, and a closing remark. It
-// returns the remaining text, short notes of what went, and whether a wrapper
-// fence is left open for a later chunk to close.
-func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
+// part of the document: a preamble line, the overlap markers (setting the
+// echoed text aside for the join to check), a code fence wrapped around the
+// chunk, and a closing remark.
+func stripChatter(t string, ctx chatterCtx) stripped {
 	var notes []string
+	var echo string
+	echoed, echoCut := false, false
 	// Preamble: a chatter line of its own, then at most one blank line.
 	if i := strings.IndexByte(t, '\n'); i > 0 && i <= 200 {
 		first := strings.TrimRight(t[:i], "\r")
@@ -131,16 +145,11 @@ func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
 			notes = append(notes, "preamble")
 		}
 	}
-	// Overlap markers: drop the echoed block; the overlap cascade then checks
-	// what follows against the document as usual.
-	if strings.HasPrefix(strings.TrimLeft(t, " \t\r\n"), beginOverlap) {
-		s := strings.TrimLeft(t, " \t\r\n")
-		if j := strings.Index(s, endOverlap); j >= 0 {
-			rest := s[j+len(endOverlap):]
-			rest = strings.TrimPrefix(strings.TrimPrefix(rest, "\r"), "\n")
-			t = rest
-			notes = append(notes, "overlap markers")
-		}
+	// Overlap markers: the echoed block is set aside; the join checks it
+	// against the document's tail.
+	if e, rest, complete, ok := cutMarkers(t); ok {
+		t, echo, echoed, echoCut = rest, e, true, !complete
+		notes = append(notes, "overlap markers")
 	}
 	// A stray end marker with no beginning (the model echoed only part).
 	if s := strings.TrimLeft(t, " \t"); strings.HasPrefix(s, endOverlap) {
@@ -159,6 +168,13 @@ func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
 			notes = append(notes, "code fence")
 		}
 	}
+	// The markers inside the wrapper fence.
+	if !echoed {
+		if e, rest, complete, ok := cutMarkers(t); ok {
+			t, echo, echoed, echoCut = rest, e, true, !complete
+			notes = append(notes, "overlap markers")
+		}
+	}
 	// Closing remark, then the wrapper's closing fence.
 	t, trailed := stripTrailer(t)
 	if trailed {
@@ -174,7 +190,89 @@ func stripChatter(t string, ctx chatterCtx) (string, []string, bool) {
 			}
 		}
 	}
-	return t, notes, open
+	return stripped{text: t, notes: notes, open: open, echoed: echoed, echo: echo, echoCut: echoCut}
+}
+
+// cutMarkers splits a chunk that opens (after whitespace) with the overlap
+// prompt's begin marker into the echoed text and what follows the end
+// marker's line. A chunk cut off before the end marker is all echo
+// (complete is false).
+func cutMarkers(t string) (echo, rest string, complete, ok bool) {
+	s := strings.TrimLeft(t, " \t\r\n")
+	if !strings.HasPrefix(s, beginOverlap) {
+		return "", t, false, false
+	}
+	s = markerLineEnd(s[len(beginOverlap):])
+	j := strings.Index(s, endOverlap)
+	if j < 0 {
+		return s, "", false, true
+	}
+	return s[:j], markerLineEnd(s[j+len(endOverlap):]), true, true
+}
+
+// markerLineEnd drops the rest of a marker's line (trailing blanks and the
+// line break) when the marker has a line of its own.
+func markerLineEnd(s string) string {
+	r := strings.TrimLeft(s, " \t")
+	if strings.HasPrefix(r, "\r\n") {
+		return r[2:]
+	}
+	if strings.HasPrefix(r, "\n") {
+		return r[1:]
+	}
+	if r == "" {
+		return r
+	}
+	return s
+}
+
+// echoJoins reports whether the text a model echoed between the overlap
+// markers is the document's tail exactly, less at most the line break it
+// put after a partial last line so that the end marker has a line of its
+// own. An empty echo verifies nothing.
+//
+// An echo cut off by the length limit before its end marker repeats the
+// start of the tail instead: it stands in the document from the start of a
+// line near its end.
+func echoJoins(doc, echo string, cut bool) bool {
+	if echo == "" || len(echo) > len(doc)+2 {
+		return false
+	}
+	if cut {
+		w := tail(doc, overlapWindow)
+		for end := len(w); ; {
+			i := strings.LastIndex(w[:end], echo)
+			if i < 0 {
+				return false
+			}
+			if i == 0 && len(w) == len(doc) || i > 0 && w[i-1] == '\n' {
+				return true
+			}
+			end = i + len(echo) - 1
+		}
+	}
+	if strings.HasSuffix(doc, echo) {
+		return true
+	}
+	for _, nl := range []string{"\r\n", "\n"} {
+		if e, ok := strings.CutSuffix(echo, nl); ok && e != "" && strings.HasSuffix(doc, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// echoText is what an echo that is not the document's tail stands for: text
+// the model wrote, kept for the cascade to judge, with the line break it
+// put after a partial last line for the end marker's sake taken out.
+func echoText(doc, echo string) string {
+	if doc == "" || strings.HasSuffix(doc, "\n") {
+		return echo
+	}
+	if e, ok := strings.CutSuffix(echo, "\r\n"); ok {
+		return e
+	}
+	return strings.TrimSuffix(echo, "\n")
 }
 
 // blankLineIsNew decides a blank line between a preamble and the text after

@@ -78,13 +78,25 @@ func run(name string, f format, chunks []Chunk) Result {
 			ctx.end = doc[len(doc)-1]
 			ctx.doc = doc
 		}
-		t, notes, open := stripChatter(c.Text, ctx)
-		wrapperOpen = open
-		t, note := f.stripStructure(doc, t)
-		if note != "" {
-			notes = append(notes, note)
+		cl := stripChatter(c.Text, ctx)
+		t, notes := cl.text, cl.notes
+		wrapperOpen = cl.open
+		// An overlap prompt's echo that repeats the document's tail places
+		// the join exactly: what follows the markers is new. Any other echo
+		// is text the model wrote, judged by the cascade like the rest.
+		marked := cl.echoed && echoJoins(doc, cl.echo, cl.echoCut)
+		if cl.echoed && !marked {
+			t = echoText(doc, cl.echo) + t
 		}
-		ov := sc.findOverlap(doc, t, f.restarts(doc), f.tokens(), note != "", name)
+		note := ""
+		ov := overlap{method: methodMarkers, confidence: 1}
+		if !marked {
+			t, note = f.stripStructure(doc, t)
+			if note != "" {
+				notes = append(notes, note)
+			}
+			ov = sc.findOverlap(doc, t, f.restarts(doc), f.tokens(), note != "", name)
+		}
 		rest, adj, cut, ok := settle(&sc, f, doc, t, ov, last)
 		if ok && adj != "" {
 			notes = append(notes, adj)
@@ -98,6 +110,8 @@ func run(name string, f format, chunks []Chunk) Result {
 		case cut > 0:
 			// Only the format's verification singled this repeat out.
 			j.Method, j.Confidence = methodStructural, 0.8
+		case marked:
+			j.Method, j.Confidence = methodMarkers, 1
 		case note != "":
 			j.Method, j.Confidence = methodStructural, 0.9
 		default:

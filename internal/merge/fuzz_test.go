@@ -105,6 +105,7 @@ func FuzzMergeText(f *testing.F) {
 	f.Add("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", []byte{30, 5})
 	f.Add("我们今天去公园散步，然后回家吃饭。", []byte{9})
 	f.Add("Sure, here is the continuation:\n\nabc", []byte{1})
+	f.Add("one\ntwo\n---BEGIN_OVERLAP---\ntwo\n---END_OVERLAP---\nthree\n", []byte{8, 40})
 	f.Fuzz(func(t *testing.T, doc string, cuts []byte) {
 		if len(cuts) > 12 {
 			cuts = cuts[:12]
@@ -128,6 +129,7 @@ func FuzzMergeStructured(f *testing.F) {
 	f.Add(`{"data": {"items": [{"line": 1}, {"line": 2}]}}`, []byte{20, 10})
 	f.Add("{\"a\":1}\n{\"b\":\"x\\ny\"}\n", []byte{12})
 	f.Add(`[1, 2, "\u00e9\\", {"k": [true, null]}]`, []byte{3, 3, 3})
+	f.Add("id,n\n1,\"a\nb\"\n---BEGIN_OVERLAP---\n1,\"a\nb\"\n---END_OVERLAP---\n2,c\n", []byte{12, 40})
 	f.Fuzz(func(t *testing.T, doc string, cuts []byte) {
 		if len(cuts) > 12 {
 			cuts = cuts[:12]

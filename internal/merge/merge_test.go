@@ -3,6 +3,7 @@ package merge
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -317,4 +318,84 @@ func TestStructureRestarts(t *testing.T) {
 		{"csv wrapper closed after a value with a fence line", "csv", []string{"id,md\n1,\"```\ncode\n```\"\n2,\"a", "```csv\nb\"\n3,\"x\n```\ny\"\n```\n"}, "id,md\n1,\"```\ncode\n```\"\n2,\"ab\"\n3,\"x\n```\ny\"\n", ""},
 		{"ragged csv record of a new length", "csv", []string{"a,b,c,d,e\n1,2,3\n4,5,6,7,8\n9,10", "4,5,6,7,8\n9,10,11,12\n"}, "a,b,c,d,e\n1,2,3\n4,5,6,7,8\n9,10,11,12\n", ""},
 	})
+}
+
+// TestOverlapMarkers: an overlap prompt has the model repeat its last lines
+// between markers and go on after the end marker. An echo that is the
+// document's tail places the join exactly (method overlap_markers); one that
+// is not (paraphrased, or a model that ignored the instruction) leaves the
+// join to the cascade, and no text is lost.
+func TestOverlapMarkers(t *testing.T) {
+	const b, e = "---BEGIN_OVERLAP---\n", "---END_OVERLAP---\n"
+	csvDoc := "id,note\n1,\"first line\nsecond, with comma\nthird \"\"quoted\"\"\"\n2,\"a\nb\"\n3,plain\n"
+	csvCut := strings.Index(csvDoc, "third") + 3 // inside the quoted multi-line field
+	jsonDoc := "{\n  \"files\": [\n    {\"path\": \"a.go\", \"diff\": \"--- a/a.go\\n+++ b/a.go\\n@@ -1 +1 @@\\n-x := 1\\n+x := 2\\n\"},\n    {\"path\": \"b.go\", \"diff\": \"\"}\n  ]\n}\n"
+	jsonCut := strings.Index(jsonDoc, "@@ -1") + 4 // inside the escaped diff string
+	cases := []struct {
+		name, format string
+		chunks       []string
+		want, method string
+	}{
+		{"complete lines", "text", []string{"one\ntwo\nthree\n", b + "two\nthree\n" + e + "four\n"}, "one\ntwo\nthree\nfour\n", methodMarkers},
+		{"partial last line, newline added before the end marker", "code", []string{"func f() {\n\treturn x +", b + "func f() {\n\treturn x +\n" + e + " y\n}\n"}, "func f() {\n\treturn x + y\n}\n", methodMarkers},
+		{"partial last line, end marker glued to it", "text", []string{"alpha\nbeta gam", b + "alpha\nbeta gam" + e + "ma\n"}, "alpha\nbeta gamma\n", methodMarkers},
+		{"continuation starts with a line break", "text", []string{"alpha\nbeta", b + "alpha\nbeta\n" + e + "\ngamma\n"}, "alpha\nbeta\ngamma\n", methodMarkers},
+		{"echo ends in a repeated word, continuation repeats nothing", "markdown", []string{"- a\n- a\n- ", b + "- a\n- \n" + e + "- b\n"}, "- a\n- a\n- - b\n", methodMarkers},
+		{"crlf lines", "text", []string{"one\r\ntwo\r\nthr", b + "two\r\nthr\r\n" + e + "ee\r\n"}, "one\r\ntwo\r\nthree\r\n", methodMarkers},
+		{"after a preamble and inside a wrapper fence", "code", []string{"x := 1\ny := ", "Sure, here is the continuation:\n```go\n" + b + "y := \n" + e + "2\n```\n"}, "x := 1\ny := 2\n", methodMarkers},
+		{"csv quoted multi-line field", "csv", []string{csvDoc[:csvCut], b + csvDoc[strings.Index(csvDoc, "1,"):csvCut] + "\n" + e + csvDoc[csvCut:]}, csvDoc, methodMarkers},
+		{"csv row echoed after its newline", "csv", []string{csvDoc[:strings.Index(csvDoc, "3,")], b + "2,\"a\nb\"\n" + e + "3,plain\n"}, csvDoc, methodMarkers},
+		{"json string", "json", []string{jsonDoc[:jsonCut], b + jsonDoc[strings.Index(jsonDoc, "  \"files\""):jsonCut] + "\n" + e + jsonDoc[jsonCut:]}, jsonDoc, methodMarkers},
+		{"instruction ignored, clean continuation", "text", []string{"one\ntwo\nthr", "ee\nfour\n"}, "one\ntwo\nthree\nfour\n", methodNone},
+		{"instruction ignored, line restarted", "text", []string{"one\ntwo\nthree and fo", "three and four\n"}, "one\ntwo\nthree and four\n", methodStructural},
+		{"echo re-wrapped: the cascade matches it", "text", []string{"It was the best of times, it was the worst\nof times, it was the age of wis", b + "it was the worst of times,  it was the age of wis\n" + e + "dom.\n"}, "It was the best of times, it was the worst\nof times, it was the age of wisdom.\n", methodWhitespace},
+		{"chunk cut off inside the echo", "text", []string{"one\ntwo\nthree\n", b + "two\nthr"}, "one\ntwo\nthree\n", methodMarkers},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Merge(Options{Format: tc.format}, chunksOf(tc.chunks...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.format == "json" {
+				var got, want any
+				if json.Unmarshal([]byte(res.Content), &got) != nil || json.Unmarshal([]byte(tc.want), &want) != nil || !reflect.DeepEqual(got, want) {
+					t.Errorf("content\n got %q\nwant %q", res.Content, tc.want)
+				}
+			} else if res.Content != tc.want {
+				t.Errorf("content\n got %q\nwant %q\njoins %+v", res.Content, tc.want, res.Joins)
+			}
+			if !res.Success {
+				t.Errorf("merge failed: %s", res.Error)
+			}
+			if j := res.Joins[0]; j.Method != tc.method {
+				t.Errorf("method = %s, want %s (%+v)", j.Method, tc.method, j)
+			}
+			if strings.Contains(tc.chunks[1], "OVERLAP") && !slices.Contains(res.Joins[0].Stripped, "overlap markers") {
+				t.Errorf("stripped %v does not name the markers", res.Joins[0].Stripped)
+			}
+		})
+	}
+}
+
+// TestOverlapMarkersParaphrased: an echo that is not the document's tail is
+// not trusted to be a repeat: the text is kept (the model may have written
+// something new there) and only what the cascade verifies is cut.
+func TestOverlapMarkersParaphrased(t *testing.T) {
+	const b, e = "---BEGIN_OVERLAP---\n", "---END_OVERLAP---\n"
+	res, _ := Merge(Options{Format: "code"}, chunksOf("a := 1\nb := 2\n", b+"a = 1\nb = 2\n"+e+"c := 3\n"))
+	if res.Content != "a := 1\nb := 2\na = 1\nb = 2\nc := 3\n" {
+		t.Errorf("content %q", res.Content)
+	}
+	if strings.Contains(res.Content, "OVERLAP") {
+		t.Errorf("markers left in %q", res.Content)
+	}
+	if res.Joins[0].Method == methodMarkers {
+		t.Errorf("method %s for an echo that does not match", res.Joins[0].Method)
+	}
+	// An empty echo verifies nothing: the cascade still finds the restart.
+	res, _ = Merge(Options{Format: "text"}, chunksOf("one\ntwo and thr", b+e+"two and three\n"))
+	if res.Content != "one\ntwo and three\n" || res.Joins[0].Method == methodMarkers {
+		t.Errorf("empty echo: %q %+v", res.Content, res.Joins[0])
+	}
 }

@@ -31,6 +31,9 @@ const (
 	methodToken      = "token"
 	methodStructural = "structural"
 	methodFallback   = "fallback"
+	// methodMarkers: the echo between an overlap prompt's markers repeated
+	// the document's tail exactly, which placed the join.
+	methodMarkers = "overlap_markers"
 )
 
 // overlap is one candidate answer to "how much of the continuation repeats
