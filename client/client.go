@@ -30,6 +30,10 @@ type (
 	ValidationError = jobs.ValidationError
 	FieldError      = jobs.FieldError
 	ResumeOptions   = jobs.ResumeOptions
+	ErrorPolicy     = continuation.ErrorPolicy
+	JSONSchema      = continuation.JSONSchema
+	Strategy        = continuation.Strategy
+	ToolCall        = continuation.ToolCall
 )
 
 // Errors.
@@ -351,6 +355,10 @@ func (c *Client) Wait(ctx context.Context, id string, progress func(Status)) (St
 
 // Event is one entry of a job's history: state changes, warnings, errors.
 type Event = store.Event
+
+// ParseErrorPolicy reads an error policy's short form, e.g.
+// "retry_all(3),validation=stop" (see ErrorPolicy).
+func ParseErrorPolicy(s string) (ErrorPolicy, error) { return continuation.ParseErrorPolicy(s) }
 
 // Events lists a job's events after the event id after (0 for all), oldest first.
 func (c *Client) Events(ctx context.Context, id string, after int64) ([]Event, error) {

@@ -7,7 +7,7 @@
 //	enqueue cancel ID
 //	enqueue wait ID [--timeout D]
 //	enqueue remerge ID
-//	enqueue resume ID [--max-attempts N] [--max-total-output-tokens N] [--max-cost-usd X] [--time-limit-seconds S]
+//	enqueue resume ID [--max-attempts N] [--max-total-output-tokens N] [--max-cost-usd X] [--time-limit-seconds S] [--max-records N] [--error-policy P]
 //
 // enqueue prints the job ID alone on stdout; with --wait it shows progress on
 // stderr and prints the merged result on stdout.
@@ -109,15 +109,48 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 	metadata := fs.String("metadata", "", "caller metadata, a JSON value stored with the job")
 	fs.StringVar(&req.IdempotencyKey, "idempotency-key", "", "the same key returns the same job (per tenant)")
 	fs.StringVar(&req.Tenant, "tenant", "default", "the tenant the job belongs to")
+	fs.Int64Var(&req.Continuation.MaxRecords, "max-records", 0, "guard: stop once the answer holds this many records (CSV rows, JSON Lines, lines)")
+	policy := fs.String("error-policy", "", "what a failed call does: stop_on_any_error (default), retry_tool_errors(N), ignore_tool_errors or retry_all(N), then TYPE=stop|ignore|retry[:N] rules, comma separated")
+	strategy := fs.String("strategy", "", "continuation strategy: stateful, history, prefill or overlap (default: the worker's provider's)")
+	fs.IntVar(&req.Continuation.OverlapLines, "overlap-lines", 0, "overlap strategy: lines the model repeats (default by format)")
+	fs.IntVar(&req.Continuation.MaxOutputTokensCeiling, "max-output-tokens-ceiling", 0, "reasoning models: raise a call's budget up to this when reasoning used it all")
+	toolsFile := fs.String("tools-file", "", "JSON file of function tools offered to the model (Responses API shape)")
+	schemaFile := fs.String("json-schema-file", "", `JSON file {"name":...,"schema":{...},"strict":true}: structured output, validated after the merge`)
+	fs.BoolVar(&req.Stream, "stream", false, "stream model calls; a broken stream keeps the text received")
 	wait := fs.Bool("wait", false, "wait for the job, show progress on stderr, print the result on stdout")
 	timeout := fs.Duration("timeout", 0, "with --wait: give up after this long (0 = no limit)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: enqueue [flags] [--prompt-file FILE | PROMPT] [--wait]\n       enqueue status ID [--json]\n       enqueue result ID [--meta]\n       enqueue cancel ID\n       enqueue wait ID [--timeout D]\n       enqueue remerge ID\n       enqueue resume ID [--max-attempts N] [--max-total-output-tokens N] [--max-cost-usd X] [--time-limit-seconds S]\nflags:")
+		fmt.Fprintln(stderr, "usage: enqueue [flags] [--prompt-file FILE | PROMPT] [--wait]\n       enqueue status ID [--json]\n       enqueue result ID [--meta]\n       enqueue cancel ID\n       enqueue wait ID [--timeout D]\n       enqueue remerge ID\n       enqueue resume ID [--max-attempts N] [--max-total-output-tokens N] [--max-cost-usd X] [--time-limit-seconds S] [--max-records N] [--error-policy P]\nflags:")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
+	}
+	if *policy != "" {
+		p, err := client.ParseErrorPolicy(*policy)
+		if err != nil {
+			return fmt.Errorf("--error-policy: %w", err)
+		}
+		req.Continuation.ErrorPolicy = &p
+	}
+	req.Continuation.Strategy = client.Strategy(*strategy)
+	if *toolsFile != "" {
+		b, err := os.ReadFile(*toolsFile)
+		if err != nil {
+			return fmt.Errorf("--tools-file: %w", err)
+		}
+		req.Tools = b
+	}
+	if *schemaFile != "" {
+		b, err := os.ReadFile(*schemaFile)
+		if err != nil {
+			return fmt.Errorf("--json-schema-file: %w", err)
+		}
+		req.JSONSchema = &client.JSONSchema{}
+		if err := json.Unmarshal(b, req.JSONSchema); err != nil {
+			return fmt.Errorf("--json-schema-file: %w", err)
+		}
 	}
 	switch {
 	case *promptFile != "" && len(pos) > 0:
@@ -226,9 +259,18 @@ func runJobCommand(ctx context.Context, cfg config.Config, cmd string, args []st
 	fs.Int64Var(&ro.MaxTotalOutputTokens, "max-total-output-tokens", 0, "resume: the new output-token budget")
 	fs.Float64Var(&ro.MaxCostUSD, "max-cost-usd", 0, "resume: the new cost budget (USD)")
 	fs.Float64Var(&ro.TimeLimitSeconds, "time-limit-seconds", 0, "resume: the new time limit, from the resume")
+	fs.Int64Var(&ro.MaxRecords, "max-records", 0, "resume: the new record guard")
+	policy := fs.String("error-policy", "", "resume: a new error policy (as for enqueue)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
+	}
+	if *policy != "" {
+		p, err := client.ParseErrorPolicy(*policy)
+		if err != nil {
+			return fmt.Errorf("--error-policy: %w", err)
+		}
+		ro.ErrorPolicy = &p
 	}
 	if len(pos) != 1 {
 		return fmt.Errorf("usage: enqueue %s ID", cmd)

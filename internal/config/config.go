@@ -4,6 +4,7 @@
 package config
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -37,6 +38,29 @@ type Config struct {
 	DelayedInterval   time.Duration
 	Retention         time.Duration
 	WebhookSecret     string // secret: whsec_<base64>
+	// Provider names the kind of server behind OPENAI_BASE_URL, which sets
+	// the default strategy: openai (stateful, the Responses API), vllm
+	// (prefill) or chat (history: any Chat Completions server).
+	Provider string
+	// Strategy overrides the provider's default strategy.
+	Strategy string
+	// PrefillFields is the JSON object a prefill request adds to its body
+	// (default vLLM's continue_final_message/add_generation_prompt).
+	PrefillFields string
+}
+
+// DefaultStrategy is the strategy for jobs that name none.
+func (c Config) DefaultStrategy() string {
+	if c.Strategy != "" {
+		return c.Strategy
+	}
+	switch c.Provider {
+	case "vllm":
+		return "prefill"
+	case "chat":
+		return "history"
+	}
+	return "stateful"
 }
 
 // FromEnv reads the environment, falling back to defaults.
@@ -53,11 +77,14 @@ func FromEnv() Config {
 		HealthAddr:        os.Getenv("HEALTH_ADDR"),
 		ReconcileInterval: envDuration("CARRYOVER_RECONCILE_INTERVAL", 15*time.Second),
 		StaleAfter:        envDuration("CARRYOVER_STALE_AFTER", 2*time.Minute),
-		MaxRetry:          envInt("CARRYOVER_MAX_RETRY", 8),
+		MaxRetry:          envInt("CARRYOVER_MAX_RETRY", 60),
 		PollInterval:      envDuration("CARRYOVER_POLL_INTERVAL", 50*time.Millisecond),
 		DelayedInterval:   envDuration("CARRYOVER_DELAYED_INTERVAL", 250*time.Millisecond),
 		Retention:         envDuration("CARRYOVER_RETENTION", 0),
 		WebhookSecret:     os.Getenv("CARRYOVER_WEBHOOK_SECRET"),
+		Provider:          env("CARRYOVER_PROVIDER", "openai"),
+		Strategy:          os.Getenv("CARRYOVER_STRATEGY"),
+		PrefillFields:     os.Getenv("CARRYOVER_PREFILL_FIELDS"),
 	}
 }
 
@@ -78,7 +105,10 @@ func (c *Config) RegisterWorkerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.HealthAddr, "health-addr", c.HealthAddr, "serve /healthz and /readyz here, e.g. 127.0.0.1:8081 (env HEALTH_ADDR)")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", c.ReconcileInterval, "reconciler scan interval (env CARRYOVER_RECONCILE_INTERVAL)")
 	fs.DurationVar(&c.StaleAfter, "stale-after", c.StaleAfter, "re-queue live jobs with no progress for this long (env CARRYOVER_STALE_AFTER)")
-	fs.IntVar(&c.MaxRetry, "max-retry", c.MaxRetry, "failed deliveries of a chunk before the job stops (env CARRYOVER_MAX_RETRY)")
+	fs.IntVar(&c.MaxRetry, "max-retry", c.MaxRetry, "deliveries of a chunk task (rate-limit waits and error-policy retries included) before the job stops (env CARRYOVER_MAX_RETRY)")
+	fs.StringVar(&c.Provider, "provider", c.Provider, "the server behind the base URL: openai (default strategy stateful), vllm (prefill) or chat (history) (env CARRYOVER_PROVIDER)")
+	fs.StringVar(&c.Strategy, "strategy", c.Strategy, "default continuation strategy: stateful, history, prefill or overlap; overrides the provider's (env CARRYOVER_STRATEGY)")
+	fs.StringVar(&c.PrefillFields, "prefill-fields", c.PrefillFields, `JSON fields a prefill request adds, default {"continue_final_message":true,"add_generation_prompt":false} (env CARRYOVER_PREFILL_FIELDS)`)
 	fs.DurationVar(&c.Retention, "retention", c.Retention, "remove chunk and result text of jobs finished longer ago than this, keeping every figure; 0 keeps everything (env CARRYOVER_RETENTION)")
 	fs.DurationVar(&c.DelayedInterval, "delayed-interval", c.DelayedInterval, "how often retries and scheduled tasks are moved to the queue; asynq's 5s default would stretch a 1s Retry-After to 5s (env CARRYOVER_DELAYED_INTERVAL)")
 	fs.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often an idle worker looks for tasks; asynq's 1s default stalls chained tasks (env CARRYOVER_POLL_INTERVAL)")
@@ -112,6 +142,19 @@ func (c Config) Validate() error {
 		return fmt.Errorf("queue must not be empty")
 	case c.MaxRetry < 0:
 		return fmt.Errorf("max-retry must not be negative, got %d", c.MaxRetry)
+	case c.Provider != "openai" && c.Provider != "vllm" && c.Provider != "chat":
+		return fmt.Errorf("provider must be openai, vllm or chat, got %q", c.Provider)
+	}
+	switch c.DefaultStrategy() {
+	case "stateful", "history", "prefill", "overlap":
+	default:
+		return fmt.Errorf("strategy must be stateful, history, prefill or overlap, got %q", c.Strategy)
+	}
+	if c.PrefillFields != "" {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(c.PrefillFields), &m); err != nil {
+			return fmt.Errorf("prefill-fields must be a JSON object: %v", err)
+		}
 	}
 	return nil
 }

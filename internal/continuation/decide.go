@@ -68,6 +68,25 @@ type State struct {
 	Elapsed      time.Duration
 	PreviousTail string // the end of the previous chunk, for a guard straddling the cut
 	Budgets      Budgets
+	// Records is how many records (CSV rows, JSON Lines, lines) chunks
+	// 0..Seq hold, for the max_records guard.
+	Records int64
+	// StreamBroken: the chunk is what arrived before its stream broke.
+	StreamBroken bool
+	// ToolTruncated: the response ends in a tool call cut off by the limit.
+	ToolTruncated bool
+	// ToolError describes an unusable tool call ("" when none), and
+	// ToolRule is what the job's error policy does with it. A retry rule
+	// whose retries remain never gets here (the handler makes the call
+	// again), so a retry rule here means its retries are spent.
+	ToolError string
+	ToolRule  Rule
+}
+
+// wantsMore reports whether the response asks to be continued: it was cut
+// off by the limit (not inside a tool call), or its stream broke mid-answer.
+func (s State) wantsMore() bool {
+	return (s.Finish == FinishLength && !s.ToolTruncated) || (s.Finish == FinishIncomplete && s.StreamBroken)
 }
 
 // Budgets are a job's limits beyond max_attempts; zero means none.
@@ -76,6 +95,7 @@ type Budgets struct {
 	MaxCostUSD      float64       // total estimated cost
 	TimeLimit       time.Duration // from this execution's start, never from the job's creation
 	StopSequence    string        // a guard: stop once the answer contains this text
+	MaxRecords      int64         // a guard: stop once the answer holds this many records
 }
 
 // Criterion judges whether to continue after a chunk. It returns ok=false
@@ -88,7 +108,8 @@ type Criterion interface {
 // DefaultCriteria are the criteria every job is judged by.
 func DefaultCriteria() []Criterion {
 	return []Criterion{finishCriterion{}, enabledCriterion{}, maxAttemptsCriterion{}, progressCriterion{},
-		tokenBudgetCriterion{}, costBudgetCriterion{}, timeLimitCriterion{}, stopSequenceCriterion{}}
+		tokenBudgetCriterion{}, costBudgetCriterion{}, timeLimitCriterion{}, stopSequenceCriterion{},
+		maxRecordsCriterion{}, errorPolicyCriterion{}}
 }
 
 // Decide evaluates every criterion and resolves their verdicts.
@@ -125,6 +146,13 @@ func (finishCriterion) Name() string { return "finish_reason" }
 
 func (finishCriterion) Evaluate(s State) (Evaluation, bool) {
 	ctx := map[string]any{"finish_reason": string(s.Finish)}
+	switch {
+	case s.Finish == FinishLength && s.ToolTruncated:
+		return Evaluation{Decision: ForbidContinuation, StopReason: StopFinishReason,
+			Reason: "a tool call was cut off by the output-token limit; it is kept, marked truncated, and cannot be continued", Context: ctx}, true
+	case s.StreamBroken && s.Finish == FinishIncomplete:
+		return Evaluation{Decision: RequestContinuation, Reason: "the stream broke mid-answer; continuing from the text received", Context: ctx}, true
+	}
 	switch s.Finish {
 	case FinishLength:
 		return Evaluation{Decision: RequestContinuation, Reason: "cut off by the output-token limit", Context: ctx}, true
@@ -145,7 +173,7 @@ type enabledCriterion struct{}
 func (enabledCriterion) Name() string { return "continuation_enabled" }
 
 func (enabledCriterion) Evaluate(s State) (Evaluation, bool) {
-	if s.Enabled || s.Finish != FinishLength {
+	if s.Enabled || !s.wantsMore() {
 		return Evaluation{}, false
 	}
 	return Evaluation{Decision: ForbidContinuation, StopReason: StopStepsLimit, Reason: "continuation is disabled for this job"}, true
@@ -159,7 +187,7 @@ type maxAttemptsCriterion struct{}
 func (maxAttemptsCriterion) Name() string { return "max_attempts" }
 
 func (maxAttemptsCriterion) Evaluate(s State) (Evaluation, bool) {
-	if s.Finish != FinishLength {
+	if !s.wantsMore() {
 		return Evaluation{}, false
 	}
 	ctx := map[string]any{"chunks": s.Seq + 1, "max_attempts": s.MaxAttempts}
@@ -177,7 +205,7 @@ type progressCriterion struct{}
 func (progressCriterion) Name() string { return "no_progress" }
 
 func (progressCriterion) Evaluate(s State) (Evaluation, bool) {
-	if s.Finish != FinishLength {
+	if !s.wantsMore() {
 		return Evaluation{}, false
 	}
 	switch {
@@ -196,7 +224,7 @@ type tokenBudgetCriterion struct{}
 func (tokenBudgetCriterion) Name() string { return "token_budget" }
 
 func (tokenBudgetCriterion) Evaluate(s State) (Evaluation, bool) {
-	if s.Budgets.MaxOutputTokens <= 0 || s.Finish != FinishLength {
+	if s.Budgets.MaxOutputTokens <= 0 || !s.wantsMore() {
 		return Evaluation{}, false
 	}
 	ctx := map[string]any{"output_tokens": s.OutputTokens, "max_total_output_tokens": s.Budgets.MaxOutputTokens}
@@ -214,7 +242,7 @@ type costBudgetCriterion struct{}
 func (costBudgetCriterion) Name() string { return "cost_budget" }
 
 func (costBudgetCriterion) Evaluate(s State) (Evaluation, bool) {
-	if s.Budgets.MaxCostUSD <= 0 || s.Finish != FinishLength {
+	if s.Budgets.MaxCostUSD <= 0 || !s.wantsMore() {
 		return Evaluation{}, false
 	}
 	if s.CostUSD == nil {
@@ -235,7 +263,7 @@ type timeLimitCriterion struct{}
 func (timeLimitCriterion) Name() string { return "time_limit" }
 
 func (timeLimitCriterion) Evaluate(s State) (Evaluation, bool) {
-	if s.Budgets.TimeLimit <= 0 || s.Finish != FinishLength {
+	if s.Budgets.TimeLimit <= 0 || !s.wantsMore() {
 		return Evaluation{}, false
 	}
 	ctx := map[string]any{"elapsed_ms": s.Elapsed.Milliseconds(), "time_limit_ms": s.Budgets.TimeLimit.Milliseconds()}
@@ -253,7 +281,7 @@ func (stopSequenceCriterion) Name() string { return "stop_sequence" }
 
 func (stopSequenceCriterion) Evaluate(s State) (Evaluation, bool) {
 	seq := s.Budgets.StopSequence
-	if seq == "" || s.Finish != FinishLength {
+	if seq == "" || !s.wantsMore() {
 		return Evaluation{}, false
 	}
 	tail := s.PreviousTail
@@ -265,4 +293,43 @@ func (stopSequenceCriterion) Evaluate(s State) (Evaluation, bool) {
 			Context: map[string]any{"stop_sequence": seq}}, true
 	}
 	return Evaluation{}, false
+}
+
+// maxRecordsCriterion is a guard: once the answer holds the job's
+// max_records records, no more is asked for.
+type maxRecordsCriterion struct{}
+
+func (maxRecordsCriterion) Name() string { return "max_records" }
+
+func (maxRecordsCriterion) Evaluate(s State) (Evaluation, bool) {
+	if s.Budgets.MaxRecords <= 0 || !s.wantsMore() {
+		return Evaluation{}, false
+	}
+	ctx := map[string]any{"records": s.Records, "max_records": s.Budgets.MaxRecords}
+	if s.Records >= s.Budgets.MaxRecords {
+		return Evaluation{Decision: ForbidContinuation, StopReason: StopGuardForbade, Reason: "the answer holds max_records records", Context: ctx}, true
+	}
+	return Evaluation{Decision: AllowContinuation, Reason: "fewer records than max_records", Context: ctx}, true
+}
+
+// errorPolicyCriterion applies the job's error policy to a response that
+// came back with an unusable tool call (a tool error). Errors with no
+// response never reach the criteria; the handler applies the same policy.
+type errorPolicyCriterion struct{}
+
+func (errorPolicyCriterion) Name() string { return "error_policy" }
+
+func (errorPolicyCriterion) Evaluate(s State) (Evaluation, bool) {
+	if s.ToolError == "" {
+		return Evaluation{}, false
+	}
+	ctx := map[string]any{"error_type": string(ErrTool), "error": s.ToolError, "action": string(s.ToolRule.Action)}
+	switch s.ToolRule.Action {
+	case ActionIgnore:
+		return Evaluation{Decision: AllowContinuation, Reason: "tool error ignored by the error policy; the call is kept, marked", Context: ctx}, true
+	case ActionRetry:
+		ctx["max_consecutive_retries"] = s.ToolRule.MaxConsecutiveRetries
+		return Evaluation{Decision: ForbidContinuation, StopReason: StopRetryLimit, Reason: "tool error persisted through every retry the error policy allows", Context: ctx}, true
+	}
+	return Evaluation{Decision: ForbidContinuation, StopReason: StopErrorForbade, Reason: "the error policy stops on a tool error", Context: ctx}, true
 }

@@ -23,14 +23,81 @@ type Input struct {
 	Messages []Message `json:"messages,omitempty"`
 }
 
+// messages is the input as a list of turns (a prompt is one user turn).
+func (in Input) messages() []Message {
+	if len(in.Messages) > 0 {
+		return in.Messages
+	}
+	return []Message{{Role: "user", Content: in.Prompt}}
+}
+
+// Strategy is how a cut-off answer is continued.
+type Strategy string
+
+const (
+	// StrategyStateful continues through the Responses API with
+	// previous_response_id: the server keeps the conversation.
+	StrategyStateful Strategy = "stateful"
+	// StrategyHistory sends, over Chat Completions, the conversation so far
+	// with the partial answer as an assistant message and a continuation
+	// prompt; the prompts are never kept in the transcript.
+	StrategyHistory Strategy = "history"
+	// StrategyPrefill sends the partial answer as the final assistant
+	// message for the server to continue in place (vLLM's
+	// continue_final_message): nothing is repeated and no prompt is added.
+	StrategyPrefill Strategy = "prefill"
+	// StrategyOverlap is history whose prompt asks the model to repeat its
+	// last lines between markers before continuing, so the merge finds the
+	// exact join.
+	StrategyOverlap Strategy = "overlap"
+)
+
+// Strategies lists every strategy.
+func Strategies() []Strategy {
+	return []Strategy{StrategyStateful, StrategyHistory, StrategyPrefill, StrategyOverlap}
+}
+
+// ValidStrategy reports whether s names a strategy.
+func ValidStrategy(s Strategy) bool {
+	for _, k := range Strategies() {
+		if k == s {
+			return true
+		}
+	}
+	return false
+}
+
+// JSONSchema asks for structured output matching a JSON Schema.
+type JSONSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict,omitempty"`
+}
+
 // CallRequest is one model call for one chunk.
 type CallRequest struct {
-	Model           string
-	Instructions    string
-	Input           Input  // the job's input; sent on the first call only
-	PreviousID      string // the response to continue; "" for the first call
-	Prompt          string // the continuation prompt (continuations only)
+	Model        string
+	Instructions string
+	Input        Input    // the job's input: sent on the first call, and on every call but stateful ones
+	Strategy     Strategy // "" is stateful
+	// PreviousID is the response to continue (stateful); "" for a first call.
+	PreviousID string
+	// Partial is the answer so far, when the server does not hold it: the
+	// whole merged answer for history, prefill and overlap; for stateful, the
+	// text that arrived after PreviousID's response (a stream that broke).
+	Partial string
+	// Prompt is the continuation prompt ("" for a first call and prefill).
+	Prompt          string
 	MaxOutputTokens int
+	// Tools are function tools offered to the model, in the Responses API's
+	// shape ({"type":"function","name",...}); the chat transport converts them.
+	Tools json.RawMessage
+	// JSONSchema asks for structured output. Only a first call carries it: a
+	// continuation held to a strict schema would start a new object.
+	JSONSchema *JSONSchema
+	// Stream asks for a streamed reply; if the stream breaks mid-answer the
+	// text received so far comes back (StreamBroken) instead of nothing.
+	Stream bool
 }
 
 // Usage is what a call consumed. Reasoning tokens are inside Output.
@@ -39,6 +106,34 @@ type Usage struct {
 	Cached    int64 `json:"cached_tokens"`
 	Output    int64 `json:"output_tokens"`
 	Reasoning int64 `json:"reasoning_tokens"`
+}
+
+// ToolCall is a function call a response ended with. A call the worker
+// cannot use is marked, never passed on as if complete.
+type ToolCall struct {
+	ID        string `json:"id,omitempty"`
+	CallID    string `json:"call_id,omitempty"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	// Truncated: the output-token limit cut the call off.
+	Truncated bool `json:"truncated,omitempty"`
+	// Invalid says why the arguments are not a JSON object.
+	Invalid string `json:"invalid,omitempty"`
+}
+
+// markToolCalls marks each call whose arguments cannot be used; cutOff says
+// the response was cut by the output-token limit, which cuts its last call.
+func markToolCalls(calls []ToolCall, cutOff bool) {
+	for i := range calls {
+		c := &calls[i]
+		if cutOff && i == len(calls)-1 {
+			c.Truncated = true
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(c.Arguments), &obj); err != nil {
+			c.Invalid = "arguments are not a JSON object: " + err.Error()
+		}
+	}
 }
 
 // Response is a provider's answer, normalized.
@@ -51,6 +146,24 @@ type Response struct {
 	ErrorMessage     string // for status failed
 	Usage            Usage
 	Latency          time.Duration
+	ToolCalls        []ToolCall
+	// StreamBroken: the stream ended before the response did; Text is what
+	// arrived and Finish is incomplete.
+	StreamBroken bool
+}
+
+// ToolError describes the first unusable tool call, or "" when every call
+// (if any) is usable: a truncated call or arguments that are not JSON.
+func (r Response) ToolError() string {
+	for _, c := range r.ToolCalls {
+		switch {
+		case c.Truncated:
+			return fmt.Sprintf("tool call %s (%s) was cut off by the output-token limit", c.Name, c.CallID)
+		case c.Invalid != "":
+			return fmt.Sprintf("tool call %s (%s): %s", c.Name, c.CallID, c.Invalid)
+		}
+	}
+	return ""
 }
 
 // Provider makes one model call. A response that arrived — even incomplete or
@@ -65,19 +178,46 @@ type ProviderConfig struct {
 	BaseURL    string // "" for OpenAI itself
 	APIKey     string
 	HTTPClient *http.Client
+	// PrefillFields are added to a prefill request's body to make the server
+	// continue the final assistant message in place. Default: vLLM's
+	// {"continue_final_message": true, "add_generation_prompt": false}.
+	PrefillFields map[string]any
 }
 
-// ResponsesProvider continues through the OpenAI Responses API with stored
-// responses and previous_response_id: the server keeps the conversation, so a
-// continuation sends only the short continuation prompt.
-type ResponsesProvider struct {
-	client openai.Client
+// DefaultPrefillFields are vLLM's request fields for continuing the final
+// assistant message.
+func DefaultPrefillFields() map[string]any {
+	return map[string]any{"continue_final_message": true, "add_generation_prompt": false}
 }
 
-// NewResponsesProvider builds a provider on openai-go. openai-go's own retries
-// are off: the queue owns retries, so every attempt is recorded and a 429's
-// Retry-After is honored without holding a worker slot.
-func NewResponsesProvider(cfg ProviderConfig) *ResponsesProvider {
+// OpenAI is the provider for OpenAI-compatible servers: stateful calls go
+// to the Responses API, history, prefill and overlap to Chat Completions.
+type OpenAI struct {
+	responses *ResponsesProvider
+	chat      *ChatProvider
+}
+
+// NewProvider builds the OpenAI-compatible provider on openai-go. openai-go's
+// own retries are off: the queue owns retries, so every attempt is recorded
+// and a 429's Retry-After is honored without holding a worker slot.
+func NewProvider(cfg ProviderConfig) *OpenAI {
+	c := newClient(cfg)
+	fields := cfg.PrefillFields
+	if fields == nil {
+		fields = DefaultPrefillFields()
+	}
+	return &OpenAI{responses: &ResponsesProvider{client: c}, chat: &ChatProvider{client: c, prefill: fields}}
+}
+
+// Call implements Provider.
+func (p *OpenAI) Call(ctx context.Context, req CallRequest) (Response, error) {
+	if req.Strategy == "" || req.Strategy == StrategyStateful {
+		return p.responses.Call(ctx, req)
+	}
+	return p.chat.Call(ctx, req)
+}
+
+func newClient(cfg ProviderConfig) openai.Client {
 	opts := []option.RequestOption{option.WithMaxRetries(0), option.WithAPIKey(cfg.APIKey)}
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
@@ -85,137 +225,5 @@ func NewResponsesProvider(cfg ProviderConfig) *ResponsesProvider {
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}
-	return &ResponsesProvider{client: openai.NewClient(opts...)}
-}
-
-// Call implements Provider.
-func (p *ResponsesProvider) Call(ctx context.Context, req CallRequest) (Response, error) {
-	body, err := json.Marshal(newWireRequest(req))
-	if err != nil {
-		return Response{}, &CallError{Type: ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
-	}
-	// openai-go sends the request — base URL, authentication, headers,
-	// error statuses as *openai.Error — with a body encoded here and the
-	// reply handed back raw; only the fields used here are decoded. Its
-	// reflective encoding and decoding of the full Responses types cost more
-	// CPU than the rest of a chunk's handling together.
-	var raw []byte
-	start := time.Now()
-	err = p.client.Post(ctx, "responses", nil, &raw, option.WithRequestBody("application/json", body))
-	latency := time.Since(start)
-	if err != nil {
-		return Response{Latency: latency}, Classify(err)
-	}
-	var resp wireResponse
-	if err := json.Unmarshal(raw, &resp); err != nil {
-		return Response{Latency: latency}, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
-			Err: fmt.Errorf("response body is not a Responses API object: %w", err)}
-	}
-	out := Response{
-		ID:               resp.ID,
-		RawStatus:        resp.Status,
-		IncompleteReason: resp.IncompleteDetails.Reason,
-		ErrorMessage:     resp.Error.Message,
-		Latency:          latency,
-		Usage: Usage{
-			Input:     resp.Usage.InputTokens,
-			Cached:    resp.Usage.InputTokensDetails.CachedTokens,
-			Output:    resp.Usage.OutputTokens,
-			Reasoning: resp.Usage.OutputTokensDetails.ReasoningTokens,
-		},
-	}
-	text, hasTools := resp.outputText()
-	out.Text = text
-	out.Finish = NormalizeResponses(out.RawStatus, out.IncompleteReason, hasTools)
-	if out.Finish == FinishError {
-		return out, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("response %s %s: %s", resp.ID, resp.Status, resp.Error.Message)}
-	}
-	if out.Finish == FinishMalformed {
-		return out, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true, Err: fmt.Errorf("response %q has unknown status %q", resp.ID, resp.Status)}
-	}
-	return out, nil
-}
-
-// wireResponse is the part of a Responses API object the worker reads.
-type wireResponse struct {
-	ID                string `json:"id"`
-	Status            string `json:"status"`
-	IncompleteDetails struct {
-		Reason string `json:"reason"`
-	} `json:"incomplete_details"`
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-	Output []struct {
-		Type    string `json:"type"`
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-	} `json:"output"`
-	Usage struct {
-		InputTokens        int64 `json:"input_tokens"`
-		InputTokensDetails struct {
-			CachedTokens int64 `json:"cached_tokens"`
-		} `json:"input_tokens_details"`
-		OutputTokens        int64 `json:"output_tokens"`
-		OutputTokensDetails struct {
-			ReasoningTokens int64 `json:"reasoning_tokens"`
-		} `json:"output_tokens_details"`
-	} `json:"usage"`
-}
-
-// outputText concatenates the output_text parts of the message items, as
-// openai-go's Response.OutputText does, and reports tool calls.
-func (r *wireResponse) outputText() (string, bool) {
-	var text []byte
-	tools := false
-	for _, item := range r.Output {
-		switch item.Type {
-		case "message":
-			for _, c := range item.Content {
-				if c.Type == "output_text" {
-					text = append(text, c.Text...)
-				}
-			}
-		case "function_call", "custom_tool_call":
-			tools = true
-		}
-	}
-	return string(text), tools
-}
-
-// wireRequest is a Responses API create request. Instructions are not
-// carried over by previous_response_id, so they are sent every time.
-type wireRequest struct {
-	Model              string `json:"model"`
-	Input              any    `json:"input"` // a string, or a list of messages
-	Instructions       string `json:"instructions,omitempty"`
-	MaxOutputTokens    int    `json:"max_output_tokens,omitempty"`
-	PreviousResponseID string `json:"previous_response_id,omitempty"`
-	Store              bool   `json:"store"`
-}
-
-type wireMessage struct {
-	Type    string `json:"type"`
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-func newWireRequest(req CallRequest) wireRequest {
-	w := wireRequest{Model: req.Model, Instructions: req.Instructions, MaxOutputTokens: req.MaxOutputTokens, Store: true}
-	switch {
-	case req.PreviousID != "":
-		w.PreviousResponseID, w.Input = req.PreviousID, req.Prompt
-	case len(req.Input.Messages) > 0:
-		msgs := make([]wireMessage, len(req.Input.Messages))
-		for i, m := range req.Input.Messages {
-			msgs[i] = wireMessage{Type: "message", Role: m.Role, Content: m.Content}
-		}
-		w.Input = msgs
-	default:
-		w.Input = req.Input.Prompt
-	}
-	return w
+	return openai.NewClient(opts...)
 }

@@ -48,6 +48,12 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (store.Job, bool, e
 	if err != nil {
 		return store.Job{}, false, fmt.Errorf("encode continuation: %w", err)
 	}
+	var optJSON json.RawMessage
+	if o := (Options{Tools: req.Tools, JSONSchema: req.JSONSchema, Stream: req.Stream}); len(o.Tools) > 0 || o.JSONSchema != nil || o.Stream {
+		if optJSON, err = json.Marshal(o); err != nil {
+			return store.Job{}, false, fmt.Errorf("encode options: %w", err)
+		}
+	}
 	job, created, err := e.store.InsertJob(ctx, store.NewJob{
 		ID:              uuid.NewString(),
 		TenantID:        req.Tenant,
@@ -61,6 +67,7 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (store.Job, bool, e
 		IdempotencyKey:  req.IdempotencyKey,
 		RequestHash:     req.hash(),
 		WebhookURL:      req.WebhookURL,
+		Options:         optJSON,
 	})
 	if err != nil {
 		if err == store.ErrIdempotencyConflict {
@@ -116,11 +123,14 @@ type ResumeOptions struct {
 	MaxTotalOutputTokens int64   `json:"max_total_output_tokens,omitempty"`
 	MaxCostUSD           float64 `json:"max_cost_usd,omitempty"`
 	TimeLimitSeconds     float64 `json:"time_limit_seconds,omitempty"`
+	MaxRecords           int64   `json:"max_records,omitempty"`
+	// ErrorPolicy replaces the job's error policy (nil keeps it).
+	ErrorPolicy *continuation.ErrorPolicy `json:"error_policy,omitempty"`
 }
 
 // ErrNotResumable is returned when a job did not stop for a reason new
 // settings can lift.
-var ErrNotResumable = errors.New("the job did not stop at a limit, a budget, a retry limit or a cancel")
+var ErrNotResumable = errors.New("the job did not stop at a limit, a budget, a guard, an error or a cancel")
 
 // Resume continues a job stopped by a limit, a budget, exhausted retries or
 // a cancel, with raised limits, from its last stored response. Bad settings
@@ -145,6 +155,12 @@ func (e *Enqueuer) Resume(ctx context.Context, jobID string, o ResumeOptions) er
 	}
 	if o.TimeLimitSeconds != 0 {
 		cont.TimeLimitSeconds = o.TimeLimitSeconds
+	}
+	if o.MaxRecords != 0 {
+		cont.MaxRecords = o.MaxRecords
+	}
+	if o.ErrorPolicy != nil {
+		cont.ErrorPolicy = o.ErrorPolicy
 	}
 	// Validate the settings as a request would be.
 	if _, err := (Request{Model: job.Model, Input: Input{Prompt: "resume"}, Format: job.Format,

@@ -31,6 +31,9 @@ type HandlerConfig struct {
 	// MaxRateLimitWaits bounds how often one chunk may be refused with 429
 	// before the job stops (waits do not use the retry budget).
 	MaxRateLimitWaits int
+	// DefaultStrategy continues jobs that name no strategy: the provider's
+	// natural one (stateful for OpenAI's Responses API).
+	DefaultStrategy continuation.Strategy
 }
 
 // Handlers processes chunk and merge tasks. Both are idempotent under
@@ -80,8 +83,11 @@ func RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if errors.As(err, &rl) && rl.Delay > 0 {
 		return roundUpToSecond(time.Now(), rl.Delay)
 	}
-	d := min(time.Second<<min(n, 9), 5*time.Minute)
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+	var re *retryError
+	if errors.As(err, &re) {
+		return re.delay
+	}
+	return backoff(n)
 }
 
 // roundUpToSecond stretches d so that now+d falls on a whole second. asynq
@@ -176,24 +182,45 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return h.failBeforeCall(ctx, claim, taskID, attempt, err)
 	}
+	opts, err := decodeOptions(job.Options)
+	if err != nil {
+		return h.failBeforeCall(ctx, claim, taskID, attempt, err)
+	}
 	price, err := h.prices.get(ctx, job.Model)
 	if err != nil {
 		return h.failBeforeCall(ctx, claim, taskID, attempt, err)
 	}
-	req := continuation.CallRequest{Model: job.Model, Instructions: job.Instructions, MaxOutputTokens: job.MaxOutputTokens}
-	if p.Seq == 0 {
-		if err := json.Unmarshal(job.Input, &req.Input); err != nil {
-			return h.failBeforeCall(ctx, claim, taskID, attempt, fmt.Errorf("job input: %w", err))
-		}
-	} else {
-		req.PreviousID = claim.PrevResponseID
-		req.Prompt = continuation.ContinuePrompt(job.Format)
-		log.Info("continuation started", "response_id", claim.PrevResponseID, "attempt", attempt)
+	strategy := h.strategyFor(cont, claim)
+	req, err := h.buildRequest(ctx, job, claim, cont, opts, strategy)
+	if err != nil {
+		return h.failBeforeCall(ctx, claim, taskID, attempt, err)
+	}
+	if p.Seq > 0 {
+		log.Info("continuation started", "response_id", claim.PrevResponseID, "attempt", attempt, "strategy", strategy)
 	}
 
 	started := time.Now()
 	resp, callErr := h.cfg.Provider.Call(ctx, req)
 	h.recordCall(job.Model, price, resp, callErr)
+	// A reasoning model that spent the whole budget thinking returned no
+	// text: with a ceiling, the same call is made again with a doubled
+	// budget; each spent attempt is recorded (it was billed).
+	for callErr == nil && reasoningOnly(resp) && req.MaxOutputTokens < cont.MaxOutputTokensCeiling {
+		next := min(2*req.MaxOutputTokens, cont.MaxOutputTokensCeiling)
+		u := store.Usage(resp.Usage)
+		if err := claim.RecordAttempt(ctx, store.CallFailure{TaskID: taskID, Attempt: attempt, Counted: false,
+			ResponseID: resp.ID, ErrorType: "reasoning_exhausted", Usage: &u, CostUSD: Cost(price, u), Started: started,
+			Latency: resp.Latency, Error: fmt.Sprintf("all %d output tokens went to reasoning, no visible text; calling again with %d",
+				req.MaxOutputTokens, next)}); err != nil {
+			return err
+		}
+		log.Warn("the output budget went to reasoning with no visible text; raising it for this call",
+			"response_id", resp.ID, "max_output_tokens", req.MaxOutputTokens, "raised_to", next)
+		req.MaxOutputTokens = next
+		started = time.Now()
+		resp, callErr = h.cfg.Provider.Call(ctx, req)
+		h.recordCall(job.Model, price, resp, callErr)
+	}
 	if callErr != nil {
 		if errors.Is(callErr, context.Canceled) && h.cancelled(job.ID) {
 			return h.callCancelled(log, claim, taskID, attempt, started, resp)
@@ -201,6 +228,19 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 		return h.callFailed(ctx, log, claim, cont, taskID, attempt, started, price, resp, callErr)
 	}
 	log = log.With("response_id", resp.ID)
+	policy := cont.Policy()
+	toolErr := resp.ToolError()
+	toolRule := policy.RuleFor(continuation.ErrTool)
+	if toolErr != "" && toolRule.Action == continuation.ActionRetry {
+		n, err := claim.Failures(ctx, string(continuation.ErrTool))
+		if err != nil {
+			return err
+		}
+		if n < toolRule.MaxConsecutiveRetries {
+			return h.callFailed(ctx, log, claim, cont, taskID, attempt, started, price, resp,
+				&continuation.CallError{Type: continuation.ErrTool, HTTPStatus: 200, Err: fmt.Errorf("%s", toolErr)})
+		}
+	}
 
 	sum := sha256.Sum256([]byte(resp.Text))
 	textSHA := hex.EncodeToString(sum[:])
@@ -214,29 +254,50 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 	if job.StartedAt != nil {
 		execStart = *job.StartedAt
 	}
+	records, inQuote := countRecords(job.Format, p.Seq, claim.InQuote, resp.Text)
+	toolTruncated := false
+	for _, tc := range resp.ToolCalls {
+		toolTruncated = toolTruncated || tc.Truncated
+	}
 	outcome := continuation.Decide(continuation.State{
 		Seq: p.Seq, Finish: resp.Finish, Text: resp.Text, TextSHA: textSHA, PreviousSHA: claim.PrevSHA,
 		Enabled: cont.EnabledOrDefault(), MaxAttempts: cont.MaxAttempts,
 		OutputTokens: claim.CumOutput + usage.Output, CostUSD: cumCost, Elapsed: time.Since(execStart),
-		PreviousTail: claim.PrevTail, Budgets: cont.Budgets(),
+		PreviousTail: claim.PrevTail, Budgets: cont.Budgets(), Records: claim.CumRecords + records,
+		StreamBroken: resp.StreamBroken, ToolTruncated: toolTruncated, ToolError: toolErr, ToolRule: toolRule,
 	}, continuation.DefaultCriteria())
 	decision, _ := json.Marshal(outcome)
+	var toolCalls json.RawMessage
+	if len(resp.ToolCalls) > 0 {
+		toolCalls, _ = json.Marshal(resp.ToolCalls)
+	}
 	nc := store.NewChunk{
 		Content: resp.Text, ContentSHA: textSHA, FinishReason: string(resp.Finish), RawStatus: resp.RawStatus,
 		IncompleteReason: resp.IncompleteReason, ResponseID: resp.ID, TaskID: taskID, Attempt: attempt,
 		Usage: usage, CostUSD: cost, CumOutput: claim.CumOutput + usage.Output, CumCost: cumCost,
 		CallStarted: started, Latency: resp.Latency,
 		ShouldContinue: outcome.ShouldContinue, StopReason: string(outcome.StopReason), Decision: decision,
+		DecisionNote: decisionNote(p.Seq, outcome), Strategy: string(strategy), Prompt: req.Prompt,
+		MaxOutputTokens: req.MaxOutputTokens, ToolCalls: toolCalls, CumRecords: claim.CumRecords + records,
+		InQuote: inQuote, StreamBroken: resp.StreamBroken,
 	}
-	switch resp.Finish {
-	case continuation.FinishContentFilter:
+	switch {
+	case resp.Finish == continuation.FinishContentFilter:
 		log.Warn("response stopped by the content filter; not continuing")
 		nc.Event = &store.EventNote{Level: "warn", Type: "content_filter", Message: "response " + resp.ID + " stopped by the content filter"}
-	case continuation.FinishIncomplete:
+	case resp.StreamBroken:
+		log.Warn("the stream broke mid-answer; keeping the text received and continuing from it", "bytes", len(resp.Text))
+	case resp.Finish == continuation.FinishIncomplete:
 		log.Warn("response incomplete for a reason that cannot be continued; resume from its response id",
 			"incomplete_reason", resp.IncompleteReason)
 		nc.Event = &store.EventNote{Level: "warn", Type: "incomplete", Message: fmt.Sprintf(
 			"response %s incomplete (%s); resume from it", resp.ID, resp.IncompleteReason)}
+	}
+	if toolErr != "" {
+		log.Warn("unusable tool call", "error_type", continuation.ErrTool, "err", toolErr, "action", toolRule.Action)
+		if nc.Event == nil {
+			nc.Event = &store.EventNote{Level: "warn", Type: "tool_error", Message: toolErr}
+		}
 	}
 	// The save must happen even if the task's context ended during the call:
 	// the response is paid for.
@@ -305,8 +366,9 @@ func (h *Handlers) failBeforeCall(ctx context.Context, c *store.Claim, taskID st
 	return errors.Join(fmt.Errorf("job %s chunk %d: %w", c.Job.ID, c.Seq, cause), err)
 }
 
-// callFailed records a failed attempt and decides between retrying the task
-// and stopping the job.
+// callFailed records a failed attempt and applies the job's error policy:
+// retry the task (with backoff, or after a rate limit's Retry-After), or
+// stop the job's generation.
 func (h *Handlers) callFailed(ctx context.Context, log *slog.Logger, c *store.Claim, cont Continuation, taskID string,
 	attempt int, started time.Time, price *store.Price, resp continuation.Response, callErr error) error {
 	ce := continuation.Classify(callErr)
@@ -317,18 +379,40 @@ func (h *Handlers) callFailed(ctx context.Context, log *slog.Logger, c *store.Cl
 	if ce.Malformed {
 		log.Error("malformed response from the provider", "err", msg)
 	}
-	f := store.CallFailure{TaskID: taskID, Attempt: attempt, Counted: ce.Type != continuation.ErrRateLimit,
+	rule := cont.Policy().RuleFor(ce.Type)
+	// A rate-limit wait under the default rule is the provider's pacing,
+	// not a failure: it does not count against asynq's failure budget.
+	waiting := ce.Type == continuation.ErrRateLimit && rule.Action == continuation.ActionRetry
+	f := store.CallFailure{TaskID: taskID, Attempt: attempt, Counted: !waiting,
 		ResponseID: resp.ID, HTTPStatus: ce.HTTPStatus, ErrorType: string(ce.Type), Error: msg,
 		Started: started, Latency: resp.Latency}
 	if resp.Usage != (continuation.Usage{}) {
 		u := store.Usage(resp.Usage)
 		f.Usage, f.CostUSD = &u, Cost(price, u)
 	}
+	limit := rule.MaxConsecutiveRetries
+	if waiting && limit == 0 {
+		limit = h.cfg.MaxRateLimitWaits
+	}
+	prior := 0
+	if rule.Action == continuation.ActionRetry {
+		n, err := c.Failures(ctx, string(ce.Type))
+		if err != nil {
+			c.Release()
+			return err
+		}
+		prior = n
+	}
 	maxRetry, _ := asynq.GetMaxRetry(ctx)
 	var stop continuation.StopReason
+	var ignored bool
 	switch {
-	case !ce.Retryable():
+	case rule.Action == continuation.ActionStop:
 		stop = continuation.StopErrorForbade
+	case rule.Action == continuation.ActionIgnore:
+		stop, ignored = continuation.StopErrorForbade, true
+	case prior >= limit:
+		stop = continuation.StopRetryLimit
 	case attempt >= maxRetry:
 		// asynq checks the retry count before IsFailure, so even a rate-limit
 		// wait would be archived now: stop instead.
@@ -336,27 +420,30 @@ func (h *Handlers) callFailed(ctx context.Context, log *slog.Logger, c *store.Cl
 	}
 	var st *store.Stop
 	if stop != "" {
-		st = &store.Stop{Reason: string(stop), Error: msg, Merge: cont.OnFailure == OnFailurePartial}
+		st = &store.Stop{Reason: string(stop), Error: msg, Merge: ignored || cont.OnFailure == OnFailurePartial}
+		if ignored {
+			st.Error = IgnoredErrorPrefix + msg
+		}
 	}
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	failed, status, err := c.Fail(saveCtx, f, st)
+	_, status, err := c.Fail(saveCtx, f, st)
 	if err != nil {
 		return err
 	}
-	if ce.Type == continuation.ErrRateLimit && st == nil {
-		if failed < h.cfg.MaxRateLimitWaits {
+	if st == nil {
+		if waiting {
 			wait := max(ce.RetryAfter, time.Second)
 			log.Warn("rate limited; waiting as the provider asked", "retry_after", wait, "err", msg)
 			return &RetryLater{Delay: wait, Reason: msg}
 		}
-		return h.stopAfterFailure(ctx, log, c.Job.ID, continuation.StopRetryLimit, msg, cont)
+		delay := backoff(prior)
+		log.Warn("model call failed; the error policy retries it", "error_type", ce.Type, "err", msg, "attempt", attempt,
+			"retry", prior+1, "of", limit, "in", delay.Round(time.Millisecond))
+		return &retryError{delay: delay, err: fmt.Errorf("chunk %d of job %s: %w", c.Seq, c.Job.ID, ce)}
 	}
-	if st == nil {
-		log.Warn("model call failed; will retry", "error_type", ce.Type, "err", msg, "attempt", attempt)
-		return fmt.Errorf("chunk %d of job %s: %w", c.Seq, c.Job.ID, ce)
-	}
-	log.Error("model call failed; stopping the job", "error_type", ce.Type, "err", msg, "stop_reason", stop, "status", status)
+	log.Error("model call failed; stopping the job", "error_type", ce.Type, "err", msg, "stop_reason", stop,
+		"action", rule.Action, "status", status)
 	if status == store.StatusFailed {
 		h.cfg.Metrics.JobFinished(status, string(stop))
 		h.notify(ctx, c.Job, status)
@@ -367,23 +454,25 @@ func (h *Handlers) callFailed(ctx context.Context, log *slog.Logger, c *store.Cl
 	return nil
 }
 
-// stopAfterFailure ends a job's generation after its claim was released.
-func (h *Handlers) stopAfterFailure(ctx context.Context, log *slog.Logger, jobID string, reason continuation.StopReason, msg string, cont Continuation) error {
-	status, err := h.cfg.Store.StopJob(ctx, jobID, store.Stop{Reason: string(reason), Error: msg, Merge: cont.OnFailure == OnFailurePartial})
-	if err != nil {
-		return err
-	}
-	log.Error("model call failed too often; stopping the job", "stop_reason", reason, "status", status, "err", msg)
-	if status == store.StatusFailed {
-		h.cfg.Metrics.JobFinished(status, string(reason))
-		if j, err := h.cfg.Store.GetJob(ctx, jobID); err == nil {
-			h.notify(ctx, j, status)
-		}
-	}
-	if status == store.StatusMerging {
-		return h.cfg.Tasks.Merge(ctx, jobID)
-	}
-	return nil
+// IgnoredErrorPrefix marks a job error the error policy ignored: the job is
+// merged as partial even when on_failure is raise_error.
+const IgnoredErrorPrefix = "ignored by the error policy: "
+
+// retryError has asynq retry a failed call after the policy's backoff.
+type retryError struct {
+	delay time.Duration
+	err   error
+}
+
+func (e *retryError) Error() string { return e.err.Error() }
+func (e *retryError) Unwrap() error { return e.err }
+
+// backoff is the wait before retry n+1 of a chunk's calls failing with one
+// error type: 1s, 2s, 4s, ... at most 5 minutes, ±20% jitter. asynq's
+// default starts near 15s and grows as n⁴, far too slow for a passing 500.
+func backoff(n int) time.Duration {
+	d := min(time.Second<<min(n, 9), 5*time.Minute)
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 }
 
 // ensureNext queues whatever a job needs next, after a redelivery found its
@@ -410,4 +499,18 @@ func decodeContinuation(raw json.RawMessage) (Continuation, error) {
 		c.OnFailure = OnFailurePartial
 	}
 	return c, nil
+}
+
+// reasoningOnly reports a response cut off by the limit with no visible
+// text and no tool call: its whole budget went to reasoning.
+func reasoningOnly(r continuation.Response) bool {
+	return r.Finish == continuation.FinishLength && r.Text == "" && len(r.ToolCalls) == 0 && r.Usage.Reasoning > 0
+}
+
+// decisionNote is the one-line summary of a chunk's decision event.
+func decisionNote(seq int, o continuation.Outcome) string {
+	if o.ShouldContinue {
+		return fmt.Sprintf("chunk %d: continue (%s)", seq, o.ResolvedBy)
+	}
+	return fmt.Sprintf("chunk %d: stop, %s (%s)", seq, o.StopReason, o.ResolvedBy)
 }

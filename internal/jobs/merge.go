@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -44,6 +45,27 @@ type Metadata struct {
 	Calls                store.CallStats     `json:"calls"`
 	Durations            Durations           `json:"durations"`
 	Decisions            []ChunkDecisionNote `json:"decisions"`
+	// Strategy is how the answer was continued; Prompts are the
+	// continuation prompts sent, per chunk ("" for none).
+	Strategy string   `json:"strategy"`
+	Prompts  []string `json:"prompts"`
+	// ChunkInputTokens shows what re-sending the context cost per call.
+	ChunkInputTokens []int64 `json:"chunk_input_tokens"`
+	// ToolCalls are the calls the answer ended with, marked when unusable.
+	ToolCalls []ChunkToolCall `json:"tool_calls,omitempty"`
+	// SchemaValid reports the merged JSON against the job's json_schema
+	// (absent without one); SchemaError says where it does not conform.
+	SchemaValid *bool  `json:"schema_valid,omitempty"`
+	SchemaError string `json:"schema_error,omitempty"`
+	// StreamBreaks are the chunks whose stream broke mid-answer (their usage
+	// was never reported, so it is not in the totals).
+	StreamBreaks []int `json:"stream_breaks,omitempty"`
+}
+
+// ChunkToolCall is a tool call with the chunk it came in.
+type ChunkToolCall struct {
+	Seq int `json:"seq"`
+	continuation.ToolCall
 }
 
 // IncompleteDetail is one chunk's incomplete_details.
@@ -161,6 +183,8 @@ func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result
 		ResponseIDs:       make([]string, 0, len(chunks)),
 		ChunkSizes:        make([]int, len(chunks)),
 		Decisions:         make([]ChunkDecisionNote, len(chunks)),
+		Prompts:           make([]string, len(chunks)),
+		ChunkInputTokens:  make([]int64, len(chunks)),
 	}
 	if job.StopReason != nil {
 		meta.StopReason = *job.StopReason
@@ -188,6 +212,20 @@ func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result
 		var o continuation.Outcome
 		_ = json.Unmarshal(c.Decision, &o)
 		meta.Decisions[i] = ChunkDecisionNote{Seq: c.Seq, ShouldContinue: o.ShouldContinue, ResolvedBy: o.ResolvedBy, StopReason: string(o.StopReason)}
+		meta.Strategy = c.Strategy
+		meta.Prompts[i] = deref(c.Prompt)
+		meta.ChunkInputTokens[i] = c.Usage.Input
+		if len(c.ToolCalls) > 0 {
+			var calls []continuation.ToolCall
+			if err := json.Unmarshal(c.ToolCalls, &calls); err == nil {
+				for _, tc := range calls {
+					meta.ToolCalls = append(meta.ToolCalls, ChunkToolCall{Seq: c.Seq, ToolCall: tc})
+				}
+			}
+		}
+		if c.StreamBroken {
+			meta.StreamBreaks = append(meta.StreamBreaks, c.Seq)
+		}
 	}
 	if n := len(chunks); n > 0 {
 		meta.WasContinued = n > 1
@@ -212,6 +250,15 @@ func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result
 	meta.TruncationPoints = res.TruncationPoints
 	meta.Joins = res.Joins
 	meta.Detection = res.Detection
+	opts, err := decodeOptions(job.Options)
+	if err != nil {
+		return res, meta, err
+	}
+	if opts.JSONSchema != nil {
+		meta.SchemaError = validateAgainst(opts.JSONSchema, res.Content)
+		ok := meta.SchemaError == ""
+		meta.SchemaValid = &ok
+	}
 	return res, meta, nil
 }
 
@@ -219,19 +266,22 @@ func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result
 // completed and the merge verified every join; otherwise partial or failed
 // as the job's on_failure says.
 func FinalStatus(job store.Job, meta Metadata) (status, errMsg string) {
-	if meta.StopReason == string(continuation.StopCompleted) && meta.MergeSuccess {
+	if meta.StopReason == string(continuation.StopCompleted) && meta.MergeSuccess && meta.SchemaError == "" {
 		return store.StatusSucceeded, ""
 	}
 	switch {
 	case !meta.MergeSuccess:
 		errMsg = "merge failed: " + meta.MergeError
+	case meta.SchemaError != "":
+		errMsg = "the merged JSON does not match json_schema: " + meta.SchemaError
 	case job.Error != nil && *job.Error != "":
 		errMsg = fmt.Sprintf("generation stopped (%s): %s", meta.StopReason, *job.Error)
 	default:
 		errMsg = fmt.Sprintf("generation stopped before the answer was complete: %s", meta.StopReason)
 	}
+	ignored := job.Error != nil && strings.HasPrefix(*job.Error, IgnoredErrorPrefix)
 	cont, err := decodeContinuation(job.Continuation)
-	if err == nil && cont.OnFailure == OnFailureRaise {
+	if err == nil && cont.OnFailure == OnFailureRaise && !ignored {
 		return store.StatusFailed, errMsg
 	}
 	return store.StatusPartial, errMsg
@@ -263,4 +313,11 @@ func costNote(model string, price *store.Price, calls store.CallStats) string {
 		return fmt.Sprintf("%d lost call(s) may have been billed; their usage is unknown and not in the estimate", calls.Lost)
 	}
 	return ""
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -47,6 +47,16 @@ type Request struct {
 	IdempotencyKey  string          `json:"idempotency_key,omitempty"`
 	// WebhookURL, when set, receives a signed event when the job ends.
 	WebhookURL string `json:"webhook_url,omitempty"`
+	// Tools are function tools offered to the model, in the Responses API's
+	// shape: [{"type":"function","name":...,"parameters":{...}}]. A response
+	// that ends with tool calls is not continued; the calls are kept.
+	Tools json.RawMessage `json:"tools,omitempty"`
+	// JSONSchema asks for structured output: the first request carries it,
+	// continuations do not, and the merged JSON is validated against it.
+	JSONSchema *continuation.JSONSchema `json:"json_schema,omitempty"`
+	// Stream asks for streamed model calls: a stream that breaks mid-answer
+	// keeps what arrived as the chunk and the job continues from it.
+	Stream bool `json:"stream,omitempty"`
 	// Tenant owns the job; never read from a request body — the HTTP API
 	// sets it from the caller's key, Go producers choose it. Default "default".
 	Tenant string `json:"-"`
@@ -62,12 +72,36 @@ type Continuation struct {
 	MaxCostUSD           float64 `json:"max_cost_usd,omitempty"`            // estimated; needs a priced model
 	TimeLimitSeconds     float64 `json:"time_limit_seconds,omitempty"`      // from this execution's start
 	StopSequence         string  `json:"stop_sequence,omitempty"`           // a guard: stop once the answer contains it
+	MaxRecords           int64   `json:"max_records,omitempty"`             // a guard: stop once the answer holds this many records
+	// ErrorPolicy decides what a failed call does: a preset
+	// (stop_on_any_error, the default; retry_tool_errors(n);
+	// ignore_tool_errors; retry_all(n)) refined by per-type rules.
+	ErrorPolicy *continuation.ErrorPolicy `json:"error_policy,omitempty"`
+	// Strategy is how the answer is continued: stateful, history, prefill or
+	// overlap; "" lets the worker choose its provider's default.
+	Strategy continuation.Strategy `json:"strategy,omitempty"`
+	// OverlapLines overrides how many lines the overlap strategy asks to be
+	// repeated (default by content type).
+	OverlapLines int `json:"overlap_lines,omitempty"`
+	// MaxOutputTokensCeiling lets a call whose output budget was used up by
+	// reasoning, with no visible text, be made again with a doubled budget up
+	// to this ceiling; without it such a chunk stops the job (no_progress).
+	MaxOutputTokensCeiling int `json:"max_output_tokens_ceiling,omitempty"`
+}
+
+// Policy is the job's error policy, defaults filled.
+func (c Continuation) Policy() continuation.ErrorPolicy {
+	if c.ErrorPolicy == nil {
+		return continuation.ErrorPolicy{}.Normalized()
+	}
+	return c.ErrorPolicy.Normalized()
 }
 
 // Budgets converts the settings for the criteria.
 func (c Continuation) Budgets() continuation.Budgets {
 	return continuation.Budgets{MaxOutputTokens: c.MaxTotalOutputTokens, MaxCostUSD: c.MaxCostUSD,
-		TimeLimit: time.Duration(c.TimeLimitSeconds * float64(time.Second)), StopSequence: c.StopSequence}
+		TimeLimit: time.Duration(c.TimeLimitSeconds * float64(time.Second)), StopSequence: c.StopSequence,
+		MaxRecords: c.MaxRecords}
 }
 
 // EnabledOrDefault reports whether continuation is on (the default).
@@ -197,6 +231,36 @@ func (r Request) Normalize() (Request, error) {
 	}
 	if len(r.Continuation.StopSequence) > 200 {
 		bad("continuation.stop_sequence", "is longer than 200 bytes")
+	}
+	if r.Continuation.MaxRecords < 0 {
+		bad("continuation.max_records", "must not be negative, got %d", r.Continuation.MaxRecords)
+	}
+	if p := r.Continuation.ErrorPolicy; p != nil {
+		if err := p.Validate(); err != nil {
+			bad("continuation.error_policy", "%v", err)
+		} else {
+			n := p.Normalized()
+			r.Continuation.ErrorPolicy = &n
+		}
+	}
+	if s := r.Continuation.Strategy; s != "" && !continuation.ValidStrategy(s) {
+		bad("continuation.strategy", "must be one of stateful, history, prefill, overlap; got %q", s)
+	}
+	if n := r.Continuation.OverlapLines; n < 0 || n > 200 {
+		bad("continuation.overlap_lines", "must be between 1 and 200, got %d", n)
+	}
+	if c := r.Continuation.MaxOutputTokensCeiling; c != 0 && (c < r.MaxOutputTokens || c > MaxMaxOutputTokens) {
+		bad("continuation.max_output_tokens_ceiling", "must be between max_output_tokens (%d) and %d, got %d", r.MaxOutputTokens, MaxMaxOutputTokens, c)
+	}
+	if len(r.Tools) > 0 {
+		if msg := checkTools(r.Tools); msg != "" {
+			bad("tools", "%s", msg)
+		}
+	}
+	if r.JSONSchema != nil {
+		for _, fe := range checkJSONSchema(r.JSONSchema) {
+			bad(fe.Field, "%s", fe.Message)
+		}
 	}
 	if len(r.Metadata) > 0 {
 		switch {

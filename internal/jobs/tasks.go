@@ -58,7 +58,7 @@ type TaskOptions struct {
 }
 
 // DefaultTaskOptions suit a model call of up to ten minutes.
-func DefaultTaskOptions() TaskOptions { return TaskOptions{MaxRetry: 8, Timeout: 11 * time.Minute} }
+func DefaultTaskOptions() TaskOptions { return TaskOptions{MaxRetry: 60, Timeout: 11 * time.Minute} }
 
 // Dispatcher puts chunk and merge tasks on the queue. A TaskID conflict means
 // the task is already queued or running, which is what was wanted.

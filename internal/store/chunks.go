@@ -72,6 +72,11 @@ type Claim struct {
 	PrevTail       string   // the previous chunk's last bytes (a guard's text may straddle the cut)
 	CumOutput      int64    // output tokens of the chunks so far
 	CumCost        *float64 // their cost (nil when unpriced)
+	CumRecords     int64    // records in the chunks so far (max_records guard)
+	InQuote        bool     // the CSV so far ends inside a quoted field
+	PrevStrategy   string   // how the previous chunk was asked for ("" for chunk 0)
+	PrevBroken     bool     // the previous chunk is what arrived before its stream broke
+	FirstHead      string   // the first chunk's opening bytes, for an auto-format job's content type
 	conn           *pgxpool.Conn
 	key            int32
 	locked         bool
@@ -89,7 +94,9 @@ func (s *Store) ClaimChunk(ctx context.Context, jobID string, seq int) (*Claim, 
 	c := &Claim{conn: conn, key: lockKey(jobID), Seq: seq}
 	var lastSeq *int
 	var prevResp, prevSHA, prevTail *string
-	var cumOut *int64
+	var cumOut, cumRec *int64
+	var inQuote, prevBroken *bool
+	var prevStrategy, firstHead *string
 	b := &pgx.Batch{}
 	b.Queue(`SELECT pg_try_advisory_lock($1, $2)`, lockClass, c.key)
 	// The job and its last chunk: one index probe gives the next sequence
@@ -97,14 +104,17 @@ func (s *Store) ClaimChunk(ctx context.Context, jobID string, seq int) (*Claim, 
 	// large chunk's text decompressed) only for a job with a stop sequence.
 	b.Queue(`SELECT `+prefixed("j.", jobColumns)+`, last.seq, last.response_id, last.content_sha,
 	CASE WHEN j.continuation ? 'stop_sequence' THEN right(last.content, 256) END,
-	last.cum_output_tokens, last.cum_cost_usd::float8
+	last.cum_output_tokens, last.cum_cost_usd::float8, last.cum_records, last.in_quote, last.strategy, last.stream_broken,
+	CASE WHEN j.format IN ('auto', 'json') AND last.seq IS NOT NULL THEN (SELECT left(content, 2048) FROM chunks WHERE job_id = j.id AND seq = 0) END
 FROM jobs j LEFT JOIN LATERAL (
-	SELECT seq, response_id, content_sha, content, cum_output_tokens, cum_cost_usd FROM chunks WHERE job_id = j.id ORDER BY seq DESC LIMIT 1
+	SELECT seq, response_id, content_sha, content, cum_output_tokens, cum_cost_usd, cum_records, in_quote, strategy, stream_broken
+	FROM chunks WHERE job_id = j.id ORDER BY seq DESC LIMIT 1
 ) last ON true
 WHERE j.id = $1::uuid`, jobID)
 	br := conn.SendBatch(ctx, b)
 	lockErr := br.QueryRow().Scan(&c.locked)
-	readErr := br.QueryRow().Scan(append(jobDest(&c.Job), &lastSeq, &prevResp, &prevSHA, &prevTail, &cumOut, &c.CumCost)...)
+	readErr := br.QueryRow().Scan(append(jobDest(&c.Job), &lastSeq, &prevResp, &prevSHA, &prevTail, &cumOut, &c.CumCost,
+		&cumRec, &inQuote, &prevStrategy, &prevBroken, &firstHead)...)
 	closeErr := br.Close()
 	if err := errors.Join(lockErr, closeErr); err != nil || (readErr != nil && !errors.Is(readErr, pgx.ErrNoRows)) {
 		c.discard()
@@ -117,6 +127,10 @@ WHERE j.id = $1::uuid`, jobID)
 			if cumOut != nil {
 				c.CumOutput = *cumOut
 			}
+			if cumRec != nil {
+				c.CumRecords, c.InQuote, c.PrevStrategy, c.PrevBroken = *cumRec, *inQuote, *prevStrategy, *prevBroken
+			}
+			c.FirstHead = deref(firstHead)
 		}
 	}
 	switch {
@@ -235,8 +249,17 @@ type NewChunk struct {
 	ShouldContinue   bool
 	StopReason       string // set when !ShouldContinue
 	Decision         json.RawMessage
+	// DecisionNote summarizes the decision for the chunk's 'decision' event.
+	DecisionNote string
 	// Event, when set, is recorded with a stopping chunk (a warning).
-	Event *EventNote
+	Event           *EventNote
+	Strategy        string
+	Prompt          string          // the continuation prompt sent ("" for none)
+	MaxOutputTokens int             // the call's output budget
+	ToolCalls       json.RawMessage // nil for none
+	CumRecords      int64
+	InQuote         bool
+	StreamBroken    bool
 }
 
 // EventNote is an event written in the same statement as a chunk.
@@ -250,10 +273,18 @@ var ErrChunkExists = errors.New("chunk already stored")
 
 const insertChunk = `INSERT INTO chunks (job_id, seq, content, content_sha, finish_reason, raw_status, incomplete_reason,
 	response_id, previous_response_id, task_id, attempt, input_tokens, cached_tokens, output_tokens, reasoning_tokens,
-	cost_usd, latency_ms, call_started_at, should_continue, stop_reason, decision, cum_output_tokens, cum_cost_usd)
+	cost_usd, latency_ms, call_started_at, should_continue, stop_reason, decision, cum_output_tokens, cum_cost_usd,
+	strategy, prompt, max_output_tokens, tool_calls, cum_records, in_quote, stream_broken)
 VALUES ($1::uuid, $2, $3, $4, $5, $6, nullif($7, ''), nullif($8, ''), nullif($9, ''), $10, $11, $12, $13, $14, $15,
-	$16, $17, $18, $19, nullif($20, ''), $21, $22, $23)
+	$16, $17, $18, $19, nullif($20, ''), $21, $22, $23, $24, nullif($25, ''), $26, $27, $28, $29, $30)
 ON CONFLICT DO NOTHING`
+
+// decisionEvent records the chunk's decision as an event, in the chunk's
+// statement ($31 its summary); ch is the chunk insert's CTE.
+const decisionEvent = `INSERT INTO job_events (job_id, seq, level, type, message, data)
+	SELECT job_id, $2, 'info', 'decision', $31, jsonb_build_object('should_continue', $19::boolean,
+		'decision', $21::jsonb->>'decision', 'resolved_by', $21::jsonb->>'resolved_by', 'stop_reason', nullif($20, ''))
+	FROM ch`
 
 // Save stores the chunk — which is also the record of its model call — and,
 // when generation stops, moves the job to merging; then it commits and only
@@ -266,10 +297,13 @@ func (c *Claim) Save(ctx context.Context, n NewChunk) (string, error) {
 	args := []any{c.Job.ID, c.Seq, n.Content, n.ContentSHA, n.FinishReason, n.RawStatus, n.IncompleteReason,
 		n.ResponseID, c.PrevResponseID, n.TaskID, n.Attempt, n.Usage.Input, n.Usage.Cached, n.Usage.Output,
 		n.Usage.Reasoning, n.CostUSD, n.Latency.Milliseconds(), n.CallStarted, n.ShouldContinue, n.StopReason, n.Decision,
-		n.CumOutput, n.CumCost}
+		n.CumOutput, n.CumCost, n.Strategy, n.Prompt, n.MaxOutputTokens, n.ToolCalls, n.CumRecords, n.InQuote,
+		n.StreamBroken, n.DecisionNote}
 	var sql string
 	if n.ShouldContinue {
-		sql = insertChunk + ` RETURNING $24::text`
+		sql = `WITH ch AS (` + insertChunk + ` RETURNING job_id
+), dev AS (` + decisionEvent + `
+) SELECT $32::text FROM ch`
 		args = append(args, c.Job.Status)
 	} else {
 		var evLevel, evType, evMsg *string
@@ -278,6 +312,7 @@ func (c *Claim) Save(ctx context.Context, n NewChunk) (string, error) {
 		}
 		args = append(args, evLevel, evType, evMsg)
 		sql = `WITH ch AS (` + insertChunk + ` RETURNING job_id
+), dev AS (` + decisionEvent + `
 ), j AS (
 	UPDATE jobs SET status = CASE WHEN status = 'cancelled' THEN status ELSE 'merging' END,
 	       stop_reason = CASE WHEN status = 'cancelled' THEN stop_reason ELSE nullif($20, '') END, updated_at = now()
@@ -285,7 +320,7 @@ func (c *Claim) Save(ctx context.Context, n NewChunk) (string, error) {
 	RETURNING id, status
 ), ev AS (
 	INSERT INTO job_events (job_id, seq, level, type, message)
-	SELECT j.id, $2, $24, $25, $26 FROM j WHERE $24::text IS NOT NULL
+	SELECT j.id, $2, $32, $33, $34 FROM j WHERE $32::text IS NOT NULL
 ), ev2 AS (
 	INSERT INTO job_events (job_id, seq, level, type, message, data)
 	SELECT j.id, $2, 'info', 'status', j.status, jsonb_build_object('stop_reason', nullif($20, '')) FROM j
@@ -342,8 +377,8 @@ type Stop struct {
 
 // Fail records a failed attempt and, with stop, ends the job's generation,
 // while still holding the lock; then it commits, unlocks and releases the
-// claim. It returns how many attempts at this chunk have failed (this one
-// included) and, with stop, the job's status.
+// claim. It returns how many attempts at this chunk have failed with the
+// same error type (this one included) and, with stop, the job's status.
 func (c *Claim) Fail(ctx context.Context, f CallFailure, stop *Stop) (failed int, status string, err error) {
 	defer c.Release()
 	var status0 *int
@@ -367,7 +402,8 @@ INSERT INTO job_events (job_id, seq, level, type, message, data)
 VALUES ($1::uuid, $2, 'warn', 'call_failed', $10, jsonb_build_object('error_type', $9::text, 'http_status', $8::int, 'attempt', $4::int))`,
 		c.Job.ID, c.Seq, f.TaskID, f.Attempt, f.Counted, c.PrevResponseID, f.ResponseID, status0, f.ErrorType, f.Error,
 		u.Input, u.Cached, u.Output, u.Reasoning, f.CostUSD, f.Latency.Milliseconds(), f.Started)
-	b.Queue(`SELECT count(*) FROM call_failures WHERE job_id = $1::uuid AND seq = $2 AND status = 'failed'`, c.Job.ID, c.Seq)
+	b.Queue(`SELECT count(*) FROM call_failures WHERE job_id = $1::uuid AND seq = $2 AND status = 'failed' AND error_type = $3`,
+		c.Job.ID, c.Seq, f.ErrorType)
 	if stop != nil {
 		b.Queue(stopSQL, c.Job.ID, stop.Reason, stop.Error, stop.Merge)
 	}
@@ -393,6 +429,37 @@ VALUES ($1::uuid, $2, 'warn', 'call_failed', $10, jsonb_build_object('error_type
 	}
 	c.locked = false
 	return failed, status, nil
+}
+
+// Failures counts the failed attempts at this chunk with an error type.
+func (c *Claim) Failures(ctx context.Context, errorType string) (int, error) {
+	var n int
+	err := c.conn.QueryRow(ctx, `SELECT count(*) FROM call_failures WHERE job_id = $1::uuid AND seq = $2 AND status = 'failed' AND error_type = $3`,
+		c.Job.ID, c.Seq, errorType).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: count failed calls of job %s chunk %d: %w", c.Job.ID, c.Seq, err)
+	}
+	return n, nil
+}
+
+// RecordAttempt records a paid attempt whose response is not the chunk (a
+// reasoning-only reply made again with a larger budget) and keeps the claim.
+func (c *Claim) RecordAttempt(ctx context.Context, f CallFailure) error {
+	u := Usage{}
+	if f.Usage != nil {
+		u = *f.Usage
+	}
+	_, err := c.conn.Exec(ctx, `
+INSERT INTO call_failures (job_id, seq, task_id, attempt, counted, status, previous_response_id, response_id,
+                           http_status, error_type, error, input_tokens, cached_tokens, output_tokens,
+                           reasoning_tokens, cost_usd, latency_ms, started_at)
+VALUES ($1::uuid, $2, $3, $4, $5, 'failed', nullif($6, ''), nullif($7, ''), 200, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+		c.Job.ID, c.Seq, f.TaskID, f.Attempt, f.Counted, c.PrevResponseID, f.ResponseID, f.ErrorType, f.Error,
+		u.Input, u.Cached, u.Output, u.Reasoning, f.CostUSD, f.Latency.Milliseconds(), f.Started)
+	if err != nil {
+		return fmt.Errorf("store: record attempt of job %s chunk %d: %w", c.Job.ID, c.Seq, err)
+	}
+	return nil
 }
 
 // totalsSQL sets a job's totals from every attempt (the llm_calls view):

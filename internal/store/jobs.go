@@ -58,6 +58,7 @@ type NewJob struct {
 	IdempotencyKey  string          // "" for none
 	RequestHash     string
 	WebhookURL      string // "" for none
+	Options         json.RawMessage // tools, json_schema, stream; nil for none
 }
 
 // Job is a row of the jobs table.
@@ -87,17 +88,18 @@ type Job struct {
 	StartedAt       *time.Time
 	FinishedAt      *time.Time
 	ActiveMS        int64 // time of earlier executions, before resumes
+	Options         json.RawMessage
 }
 
 const jobColumns = `id::text, tenant_id, status, model, format, instructions, input, max_output_tokens, continuation,
 	metadata, idempotency_key, webhook_url, stop_reason, error, chunk_count, input_tokens, cached_tokens, output_tokens,
-	reasoning_tokens, cost_usd::float8, created_at, updated_at, started_at, finished_at, active_ms`
+	reasoning_tokens, cost_usd::float8, created_at, updated_at, started_at, finished_at, active_ms, options`
 
 func jobDest(j *Job) []any {
 	return []any{&j.ID, &j.TenantID, &j.Status, &j.Model, &j.Format, &j.Instructions, &j.Input, &j.MaxOutputTokens,
 		&j.Continuation, &j.Metadata, &j.IdempotencyKey, &j.WebhookURL, &j.StopReason, &j.Error, &j.ChunkCount,
 		&j.InputTokens, &j.CachedTokens, &j.OutputTokens, &j.ReasoningTokens, &j.CostUSD,
-		&j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt, &j.ActiveMS}
+		&j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt, &j.ActiveMS, &j.Options}
 }
 
 // InsertJob stores a new job in status queued. With an idempotency key that
@@ -111,15 +113,18 @@ func (s *Store) InsertJob(ctx context.Context, n NewJob) (job Job, created bool,
 	if n.TenantID == "" {
 		n.TenantID = "default"
 	}
-	var meta any
+	var meta, opts any
 	if len(n.Metadata) > 0 {
 		meta = n.Metadata
+	}
+	if len(n.Options) > 0 {
+		opts = n.Options
 	}
 	err = s.pool.QueryRow(ctx, `
 WITH j AS (
 	INSERT INTO jobs (id, model, format, instructions, input, max_output_tokens, continuation, metadata,
-	                  idempotency_key, request_hash, tenant_id, webhook_url)
-	VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''))
+	                  idempotency_key, request_hash, tenant_id, webhook_url, options)
+	VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), coalesce($13::jsonb, '{}'))
 	ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 	RETURNING *
 ), ev AS (
@@ -128,7 +133,7 @@ WITH j AS (
 )
 SELECT `+jobColumns+` FROM j`,
 		n.ID, n.Model, n.Format, n.Instructions, n.Input, n.MaxOutputTokens, n.Continuation, meta, key,
-		n.RequestHash, n.TenantID, n.WebhookURL).Scan(jobDest(&job)...)
+		n.RequestHash, n.TenantID, n.WebhookURL, opts).Scan(jobDest(&job)...)
 	if err == nil {
 		return job, true, nil
 	}
@@ -296,10 +301,11 @@ SELECT EXISTS (SELECT 1 FROM j), EXISTS (SELECT 1 FROM jobs WHERE id = $1::uuid)
 	return changed, nil
 }
 
-// ResumableStops are the stop reasons a job can be resumed from: limits and
-// budgets that new settings can raise, exhausted retries, and a cancel.
+// ResumableStops are the stop reasons a job can be resumed from: limits,
+// budgets and guards that new settings can raise, errors a new error policy
+// can retry, and a cancel.
 var ResumableStops = []string{"steps_limit_reached", "token_limit_reached", "cost_limit_reached",
-	"time_limit_reached", "retry_limit_reached", "user_requested"}
+	"time_limit_reached", "retry_limit_reached", "user_requested", "error_forbade", "guard_forbade"}
 
 // Resume puts a job stopped by one of ResumableStops back to running with new
 // continuation settings, starting a new execution (its time limit counts from

@@ -5,6 +5,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -75,8 +76,14 @@ func Run(ctx context.Context, o Options) error {
 	tasks := jobs.NewDispatcher(aclient, queues, jobs.TaskOptions{MaxRetry: cfg.MaxRetry, Timeout: jobs.DefaultTaskOptions().Timeout})
 	provider := o.Provider
 	if provider == nil {
-		provider = continuation.NewResponsesProvider(continuation.ProviderConfig{
-			BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey,
+		var prefill map[string]any
+		if cfg.PrefillFields != "" {
+			if err := json.Unmarshal([]byte(cfg.PrefillFields), &prefill); err != nil {
+				return fmt.Errorf("prefill fields: %w", err)
+			}
+		}
+		provider = continuation.NewProvider(continuation.ProviderConfig{
+			BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, PrefillFields: prefill,
 			HTTPClient: &http.Client{Transport: &http.Transport{
 				Proxy:               http.ProxyFromEnvironment,
 				MaxIdleConns:        cfg.Concurrency * 2,
@@ -95,7 +102,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	handlers := jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: provider, Logger: log, Metrics: m,
-		WebhookSecret: secret})
+		WebhookSecret: secret, DefaultStrategy: continuation.Strategy(cfg.DefaultStrategy())})
 	mux := asynq.NewServeMux()
 	handlers.Register(mux)
 	qweights := map[string]int{queues.Chunk: 2}

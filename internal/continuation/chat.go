@@ -1,0 +1,204 @@
+package continuation
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// ChatProvider continues over Chat Completions, which keeps no state: every
+// call sends the conversation, with the answer so far as an assistant
+// message (history and overlap add a continuation prompt after it; prefill
+// asks the server to continue that message in place).
+type ChatProvider struct {
+	client  openai.Client
+	prefill map[string]any
+}
+
+// Call implements Provider.
+func (p *ChatProvider) Call(ctx context.Context, req CallRequest) (Response, error) {
+	body, err := p.encode(req)
+	if err != nil {
+		return Response{}, &CallError{Type: ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
+	}
+	start := time.Now()
+	if req.Stream {
+		var hr *http.Response
+		err = p.client.Post(ctx, "chat/completions", nil, &hr, option.WithRequestBody("application/json", body))
+		if err != nil {
+			return Response{Latency: time.Since(start)}, Classify(err)
+		}
+		return readChatStream(hr, start)
+	}
+	var raw []byte
+	err = p.client.Post(ctx, "chat/completions", nil, &raw, option.WithRequestBody("application/json", body))
+	latency := time.Since(start)
+	if err != nil {
+		return Response{Latency: latency}, Classify(err)
+	}
+	var cc chatWireCompletion
+	if err := json.Unmarshal(raw, &cc); err != nil || len(cc.Choices) == 0 {
+		if err == nil {
+			err = fmt.Errorf("no choices")
+		}
+		return Response{Latency: latency}, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+			Err: fmt.Errorf("response body is not a chat completion: %w", err)}
+	}
+	ch := cc.Choices[0]
+	calls := make([]ToolCall, 0, len(ch.Message.ToolCalls))
+	for _, tc := range ch.Message.ToolCalls {
+		calls = append(calls, ToolCall{ID: tc.ID, CallID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	return cc.normalize(ch.FinishReason, ch.Message.Content, calls, latency)
+}
+
+// normalize builds the Response of a completed (or streamed) completion.
+func (cc *chatWireCompletion) normalize(finish *string, text string, calls []ToolCall, latency time.Duration) (Response, error) {
+	out := Response{ID: cc.ID, Text: text, Latency: latency, Usage: Usage{
+		Input: cc.Usage.PromptTokens, Cached: cc.Usage.PromptTokensDetails.CachedTokens,
+		Output: cc.Usage.CompletionTokens, Reasoning: cc.Usage.CompletionTokensDetails.ReasoningTokens,
+	}}
+	if finish == nil {
+		return out, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+			Err: fmt.Errorf("completion %q has no finish_reason", cc.ID)}
+	}
+	out.RawStatus = *finish
+	out.Finish = NormalizeChat(*finish)
+	if len(calls) > 0 {
+		out.ToolCalls = calls
+		markToolCalls(out.ToolCalls, out.Finish == FinishLength)
+	}
+	if out.Finish == FinishMalformed {
+		return out, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+			Err: fmt.Errorf("completion %q has unknown finish_reason %q", cc.ID, *finish)}
+	}
+	return out, nil
+}
+
+type chatWireCompletion struct {
+	ID      string `json:"id"`
+	Choices []struct {
+		Message struct {
+			Content   string `json:"content"`
+			ToolCalls []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage chatWireUsage `json:"usage"`
+}
+
+type chatWireUsage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokens        int64 `json:"completion_tokens"`
+	CompletionTokensDetails struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+type chatWireRequest struct {
+	Model               string              `json:"model"`
+	Messages            []Message           `json:"messages"`
+	MaxCompletionTokens int                 `json:"max_completion_tokens,omitempty"`
+	Tools               []chatWireTool      `json:"tools,omitempty"`
+	ResponseFormat      *chatResponseFormat `json:"response_format,omitempty"`
+	Stream              bool                `json:"stream,omitempty"`
+	StreamOptions       *chatStreamOptions  `json:"stream_options,omitempty"`
+}
+
+type chatStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chatWireTool struct {
+	Type     string          `json:"type"`
+	Function json.RawMessage `json:"function"`
+}
+
+type chatResponseFormat struct {
+	Type       string      `json:"type"`
+	JSONSchema *JSONSchema `json:"json_schema,omitempty"`
+}
+
+// encode builds the request body for the strategy.
+func (p *ChatProvider) encode(req CallRequest) ([]byte, error) {
+	w := chatWireRequest{Model: req.Model, MaxCompletionTokens: req.MaxOutputTokens, Stream: req.Stream}
+	if req.Stream {
+		w.StreamOptions = &chatStreamOptions{IncludeUsage: true}
+	}
+	if req.Instructions != "" {
+		w.Messages = append(w.Messages, Message{Role: "system", Content: req.Instructions})
+	}
+	w.Messages = append(w.Messages, req.Input.messages()...)
+	prefill := false
+	if req.Partial != "" {
+		w.Messages = append(w.Messages, Message{Role: "assistant", Content: req.Partial})
+		if req.Strategy == StrategyPrefill {
+			prefill = true
+		} else {
+			w.Messages = append(w.Messages, Message{Role: "user", Content: req.Prompt})
+		}
+	}
+	tools, err := chatTools(req.Tools)
+	if err != nil {
+		return nil, err
+	}
+	w.Tools = tools
+	if req.JSONSchema != nil {
+		w.ResponseFormat = &chatResponseFormat{Type: "json_schema", JSONSchema: req.JSONSchema}
+	}
+	body, err := json.Marshal(w)
+	if err != nil || !prefill || len(p.prefill) == 0 {
+		return body, err
+	}
+	extra, err := json.Marshal(p.prefill)
+	if err != nil {
+		return nil, err
+	}
+	// Splice the deployment's prefill fields into the object.
+	out := make([]byte, 0, len(body)+len(extra))
+	out = append(out, body[:len(body)-1]...)
+	out = append(out, ',')
+	out = append(out, bytes.TrimPrefix(extra, []byte("{"))...)
+	return out, nil
+}
+
+// chatTools converts Responses-shaped function tools to Chat's shape.
+func chatTools(raw json.RawMessage) ([]chatWireTool, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var tools []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &tools); err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
+	out := make([]chatWireTool, 0, len(tools))
+	for _, t := range tools {
+		fn := map[string]json.RawMessage{}
+		for k, v := range t {
+			if k != "type" {
+				fn[k] = v
+			}
+		}
+		b, err := json.Marshal(fn)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, chatWireTool{Type: "function", Function: b})
+	}
+	return out, nil
+}

@@ -1,0 +1,249 @@
+package continuation
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Action is what an error policy does with one failed call.
+type Action string
+
+const (
+	ActionStop   Action = "stop"   // end the job's generation (error_forbade); on_failure decides the rest
+	ActionRetry  Action = "retry"  // make the call again, up to the rule's max consecutive retries
+	ActionIgnore Action = "ignore" // do not fail the job for it (see ErrorPolicy)
+)
+
+// Presets of an error policy.
+const (
+	PresetStopOnAnyError  = "stop_on_any_error"
+	PresetRetryToolErrors = "retry_tool_errors"
+	PresetIgnoreToolErrs  = "ignore_tool_errors"
+	PresetRetryAll        = "retry_all"
+
+	// DefaultPresetRetries is n for retry_tool_errors and retry_all when
+	// the preset names none.
+	DefaultPresetRetries = 3
+	// MaxPolicyRetries bounds any rule's consecutive retries.
+	MaxPolicyRetries = 20
+)
+
+// ErrorTypes lists every error type a policy can name.
+func ErrorTypes() []ErrorType {
+	return []ErrorType{ErrTool, ErrModel, ErrValidation, ErrRateLimit, ErrTimeout, ErrUnknown}
+}
+
+// Rule is a policy's action for one error type.
+type Rule struct {
+	Action Action `json:"action"`
+	// MaxConsecutiveRetries bounds retries of one chunk for this error type
+	// (with Action retry); once spent the job stops with retry_limit_reached.
+	MaxConsecutiveRetries int `json:"max_consecutive_retries,omitempty"`
+}
+
+// ErrorPolicy decides what a failed model call does to its job: a preset,
+// refined by per-type rules. The preset stop_on_any_error is the default.
+//
+// A rate limit is the provider asking to wait, not a failure: under every
+// preset a 429 waits as its Retry-After says, without using up any retry
+// budget; only an explicit rate_limit rule changes that.
+//
+// Ignore means the error does not fail the job: a tool error's response is
+// kept as the chunk, its calls marked truncated or invalid, and the criteria
+// decide as for any response; any other ignored error ends generation there
+// and what is stored is merged as a partial result, whatever on_failure says.
+type ErrorPolicy struct {
+	Preset     string             `json:"preset,omitempty"`
+	MaxRetries int                `json:"max_retries,omitempty"` // n of retry_tool_errors(n) and retry_all(n)
+	Rules      map[ErrorType]Rule `json:"rules,omitempty"`
+}
+
+// presetForm is a preset written as a call: "retry_all(3)".
+var presetForm = regexp.MustCompile(`^([a-z_]+)(?:\((\d+)\))?$`)
+
+// ParseErrorPolicy reads the short form used on command lines: a preset
+// ("stop_on_any_error", "retry_tool_errors(2)", "ignore_tool_errors",
+// "retry_all(3)"), optionally followed by per-type rules, comma separated:
+// "retry_all(3),validation=stop,tool=ignore,model=retry:5".
+func ParseErrorPolicy(s string) (ErrorPolicy, error) {
+	var p ErrorPolicy
+	for i, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		typ, rule, isRule := strings.Cut(part, "=")
+		if !isRule {
+			if i != 0 {
+				return p, fmt.Errorf("%q: a preset comes first; rules are TYPE=ACTION[:N]", part)
+			}
+			m := presetForm.FindStringSubmatch(part)
+			if m == nil {
+				return p, fmt.Errorf("%q is not a preset", part)
+			}
+			p.Preset = m[1]
+			if m[2] != "" {
+				p.MaxRetries, _ = strconv.Atoi(m[2])
+			}
+			continue
+		}
+		action, n, _ := strings.Cut(rule, ":")
+		r := Rule{Action: Action(action)}
+		if n != "" {
+			v, err := strconv.Atoi(n)
+			if err != nil {
+				return p, fmt.Errorf("%q: retries must be an integer", part)
+			}
+			r.MaxConsecutiveRetries = v
+		}
+		if p.Rules == nil {
+			p.Rules = map[ErrorType]Rule{}
+		}
+		p.Rules[ErrorType(typ)] = r
+	}
+	return p, p.Validate()
+}
+
+// UnmarshalJSON accepts the object form or the short string form.
+func (p *ErrorPolicy) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		parsed, err := ParseErrorPolicy(s)
+		*p = parsed
+		return err
+	}
+	type plain ErrorPolicy
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode((*plain)(p))
+}
+
+// Validate reports the first problem with a policy, naming the part at fault.
+func (p ErrorPolicy) Validate() error {
+	switch p.Preset {
+	case "", PresetStopOnAnyError, PresetIgnoreToolErrs:
+		if p.MaxRetries != 0 {
+			return fmt.Errorf("preset: %s takes no retry count", p.presetName())
+		}
+	case PresetRetryToolErrors, PresetRetryAll:
+		if p.MaxRetries < 0 || p.MaxRetries > MaxPolicyRetries {
+			return fmt.Errorf("max_retries: must be between 1 and %d, got %d", MaxPolicyRetries, p.MaxRetries)
+		}
+	default:
+		return fmt.Errorf("preset: must be one of %s, %s(n), %s, %s(n); got %q",
+			PresetStopOnAnyError, PresetRetryToolErrors, PresetIgnoreToolErrs, PresetRetryAll, p.Preset)
+	}
+	types := make([]string, 0, len(p.Rules))
+	for t := range p.Rules {
+		types = append(types, string(t))
+	}
+	sort.Strings(types)
+	for _, t := range types {
+		r := p.Rules[ErrorType(t)]
+		if !knownType(ErrorType(t)) {
+			return fmt.Errorf("rules: unknown error type %q (want tool, model, validation, rate_limit, timeout or unknown)", t)
+		}
+		switch r.Action {
+		case ActionStop, ActionIgnore:
+			if r.MaxConsecutiveRetries != 0 {
+				return fmt.Errorf("rules.%s.max_consecutive_retries: only a retry takes a count", t)
+			}
+		case ActionRetry:
+			if r.MaxConsecutiveRetries < 0 || r.MaxConsecutiveRetries > MaxPolicyRetries {
+				return fmt.Errorf("rules.%s.max_consecutive_retries: must be between 1 and %d, got %d", t, MaxPolicyRetries, r.MaxConsecutiveRetries)
+			}
+		default:
+			return fmt.Errorf("rules.%s.action: must be stop, retry or ignore, got %q", t, r.Action)
+		}
+	}
+	return nil
+}
+
+func knownType(t ErrorType) bool {
+	for _, k := range ErrorTypes() {
+		if k == t {
+			return true
+		}
+	}
+	return false
+}
+
+func (p ErrorPolicy) presetName() string {
+	if p.Preset == "" {
+		return PresetStopOnAnyError
+	}
+	return p.Preset
+}
+
+// Normalized fills the defaults: the preset, and n for presets that retry.
+func (p ErrorPolicy) Normalized() ErrorPolicy {
+	p.Preset = p.presetName()
+	if (p.Preset == PresetRetryAll || p.Preset == PresetRetryToolErrors) && p.MaxRetries == 0 {
+		p.MaxRetries = DefaultPresetRetries
+	}
+	for t, r := range p.Rules {
+		if r.Action == ActionRetry && r.MaxConsecutiveRetries == 0 {
+			r.MaxConsecutiveRetries = DefaultPresetRetries
+			p.Rules[t] = r
+		}
+	}
+	return p
+}
+
+// String is the short form.
+func (p ErrorPolicy) String() string {
+	p = p.Normalized()
+	var b strings.Builder
+	b.WriteString(p.Preset)
+	if p.Preset == PresetRetryAll || p.Preset == PresetRetryToolErrors {
+		fmt.Fprintf(&b, "(%d)", p.MaxRetries)
+	}
+	types := make([]string, 0, len(p.Rules))
+	for t := range p.Rules {
+		types = append(types, string(t))
+	}
+	sort.Strings(types)
+	for _, t := range types {
+		r := p.Rules[ErrorType(t)]
+		fmt.Fprintf(&b, ",%s=%s", t, r.Action)
+		if r.Action == ActionRetry {
+			fmt.Fprintf(&b, ":%d", r.MaxConsecutiveRetries)
+		}
+	}
+	return b.String()
+}
+
+// RuleFor resolves the rule for an error type: a per-type rule wins over the
+// preset. A rate limit waits (retry) under every preset; maxRetries is then
+// 0, meaning waits are bounded elsewhere, not by the policy.
+func (p ErrorPolicy) RuleFor(t ErrorType) Rule {
+	p = p.Normalized()
+	if r, ok := p.Rules[t]; ok {
+		return r
+	}
+	if t == ErrRateLimit {
+		return Rule{Action: ActionRetry}
+	}
+	switch p.Preset {
+	case PresetRetryAll:
+		return Rule{Action: ActionRetry, MaxConsecutiveRetries: p.MaxRetries}
+	case PresetRetryToolErrors:
+		if t == ErrTool {
+			return Rule{Action: ActionRetry, MaxConsecutiveRetries: p.MaxRetries}
+		}
+	case PresetIgnoreToolErrs:
+		if t == ErrTool {
+			return Rule{Action: ActionIgnore}
+		}
+	}
+	return Rule{Action: ActionStop}
+}

@@ -1,0 +1,237 @@
+package continuation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// ResponsesProvider continues through the OpenAI Responses API with stored
+// responses and previous_response_id: the server keeps the conversation, so a
+// continuation sends only the short continuation prompt (and, after a broken
+// stream, the text that arrived before it broke).
+type ResponsesProvider struct {
+	client openai.Client
+}
+
+// NewResponsesProvider builds a Responses-only provider (NewProvider routes
+// every strategy).
+func NewResponsesProvider(cfg ProviderConfig) *ResponsesProvider {
+	return &ResponsesProvider{client: newClient(cfg)}
+}
+
+// Call implements Provider.
+func (p *ResponsesProvider) Call(ctx context.Context, req CallRequest) (Response, error) {
+	body, err := json.Marshal(newWireRequest(req))
+	if err != nil {
+		return Response{}, &CallError{Type: ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
+	}
+	start := time.Now()
+	if req.Stream {
+		var hr *http.Response
+		err = p.client.Post(ctx, "responses", nil, &hr, option.WithRequestBody("application/json", body))
+		if err != nil {
+			return Response{Latency: time.Since(start)}, Classify(err)
+		}
+		return readResponsesStream(hr, start)
+	}
+	// openai-go sends the request — base URL, authentication, headers,
+	// error statuses as *openai.Error — with a body encoded here and the
+	// reply handed back raw; only the fields used here are decoded. Its
+	// reflective encoding and decoding of the full Responses types cost more
+	// CPU than the rest of a chunk's handling together.
+	var raw []byte
+	err = p.client.Post(ctx, "responses", nil, &raw, option.WithRequestBody("application/json", body))
+	latency := time.Since(start)
+	if err != nil {
+		return Response{Latency: latency}, Classify(err)
+	}
+	var resp wireResponse
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return Response{Latency: latency}, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+			Err: fmt.Errorf("response body is not a Responses API object: %w", err)}
+	}
+	return resp.normalize(latency)
+}
+
+// normalize turns a decoded Responses object into a Response, and a failed
+// or unreadable one into a CallError as well.
+func (resp *wireResponse) normalize(latency time.Duration) (Response, error) {
+	out := Response{
+		ID:               resp.ID,
+		RawStatus:        resp.Status,
+		IncompleteReason: resp.IncompleteDetails.Reason,
+		ErrorMessage:     resp.Error.Message,
+		Latency:          latency,
+		Usage: Usage{
+			Input:     resp.Usage.InputTokens,
+			Cached:    resp.Usage.InputTokensDetails.CachedTokens,
+			Output:    resp.Usage.OutputTokens,
+			Reasoning: resp.Usage.OutputTokensDetails.ReasoningTokens,
+		},
+	}
+	out.Text, out.ToolCalls = resp.output()
+	out.Finish = NormalizeResponses(out.RawStatus, out.IncompleteReason, len(out.ToolCalls) > 0)
+	if len(out.ToolCalls) > 0 {
+		markToolCalls(out.ToolCalls, out.Finish == FinishLength)
+		for i, item := range resp.functionCalls() {
+			if item.Status == "incomplete" {
+				out.ToolCalls[i].Truncated = true
+			}
+		}
+	}
+	if out.Finish == FinishError {
+		return out, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("response %s %s: %s", resp.ID, resp.Status, resp.Error.Message)}
+	}
+	if out.Finish == FinishMalformed {
+		return out, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true, Err: fmt.Errorf("response %q has unknown status %q", resp.ID, resp.Status)}
+	}
+	return out, nil
+}
+
+// wireResponse is the part of a Responses API object the worker reads.
+type wireResponse struct {
+	ID                string `json:"id"`
+	Status            string `json:"status"`
+	IncompleteDetails struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Output []wireItem `json:"output"`
+	Usage  struct {
+		InputTokens        int64 `json:"input_tokens"`
+		InputTokensDetails struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"input_tokens_details"`
+		OutputTokens        int64 `json:"output_tokens"`
+		OutputTokensDetails struct {
+			ReasoningTokens int64 `json:"reasoning_tokens"`
+		} `json:"output_tokens_details"`
+	} `json:"usage"`
+}
+
+// wireItem is one output item: a message, or a function call.
+type wireItem struct {
+	Type    string `json:"type"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	ID        string `json:"id"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Input     string `json:"input"` // custom tool calls
+	Status    string `json:"status"`
+}
+
+// output concatenates the output_text parts of the message items, as
+// openai-go's Response.OutputText does, and collects the tool calls.
+func (r *wireResponse) output() (string, []ToolCall) {
+	var text []byte
+	var calls []ToolCall
+	for _, item := range r.Output {
+		switch item.Type {
+		case "message":
+			for _, c := range item.Content {
+				if c.Type == "output_text" {
+					text = append(text, c.Text...)
+				}
+			}
+		case "function_call", "custom_tool_call":
+			args := item.Arguments
+			if item.Type == "custom_tool_call" {
+				args = item.Input
+			}
+			calls = append(calls, ToolCall{ID: item.ID, CallID: item.CallID, Name: item.Name, Arguments: args})
+		}
+	}
+	return string(text), calls
+}
+
+func (r *wireResponse) functionCalls() []wireItem {
+	var items []wireItem
+	for _, item := range r.Output {
+		if item.Type == "function_call" || item.Type == "custom_tool_call" {
+			items = append(items, item)
+		}
+	}
+	return items
+}
+
+// wireRequest is a Responses API create request. Instructions and tools are
+// not carried over by previous_response_id, so they are sent every time.
+type wireRequest struct {
+	Model              string          `json:"model"`
+	Input              any             `json:"input"` // a string, or a list of messages
+	Instructions       string          `json:"instructions,omitempty"`
+	MaxOutputTokens    int             `json:"max_output_tokens,omitempty"`
+	PreviousResponseID string          `json:"previous_response_id,omitempty"`
+	Store              bool            `json:"store"`
+	Tools              json.RawMessage `json:"tools,omitempty"`
+	Text               *wireText       `json:"text,omitempty"`
+	Stream             bool            `json:"stream,omitempty"`
+}
+
+type wireText struct {
+	Format wireFormat `json:"format"`
+}
+
+type wireFormat struct {
+	Type   string          `json:"type"`
+	Name   string          `json:"name,omitempty"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+	Strict bool            `json:"strict,omitempty"`
+}
+
+type wireMessage struct {
+	Type    string `json:"type"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+func newWireRequest(req CallRequest) wireRequest {
+	w := wireRequest{Model: req.Model, Instructions: req.Instructions, MaxOutputTokens: req.MaxOutputTokens, Store: true,
+		Tools: req.Tools, Stream: req.Stream}
+	switch {
+	case req.PreviousID != "" && req.Partial != "":
+		// The previous response's text is on the server; what a broken
+		// stream delivered after it is not, so it goes as an assistant turn.
+		w.PreviousResponseID = req.PreviousID
+		w.Input = []wireMessage{{Type: "message", Role: "assistant", Content: req.Partial},
+			{Type: "message", Role: "user", Content: req.Prompt}}
+	case req.PreviousID != "":
+		w.PreviousResponseID, w.Input = req.PreviousID, req.Prompt
+	case req.Partial != "":
+		// A first response whose stream broke: nothing is stored on the
+		// server, so the input goes again with the text received.
+		msgs := toWire(req.Input.messages())
+		w.Input = append(msgs, wireMessage{Type: "message", Role: "assistant", Content: req.Partial},
+			wireMessage{Type: "message", Role: "user", Content: req.Prompt})
+	case len(req.Input.Messages) > 0:
+		w.Input = toWire(req.Input.Messages)
+	default:
+		w.Input = req.Input.Prompt
+	}
+	if req.JSONSchema != nil {
+		w.Text = &wireText{Format: wireFormat{Type: "json_schema", Name: req.JSONSchema.Name,
+			Schema: req.JSONSchema.Schema, Strict: req.JSONSchema.Strict}}
+	}
+	return w
+}
+
+func toWire(msgs []Message) []wireMessage {
+	out := make([]wireMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = wireMessage{Type: "message", Role: m.Role, Content: m.Content}
+	}
+	return out
+}

@@ -1,0 +1,191 @@
+package continuation
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// maxEventBytes bounds one server-sent event's data (a terminal Responses
+// event carries the whole response).
+const maxEventBytes = 64 << 20
+
+// sseEvents calls fn with the data of every event of a text/event-stream
+// body until fn says stop or the body ends. It returns the read error, if
+// the stream broke (nil at a clean end).
+func sseEvents(hr *http.Response, fn func(data []byte) (stop bool)) error {
+	defer hr.Body.Close()
+	sc := bufio.NewScanner(hr.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), maxEventBytes)
+	var data []byte
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0:
+			if len(data) > 0 {
+				if fn(data) {
+					return nil
+				}
+				data = data[:0]
+			}
+		case bytes.HasPrefix(line, []byte("data:")):
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if len(data) > 0 && fn(data) {
+		return nil
+	}
+	return nil
+}
+
+// broken is the Response of a stream that ended before the answer did: the
+// text that arrived is kept (and paid for), so the job continues from it
+// instead of paying for the whole answer again. With no text at all it is a
+// transport error.
+func broken(id, text string, calls []ToolCall, latency time.Duration, cause error) (Response, error) {
+	if text == "" {
+		if cause == nil {
+			cause = fmt.Errorf("the stream ended before any output")
+		}
+		return Response{ID: id, Latency: latency}, &CallError{Type: ErrUnknown, Err: fmt.Errorf("stream broke: %w", cause)}
+	}
+	r := Response{ID: id, Text: text, RawStatus: "stream_broken", IncompleteReason: "stream_broken",
+		Finish: FinishIncomplete, Latency: latency, StreamBroken: true}
+	if len(calls) > 0 {
+		r.ToolCalls = calls
+		markToolCalls(r.ToolCalls, true)
+	}
+	return r, nil
+}
+
+// readResponsesStream reads a streamed Responses API reply. The terminal
+// event (response.completed, .incomplete or .failed) carries the whole
+// response, which is normalized as a non-streamed one.
+func readResponsesStream(hr *http.Response, start time.Time) (Response, error) {
+	var id string
+	var text strings.Builder
+	var final *wireResponse
+	var streamErr error
+	err := sseEvents(hr, func(data []byte) bool {
+		var ev struct {
+			Type     string          `json:"type"`
+			Delta    string          `json:"delta"`
+			Response json.RawMessage `json:"response"`
+			Message  string          `json:"message"`
+		}
+		if json.Unmarshal(data, &ev) != nil {
+			return false
+		}
+		switch ev.Type {
+		case "response.created":
+			var r wireResponse
+			if json.Unmarshal(ev.Response, &r) == nil {
+				id = r.ID
+			}
+		case "response.output_text.delta":
+			text.WriteString(ev.Delta)
+		case "response.completed", "response.incomplete", "response.failed":
+			var r wireResponse
+			if err := json.Unmarshal(ev.Response, &r); err != nil {
+				streamErr = &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+					Err: fmt.Errorf("terminal stream event is not a Responses object: %w", err)}
+			}
+			final = &r
+			return true
+		case "error":
+			streamErr = &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("stream error event: %s", ev.Message)}
+			return true
+		}
+		return false
+	})
+	latency := time.Since(start)
+	if streamErr != nil {
+		return Response{ID: id, Latency: latency}, streamErr
+	}
+	if final == nil {
+		return broken(id, text.String(), nil, latency, err)
+	}
+	return final.normalize(latency)
+}
+
+// readChatStream reads streamed chat.completion.chunk events; usage arrives
+// in a last chunk with no choices (stream_options.include_usage).
+func readChatStream(hr *http.Response, start time.Time) (Response, error) {
+	var cc chatWireCompletion
+	var text strings.Builder
+	var calls []ToolCall
+	var finish *string
+	done := false
+	err := sseEvents(hr, func(data []byte) bool {
+		if string(data) == "[DONE]" {
+			done = true
+			return true
+		}
+		var ch struct {
+			ID      string `json:"id"`
+			Choices []struct {
+				Index int `json:"index"`
+				Delta struct {
+					Content   string `json:"content"`
+					ToolCalls []struct {
+						Index    int    `json:"index"`
+						ID       string `json:"id"`
+						Function struct {
+							Name      string `json:"name"`
+							Arguments string `json:"arguments"`
+						} `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"delta"`
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+			Usage *chatWireUsage `json:"usage"`
+		}
+		if json.Unmarshal(data, &ch) != nil {
+			return false
+		}
+		if ch.ID != "" {
+			cc.ID = ch.ID
+		}
+		if ch.Usage != nil {
+			cc.Usage = *ch.Usage
+		}
+		for _, c := range ch.Choices {
+			if c.Index != 0 {
+				continue
+			}
+			text.WriteString(c.Delta.Content)
+			for _, d := range c.Delta.ToolCalls {
+				for len(calls) <= d.Index {
+					calls = append(calls, ToolCall{})
+				}
+				tc := &calls[d.Index]
+				if d.ID != "" {
+					tc.ID, tc.CallID = d.ID, d.ID
+				}
+				tc.Name += d.Function.Name
+				tc.Arguments += d.Function.Arguments
+			}
+			if c.FinishReason != nil {
+				finish = c.FinishReason
+			}
+		}
+		return false
+	})
+	latency := time.Since(start)
+	if finish == nil {
+		// No finish_reason: the stream ended before the answer did.
+		return broken(cc.ID, text.String(), calls, latency, err)
+	}
+	_ = done // [DONE] after a finish_reason only confirms the end
+	return cc.normalize(finish, text.String(), calls, latency)
+}

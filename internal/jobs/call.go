@@ -1,0 +1,156 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/merge"
+	"github.com/carryover/carryover/internal/store"
+)
+
+// Options are a job's request options beyond the prompt (jobs.options).
+type Options struct {
+	Tools      json.RawMessage          `json:"tools,omitempty"`
+	JSONSchema *continuation.JSONSchema `json:"json_schema,omitempty"`
+	Stream     bool                     `json:"stream,omitempty"`
+}
+
+func decodeOptions(raw json.RawMessage) (Options, error) {
+	var o Options
+	if len(raw) == 0 {
+		return o, nil
+	}
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return o, fmt.Errorf("job options: %w", err)
+	}
+	return o, nil
+}
+
+// strategyFor is how chunk seq is asked for: the job's own choice, else the
+// one its earlier chunks used, else the worker's default. A job keeps one
+// strategy: a stateful chunk continues a stored response, which a chat
+// completion is not.
+func (h *Handlers) strategyFor(cont Continuation, c *store.Claim) continuation.Strategy {
+	switch {
+	case cont.Strategy != "":
+		return cont.Strategy
+	case c.PrevStrategy != "":
+		return continuation.Strategy(c.PrevStrategy)
+	case h.cfg.DefaultStrategy != "":
+		return h.cfg.DefaultStrategy
+	}
+	return continuation.StrategyStateful
+}
+
+// contentKind is the content type the continuation prompt is written for:
+// the job's format, or for auto what the opening of the answer shows; JSON
+// that carries file diffs gets its own prompt.
+func contentKind(format, hint, head string) string {
+	if format == "auto" || format == "json" {
+		d := merge.Detect(hint, []merge.Chunk{{Text: head}})
+		if format == "auto" {
+			format = d.Format
+		}
+		if format == "json" && strings.Contains(d.Reason, "diffs") {
+			return continuation.FormatJSONDiffs
+		}
+	}
+	return format
+}
+
+// buildRequest makes the call for chunk seq of the job under its strategy.
+// It loads the stored chunks only when the strategy needs the answer so far.
+func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Claim, cont Continuation, opts Options,
+	strategy continuation.Strategy) (continuation.CallRequest, error) {
+	req := continuation.CallRequest{Model: job.Model, Instructions: job.Instructions, MaxOutputTokens: job.MaxOutputTokens,
+		Strategy: strategy, Tools: opts.Tools, Stream: opts.Stream}
+	if err := json.Unmarshal(job.Input, &req.Input); err != nil {
+		return req, fmt.Errorf("job input: %w", err)
+	}
+	if c.Seq == 0 {
+		req.JSONSchema = opts.JSONSchema
+		return req, nil
+	}
+	hint, err := requestText(job)
+	if err != nil {
+		return req, err
+	}
+	if strategy == continuation.StrategyStateful && !c.PrevBroken {
+		req.PreviousID = c.PrevResponseID
+		req.Prompt = continuation.ContinuePrompt(contentKind(job.Format, hint, c.FirstHead))
+		return req, nil
+	}
+	chunks, err := h.cfg.Store.Chunks(ctx, job.ID, true)
+	if err != nil {
+		return req, err
+	}
+	if len(chunks) > c.Seq {
+		chunks = chunks[:c.Seq]
+	}
+	head := ""
+	if len(chunks) > 0 {
+		head = chunks[0].Content
+	}
+	kind := contentKind(job.Format, hint, head)
+	if strategy == continuation.StrategyStateful {
+		// After a broken stream: continue the last response that completed
+		// on the server, sending what the broken ones delivered after it.
+		k := len(chunks)
+		for k > 0 && chunks[k-1].StreamBroken {
+			k--
+		}
+		if k > 0 && chunks[k-1].ResponseID != nil {
+			req.PreviousID = *chunks[k-1].ResponseID
+		}
+		var b strings.Builder
+		for _, ch := range chunks[k:] {
+			b.WriteString(ch.Content)
+		}
+		req.Partial = b.String()
+		req.Prompt = continuation.ContinuePrompt(kind)
+		return req, nil
+	}
+	in := make([]merge.Chunk, len(chunks))
+	for i, ch := range chunks {
+		in[i] = merge.Chunk{Seq: ch.Seq, Text: ch.Content, FinishReason: ch.FinishReason}
+	}
+	res, err := merge.Merge(merge.Options{Format: job.Format, Hint: hint, Partial: true}, in)
+	if err != nil {
+		return req, err
+	}
+	req.Partial = res.Content
+	switch strategy {
+	case continuation.StrategyHistory:
+		req.Prompt = continuation.ContinuePrompt(kind)
+	case continuation.StrategyOverlap:
+		req.Prompt = continuation.OverlapPrompt(kind, continuation.OverlapLines(kind, res.Content, cont.OverlapLines))
+	}
+	return req, nil
+}
+
+// countRecords counts the records a chunk adds — CSV rows (quote-aware, the
+// header not counted), JSON Lines, lines of any other format — carrying the
+// CSV quote state across chunks.
+func countRecords(format string, seq int, inQuote bool, text string) (int64, bool) {
+	var n int64
+	if format == "csv" {
+		for i := 0; i < len(text); i++ {
+			switch text[i] {
+			case '"':
+				inQuote = !inQuote
+			case '\n':
+				if !inQuote {
+					n++
+				}
+			}
+		}
+		if seq == 0 && n > 0 {
+			n-- // the header
+		}
+		return n, inQuote
+	}
+	return int64(strings.Count(text, "\n")), false
+}
