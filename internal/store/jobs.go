@@ -57,7 +57,7 @@ type NewJob struct {
 	Metadata        json.RawMessage // nil when the caller sent none
 	IdempotencyKey  string          // "" for none
 	RequestHash     string
-	WebhookURL      string // "" for none
+	WebhookURL      string          // "" for none
 	Options         json.RawMessage // tools, json_schema, stream; nil for none
 }
 
