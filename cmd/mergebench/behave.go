@@ -252,14 +252,19 @@ func isDelim(l string) bool {
 
 // repeatWhitespace repeats the last words with their whitespace changed:
 // line breaks become spaces and spaces line breaks, as in a re-wrapped repeat.
+// The whitespace the document ends with is repeated as it is: the repeat
+// ends exactly where the document does, so the cut point stays unambiguous
+// (changed, it would run into the continuation's own leading whitespace,
+// and no reader could tell where the document's ended).
 func repeatWhitespace(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
 	i := wordStart(prev, 6+r.IntN(6))
 	rep := prev[i:]
 	if len(rep) < 30 || !strings.ContainsAny(rep, " \n") {
 		return cont, false
 	}
+	end := strings.TrimRight(rep, " \t\r\n")
 	var b strings.Builder
-	for k := 0; k < len(rep); k++ {
+	for k := 0; k < len(end); k++ {
 		switch rep[k] {
 		case ' ':
 			if r.IntN(4) == 0 {
@@ -275,8 +280,7 @@ func repeatWhitespace(r *rand.Rand, d doc, prev, cont string, last bool) (string
 			b.WriteByte(rep[k])
 		}
 	}
-	// Keep the repeat's end exact so the cut point stays unambiguous.
-	return b.String() + cont, true
+	return b.String() + rep[len(end):] + cont, true
 }
 
 var preambles = []string{

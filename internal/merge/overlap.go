@@ -541,9 +541,10 @@ func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 	cut := normEnd(next, l)
 	docStart := normTailStart(doc, l, window)
 	docRep := doc[docStart:]
-	if strings.HasSuffix(doc, "\n") && (docStart == 0 || doc[docStart-1] == '\n') && strings.Count(docRep, "\n") < 2 {
+	if strings.HasSuffix(doc, "\n") && (docStart == 0 || doc[docStart-1] == '\n') && strings.Count(docRep, "\n") < 2 && strings.Count(strings.TrimSpace(next[:cut]), "\n") == 0 {
 		// As for exact repeats: one repeated whole line at a line boundary
-		// may be the document's own.
+		// may be the document's own (one broken into several lines is a
+		// re-wrap).
 		return 0, 0
 	}
 	// The same text with the same line breaks, only indented or spaced
@@ -595,6 +596,11 @@ func splitRun(doc, next string, cut int) int {
 		r--
 	}
 	run := next[r:cut]
+	if len(run) > len(wd) && strings.HasPrefix(run, wd) {
+		// The repeat ends with the document's whitespace as it stands:
+		// the rest of the run is the new text's.
+		return r + len(wd)
+	}
 	nd, nr := strings.Count(wd, "\n"), strings.Count(run, "\n")
 	if nr == 0 && strings.ContainsAny(wd, "\n\t") {
 		// Spaces then tabs: the repeat wrote the document's line break or
@@ -1074,6 +1080,11 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 		// may be most of the document for an outer container) is longer.
 		if strings.HasPrefix(next, partial) && restartable(partial, bias) || indent && indentRestart(doc, r, next) {
 			if len(bs) == 0 || bs[0] <= len(partial) {
+				// A re-wrapped repeat of more than the partial record
+				// starts with it too.
+				if n, conf := s.whitespaceOverlap(doc, next); n > len(partial) {
+					return overlap{cut: n, method: methodWhitespace, confidence: conf}
+				}
 				return overlap{cut: len(partial), method: methodStructural, confidence: 0.95}
 			}
 		}
