@@ -5,6 +5,15 @@
 //
 // The address defaults to $SIMULATOR_ADDR, else 127.0.0.1:8089: loopback only
 // unless asked otherwise, since the simulator accepts any key.
+//
+// It serves POST /v1/responses (streaming, previous_response_id, assistant
+// input items, function tools, text.format), GET /v1/responses/{id}, POST
+// /v1/chat/completions (streaming with stream_options.include_usage, tools,
+// response_format, vLLM's continue_final_message) and GET /v1/models. A
+// [[sim ...]] directive in the prompt chooses the document and the
+// misbehaviour; simulator -h prints its keys (directive keys format, size,
+// seed, tag, reasoning, behavior, tool and faults; see package
+// internal/simulator for the details).
 package main
 
 import (
@@ -42,7 +51,20 @@ func run(args []string, log *slog.Logger) error {
 	fs.StringVar(&addr, "addr", addr, "listen address (env SIMULATOR_ADDR)")
 	latency := fs.Duration("latency", 0, "latency added to every model reply")
 	maxResponses := fs.Int("max-responses", 0, "stored responses before the oldest are evicted (0 = default)")
+	fs.Usage = func() {
+		out := fs.Output()
+		fmt.Fprintf(out, "Usage: simulator [--addr %s] [--latency 0s] [--max-responses N]\n\n", defaultAddr)
+		fmt.Fprintln(out, "An OpenAI-compatible model simulator (Responses API and Chat Completions).")
+		fmt.Fprintln(out, "Point OPENAI_BASE_URL at http://<addr>/v1 and use any API key.")
+		fmt.Fprintln(out)
+		fs.PrintDefaults()
+		fmt.Fprintln(out)
+		fmt.Fprint(out, simulator.DirectiveHelp)
+	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return err
 	}
 

@@ -68,7 +68,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	var prompts []string
 	lastUser := ""
 	chars, prefixChars, lastAssistant := 0, 0, -1
-	if tool != "" {
+	if len(req.Tools) > 0 && string(req.Tools) != "null" {
 		chars = len(req.Tools) // tool definitions are part of the prompt, ahead of the messages
 	}
 	for i, m := range req.Messages {

@@ -1,29 +1,108 @@
 // Package simulator is an OpenAI-compatible model simulator: the project's
 // only test double. It speaks the real Responses API (POST /v1/responses,
 // with previous_response_id and SSE streaming; GET /v1/responses/{id}) and
-// Chat Completions (POST /v1/chat/completions, history and vLLM-style
-// continue_final_message) so tests and demos drive it through openai-go
-// exactly as production drives OpenAI.
+// Chat Completions (POST /v1/chat/completions, history, vLLM-style
+// continue_final_message and SSE streaming) so tests and demos drive it
+// through openai-go exactly as production drives OpenAI.
 //
 // A directive anywhere in the instructions or the first user input chooses
 // the document and the misbehaviour:
 //
-//	[[sim format=csv size=5000 seed=3 tag=job-42 faults=429@1:2,500@2x2 reasoning=0 behavior=exact]]
+//	[[sim format=csv size=5000 seed=3 tag=job-42 faults=429@1:2,500@2x2 reasoning=0 behavior=exact tool=2:ok]]
 //
 // format is csv, json, jsonl, markdown, code, diff or text; size is the
 // approximate document size in bytes; seed varies the content; tag groups
-// calls for [Server.Calls]. faults is a comma-separated list of
-// KIND@DEPTH[:ARG][xN]: the fault fires on the first N (default 1) requests
-// at that depth (0 = first request, 1 = first continuation ...) of a
-// conversation, identified by its directive, so the retry succeeds. Kinds:
-// 429 (ARG = Retry-After seconds), 500, 400, content_filter, failed,
-// slow (ARG = delay, e.g. 3s), malformed (truncated body), cutoff
-// (incomplete, reason "interrupted"). reasoning is the reasoning tokens spent
-// per call (default 64 for o1/o3/o4/gpt-5 models, else 0). behavior is how a
-// continuation misbehaves: exact, repeat_tail, restart_line, preamble,
-// fence or overlap.
+// calls for [Server.Calls].
 //
-// A token is up to 4 bytes of the document, never splitting a rune, so
-// max_output_tokens cuts land anywhere. [Document] and [DocumentFor] give the
-// exact full document a conversation reassembles to.
+// faults is a comma-separated list of KIND@DEPTH[:ARG][xN]: the fault fires
+// on the first N (default 1) requests at that depth (0 = first request, 1 =
+// first continuation ...) of a conversation, identified by its directive, so
+// the retry succeeds. Kinds: 429 (ARG = Retry-After seconds), 500, 400,
+// content_filter, failed, slow (ARG = delay, e.g. 3s), malformed (a 200 whose
+// body is cut in half; a stream ends cleanly midway, without a terminal
+// event), cutoff and break. cutoff is in-band: the server says it stopped
+// (Responses status incomplete, reason "interrupted"; Chat finish_reason
+// null) after half the budget. break is in transit: the connection is cut.
+// A stream (either API) sends about half the turn's text and the connection
+// then closes abruptly, without a finish_reason, terminal event or [DONE],
+// so the client's read fails (unexpected EOF); a non-streaming request has
+// its connection dropped before any reply. A broken Responses reply is not
+// stored, although its id was sent in response.created: the client continues
+// from the previous response and sends the text that reached it back as an
+// assistant input item (see below).
+//
+// reasoning is the reasoning tokens spent per call (default 64 for
+// o1/o3/o4/gpt-5 models, else 0); they count inside the output tokens, and
+// when they use the whole max tokens the reply has no text (the same request
+// with a higher max tokens then has some).
+//
+// behavior is how a continuation (depth >= 1) misbehaves: exact, repeat_tail
+// (repeats the last 40 bytes), restart_line (restarts the incomplete last
+// line), preamble ("Sure, here is the continuation:"), fence (wraps the
+// chunk in ``` fences), overlap (repeats the last 3 lines between
+// ---BEGIN_OVERLAP--- and ---END_OVERLAP--- lines) or ignore_overlap (see
+// below). What a behaviour adds is written text: it counts against max
+// tokens like the document, and a budget too small for it writes part of it
+// and none of the document.
+//
+// The overlap instruction: when the latest user turn of a continuation
+// contains "repeat the last N lines" (any case), behaviours exact and
+// overlap obey it: they write "---BEGIN_OVERLAP---\n", the last N lines
+// emitted so far (the last one possibly partial, followed by "\n" if it has
+// none), "---END_OVERLAP---\n", and then continue the document exactly.
+// ignore_overlap ignores it: no markers, it restarts the incomplete last line
+// as restart_line does (with or without the instruction). The other
+// behaviours keep their own misbehaviour.
+//
+// tool=DEPTH[:MODE] makes the model call a function at that depth: the first
+// function tool of the request's tools (Responses {"type":"function",
+// "name":...}; Chat {"type":"function","function":{"name":...}}). A request
+// that offers none gets no call. The model writes document text with part of
+// the budget, then the call, with deterministic arguments of about 40
+// tokens: {"query":"<words>","page":<DEPTH+1>}. MODE ok (the default): the
+// call is complete (Responses status completed, a function_call output item
+// with status completed; Chat finish_reason "tool_calls" and
+// message.tool_calls); a max tokens too small for the arguments cuts them as
+// truncated does. truncated: the budget runs out inside the arguments
+// (Responses status incomplete, reason max_output_tokens, the function_call
+// item incomplete; Chat finish_reason "length"), arguments cut. invalid: a
+// complete call whose arguments are not JSON (a trailing comma).
+//
+// Continuing: a Responses continuation starts where its previous_response_id
+// ended; a chat request where its assistant messages, read in order, leave
+// the document. Assistant input items in a Responses request carry it
+// further the same way, with or without previous_response_id (a first
+// request whose input ends with an assistant message continues it). An
+// assistant turn is matched against the document with the extras a
+// behaviour adds recognized and skipped (an overlap block, a preamble,
+// fences, a repeated tail or line); a turn that leaves the document stops
+// the matching there. Depth counts one per assistant turn (chat) or per
+// previous response and assistant item (Responses).
+//
+// Prefill: Chat's continue_final_message true continues a final assistant
+// message in place, without any behaviour's extras (vLLM's spelling; with
+// vLLM add_generation_prompt must be false, and the simulator refuses an
+// explicit true with vLLM's error). Other servers' prefill fields are not
+// recognized: without continue_final_message a final assistant message is a
+// finished turn that the model answers as a continuation.
+//
+// Structured outputs: Responses text.format and Chat response_format accept
+// text, json_object and json_schema (name and schema required). A
+// continuation (depth >= 1) that carries a strict json_schema makes the model
+// start a new document from the beginning, as a real model constrained to
+// the schema's root does; continuations must drop the format.
+//
+// Usage: a token is up to 4 bytes of the document, never splitting a rune,
+// so max tokens cuts land anywhere. Input tokens count everything the model
+// reads: Responses instructions, tools, input and the stored conversation;
+// Chat every message (history is re-sent every time) and tools. Cached
+// tokens follow OpenAI's prompt caching: nothing under 1024 tokens, then in
+// 128-token steps, of the part seen before (Responses: the stored
+// conversation plus instructions and tools; Chat: the messages before the
+// latest assistant turn).
+//
+// [Server.Calls] logs each call with what the client asked (stream, max
+// tokens, format, strict schema, the latest user turn's text) and what the
+// model did (outcome, tool call). [Document] and [DocumentFor] give the exact
+// full document a conversation reassembles to.
 package simulator

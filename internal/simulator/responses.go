@@ -63,7 +63,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	// Instructions and tools are sent with every request; they are not part
 	// of the stored conversation a continuation re-reads.
 	resent := len(instructions)
-	if tool != "" {
+	if len(req.Tools) > 0 && string(req.Tools) != "null" {
 		resent += len(req.Tools)
 	}
 

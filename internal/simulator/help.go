@@ -1,0 +1,54 @@
+package simulator
+
+// DirectiveHelp is a reference of the [[sim ...]] directive for command-line
+// help; the package documentation has the details.
+const DirectiveHelp = `A directive anywhere in the instructions or the first user input chooses the
+document and the misbehaviour:
+
+  [[sim format=csv size=5000 seed=3 tag=job-42 faults=429@1:2,500@2x2 reasoning=0 behavior=exact tool=2:ok]]
+
+  format=csv|json|jsonl|markdown|code|diff|text   the document (default text)
+  size=BYTES                                      approximate size (default 2000)
+  seed=N                                          varies the content (default 1)
+  tag=NAME                                        groups calls in the call log
+  reasoning=N        reasoning tokens per call, inside output tokens
+                     (default 64 for o1/o3/o4/gpt-5 models, else 0)
+  behavior=B         how a continuation (depth >= 1) misbehaves:
+    exact            continues exactly
+    repeat_tail      repeats the last 40 bytes first
+    restart_line     restarts the incomplete last line
+    preamble         "Sure, here is the continuation:" first
+    fence            wraps the chunk in ` + "```" + ` fences
+    overlap          repeats the last 3 lines between ---BEGIN_OVERLAP--- and
+                     ---END_OVERLAP--- lines
+    ignore_overlap   ignores an overlap instruction: restarts the last line
+  tool=DEPTH[:MODE]  at DEPTH, text then a call of the request's first function
+                     tool (none offered, no call); arguments ~40 tokens
+    ok               complete call (default): Responses completed + function_call
+                     item; Chat finish_reason tool_calls
+    truncated        budget runs out inside the arguments: Responses incomplete
+                     (max_output_tokens), item incomplete; Chat length
+    invalid          complete call, arguments not valid JSON
+  faults=KIND@DEPTH[:ARG][xN],...   fires on the first N requests at DEPTH
+    429[:SECONDS] 500 400           HTTP errors (429 with Retry-After)
+    content_filter                  incomplete / finish_reason content_filter
+    failed                          Responses status failed; Chat 500
+    slow:DURATION                   delays the reply
+    malformed                       200 with half a body; a stream ends cleanly
+                                    midway, no terminal event
+    cutoff                          in-band: incomplete "interrupted" (Chat:
+                                    finish_reason null) after half the budget
+    break                           connection cut: a stream (either API) sends
+                                    about half the text then closes abruptly (no
+                                    finish_reason, terminal event or [DONE]); a
+                                    non-streaming request is dropped unanswered
+
+A continuation whose latest user turn says "repeat the last N lines" gets, with
+behaviors exact and overlap, ---BEGIN_OVERLAP--- + the last N lines +
+---END_OVERLAP--- and then the document. Everything written counts against max
+tokens. Assistant messages (chat) and assistant input items (Responses) carry
+the document further: the model continues after the last one. Chat prefill is
+vLLM's continue_final_message (add_generation_prompt false). A continuation
+carrying a strict json_schema format restarts the document. Cached tokens:
+none under 1024, then 128-token steps.
+`
