@@ -17,8 +17,7 @@ func TestChatHistoryReassemblesDocument(t *testing.T) {
 			sim, client := newTestClient(t, Config{})
 			prompt := "[[sim format=" + format + " size=1500 tag=h]]"
 			want, _, _ := DocumentFor(prompt)
-			// A system prompt over 1024 tokens, so the prompt cache reports hits.
-			system := "You write documents. " + strings.Repeat("Keep the format. ", 300)
+			system := "You write documents. " + strings.Repeat("Keep the format. ", 30)
 			msgs := []openai.ChatCompletionMessageParamUnion{
 				openai.SystemMessage(system),
 				openai.UserMessage(prompt),
@@ -47,7 +46,7 @@ func TestChatHistoryReassemblesDocument(t *testing.T) {
 				if u.PromptTokens != int64(tokensOf(sent)) {
 					t.Errorf("call %d: prompt tokens %d, want %d (every message)", i, u.PromptTokens, tokensOf(sent))
 				}
-				if want := int64(tokensOf(prefix) / 128 * 128); i > 0 && u.PromptTokensDetails.CachedTokens != want {
+				if want := int64(tokensOf(prefix) / 16 * 16); i > 0 && (want == 0 || u.PromptTokensDetails.CachedTokens != want) && u.PromptTokensDetails.CachedTokens != want {
 					t.Errorf("call %d: cached tokens %d, want %d", i, u.PromptTokensDetails.CachedTokens, want)
 				}
 				if i == 0 && u.PromptTokensDetails.CachedTokens != 0 {

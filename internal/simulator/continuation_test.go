@@ -33,8 +33,8 @@ func TestResponsesIncompleteAndUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	prevTurns := len(prompt) + len(first.OutputText())
-	// Under 1024 tokens nothing is cached, as with OpenAI's prompt caching.
-	if second.Usage.InputTokensDetails.CachedTokens != 0 ||
+	// The stored conversation is cached, in whole 16-token blocks.
+	if second.Usage.InputTokensDetails.CachedTokens != int64(tokensOf(prevTurns)/16*16) ||
 		second.Usage.InputTokens != int64(tokensOf(prevTurns+len("go on"))) {
 		t.Fatalf("usage = %+v", second.Usage)
 	}

@@ -96,10 +96,10 @@
 // so max tokens cuts land anywhere. Input tokens count everything the model
 // reads: Responses instructions, tools, input and the stored conversation;
 // Chat every message (history is re-sent every time) and tools. Cached
-// tokens follow OpenAI's prompt caching: nothing under 1024 tokens, then in
-// 128-token steps, of the part seen before (Responses: the stored
-// conversation plus instructions and tools; Chat: the messages before the
-// latest assistant turn).
+// tokens are the part seen before, in whole 16-token blocks as a prefix
+// cache serves it (Responses: the stored conversation plus instructions and
+// tools; Chat: the messages before the latest assistant turn, which was
+// never part of a prompt).
 //
 // [Server.Calls] logs each call with what the client asked (stream, max
 // tokens, format, strict schema, the latest user turn's text) and what the

@@ -80,3 +80,42 @@ func BenchmarkResponsesCall(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkResponsesContinuation is a continuation by previous_response_id
+// with an overlap prompt: the worker's hot path.
+func BenchmarkResponsesContinuation(b *testing.B) {
+	sim := New(Config{})
+	rec := newRecorder()
+	sim.ServeHTTP(rec, newRequest("POST", "/v1/responses", `{"model":"gpt-4o-mini","input":"[[sim format=csv size=200000]]","max_output_tokens":1024}`))
+	var first struct{ ID string }
+	if err := json.Unmarshal(rec.Body.Bytes(), &first); err != nil || first.ID == "" {
+		b.Fatal(err, rec.Body.String())
+	}
+	body := `{"model":"gpt-4o-mini","previous_response_id":"` + first.ID + `","max_output_tokens":1024,` +
+		`"input":"First repeat the last 6 lines you wrote, exactly, between markers, then continue."}`
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := newRecorder()
+		sim.ServeHTTP(rec, newRequest("POST", "/v1/responses", body))
+		if rec.Code != 200 {
+			b.Fatal(rec.Code, rec.Body.String())
+		}
+	}
+}
+
+// BenchmarkChatHistory is a chat continuation re-sending its history.
+func BenchmarkChatHistory(b *testing.B) {
+	doc, _, _ := DocumentFor("[[sim format=csv size=200000]]")
+	a0, _ := json.Marshal(doc[:4096])
+	body := `{"model":"gpt-4o-mini","max_tokens":1024,"messages":[{"role":"user","content":"[[sim format=csv size=200000]]"},` +
+		`{"role":"assistant","content":` + string(a0) + `},{"role":"user","content":"continue"}]}`
+	sim := New(Config{})
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := newRecorder()
+		sim.ServeHTTP(rec, newRequest("POST", "/v1/chat/completions", body))
+		if rec.Code != 200 {
+			b.Fatal(rec.Code, rec.Body.String())
+		}
+	}
+}

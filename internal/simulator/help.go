@@ -49,6 +49,6 @@ behaviors exact and overlap, ---BEGIN_OVERLAP--- + the last N lines +
 tokens. Assistant messages (chat) and assistant input items (Responses) carry
 the document further: the model continues after the last one. Chat prefill is
 vLLM's continue_final_message (add_generation_prompt false). A continuation
-carrying a strict json_schema format restarts the document. Cached tokens:
-none under 1024, then 128-token steps.
+carrying a strict json_schema format restarts the document. Cached tokens: the
+prompt prefix seen before, in 16-token blocks.
 `

@@ -2,20 +2,14 @@ package simulator
 
 import "strings"
 
-// Prompt caching, as OpenAI reports it: nothing under cacheMinTokens, then
-// the longest previously seen prefix in cacheStepTokens steps.
-const (
-	cacheMinTokens  = 1024
-	cacheStepTokens = 128
-)
+// cacheBlockTokens is the prompt cache's granularity: a prefix cache serves
+// whole blocks of a previously seen prefix (vLLM's default KV block size).
+const cacheBlockTokens = 16
 
 // cachedTokens is what a prompt cache serves of a prompt whose first prefix
 // tokens were sent (or stored) before.
 func cachedTokens(prefix int) int {
-	if prefix < cacheMinTokens {
-		return 0
-	}
-	return prefix / cacheStepTokens * cacheStepTokens
+	return prefix / cacheBlockTokens * cacheBlockTokens
 }
 
 // follow returns how far text, an assistant turn the client sends back,

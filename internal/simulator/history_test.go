@@ -34,7 +34,7 @@ func TestFollow(t *testing.T) {
 }
 
 func TestCachedTokens(t *testing.T) {
-	for _, tt := range []struct{ prefix, want int }{{0, 0}, {1023, 0}, {1024, 1024}, {1151, 1024}, {1152, 1152}, {5000, 4992}} {
+	for _, tt := range []struct{ prefix, want int }{{0, 0}, {15, 0}, {16, 16}, {1151, 1136}, {1152, 1152}, {5000, 4992}} {
 		if got := cachedTokens(tt.prefix); got != tt.want {
 			t.Errorf("cachedTokens(%d) = %d, want %d", tt.prefix, got, tt.want)
 		}

@@ -180,25 +180,34 @@ func TestReasoningRetryWithHigherBudget(t *testing.T) {
 	}
 }
 
-// TestResponsesCachedTokens: a continuation's stored conversation is served
-// from the prompt cache once it passes 1024 tokens, in 128-token steps.
+// TestResponsesCachedTokens: a continuation's stored conversation (with the
+// instructions re-sent ahead of it) is served from the prompt cache, in
+// 16-token blocks; a first call has nothing cached.
 func TestResponsesCachedTokens(t *testing.T) {
 	_, client := newTestClient(t, Config{})
 	ctx := context.Background()
-	prompt := "[[sim format=text size=20000]] " + strings.Repeat("Write carefully. ", 300)
-	r0, err := newResponse(ctx, client, prompt, "", 200)
-	if err != nil {
-		t.Fatal(err)
+	prompt := "[[sim format=text size=20000]] " + strings.Repeat("Write carefully. ", 30)
+	instructions := "Be terse."
+	call := func(input, prev string) *responses.Response {
+		params := responses.ResponseNewParams{Model: "gpt-4o-mini", MaxOutputTokens: openai.Int(200), Instructions: openai.String(instructions),
+			Input: responses.ResponseNewParamsInputUnion{OfString: openai.String(input)}}
+		if prev != "" {
+			params.PreviousResponseID = openai.String(prev)
+		}
+		r, err := client.Responses.New(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
 	}
+	r0 := call(prompt, "")
 	if r0.Usage.InputTokensDetails.CachedTokens != 0 {
 		t.Fatalf("first call cached %d", r0.Usage.InputTokensDetails.CachedTokens)
 	}
-	r1, err := newResponse(ctx, client, "continue", r0.ID, 200)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stored := tokensOf(len(prompt) + len(r0.OutputText()))
-	if u := r1.Usage; u.InputTokensDetails.CachedTokens != int64(stored/128*128) || u.InputTokens != int64(tokensOf(len(prompt)+len(r0.OutputText())+len("continue"))) {
+	r1 := call("continue", r0.ID)
+	stored := tokensOf(len(instructions) + len(prompt) + len(r0.OutputText()))
+	if u := r1.Usage; u.InputTokensDetails.CachedTokens != int64(stored/16*16) ||
+		u.InputTokens != int64(tokensOf(len(instructions)+len(prompt)+len(r0.OutputText())+len("continue"))) {
 		t.Fatalf("usage %+v, stored conversation %d tokens", u, stored)
 	}
 }

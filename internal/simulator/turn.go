@@ -208,27 +208,24 @@ func lastLines(s string, n int) string {
 }
 
 // overlapRequested returns N when prompt asks to "repeat the last N lines"
-// (any case; "line" singular too), else 0.
+// (any case; "line" singular too), else 0. It allocates nothing: it runs on
+// every continuation.
 func overlapRequested(prompt string) int {
-	if len(prompt) < len(overlapPhrase) {
-		return 0
-	}
-	lower := strings.ToLower(prompt)
-	for {
-		i := strings.Index(lower, overlapPhrase)
-		if i < 0 {
-			return 0
+	for i := 0; i+len(overlapPhrase) <= len(prompt); i++ {
+		if c := prompt[i]; c != 'r' && c != 'R' || !strings.EqualFold(prompt[i:i+len(overlapPhrase)], overlapPhrase) {
+			continue
 		}
-		rest := lower[i+len(overlapPhrase):]
+		rest := prompt[i+len(overlapPhrase):]
 		j := 0
 		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
 			j++
 		}
-		if n, err := strconv.Atoi(rest[:j]); err == nil && n > 0 && strings.HasPrefix(rest[j:], " line") {
+		const line = " line"
+		if n, err := strconv.Atoi(rest[:j]); err == nil && n > 0 && len(rest) >= j+len(line) && strings.EqualFold(rest[j:j+len(line)], line) {
 			return n
 		}
-		lower = rest
 	}
+	return 0
 }
 
 // toolArguments returns the deterministic arguments of the call at depth:
