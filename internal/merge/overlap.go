@@ -73,6 +73,94 @@ type scratch struct {
 	match  []int32
 	seed   [seedSlots]int16
 	chain  []int16
+	// habit is how the job's model continues where the join itself
+	// shows it (see continuationHabit): 1 it starts over, -1 it goes on,
+	// 0 unknown or both.
+	habit int
+}
+
+// continuationHabit reads, from the chunks alone, how the model continues a
+// cut line where that is plain to see: where the previous chunk ends with a
+// partial line of content (two letters or digits), a continuation that
+// starts with that line, or with a longer repeat of the chunk's end, starts
+// over; one that shares no byte with the end goes on. A model continues the
+// same way from one boundary to the next (same model, same prompt), so this
+// decides the joins that cannot tell by themselves: a partial line of
+// indentation or markers that the continuation also starts with. It
+// returns 1 when only restarts were seen, -1 when only continuations, 0
+// otherwise. It reads a bounded window per join.
+func continuationHabit(kind string, chunks []Chunk) int {
+	re, on := 0, 0
+	var sc scratch
+	for i := 1; i < len(chunks); i++ {
+		prev := tail(chunks[i-1].Text, 4<<10)
+		p := prev[strings.LastIndexByte(prev, '\n')+1:]
+		if alnumCount(p) < 2 {
+			continue
+		}
+		// What the model wrote around the text goes first, as the merge
+		// takes it away.
+		t := stripChatter(chunks[i].Text, chatterCtx{format: kind, partial: p}).text
+		if t == "" {
+			continue
+		}
+		if strings.HasPrefix(t, p) {
+			re++
+			continue
+		}
+		bs := sc.borders(prev, t, len(prev))
+		switch {
+		case len(bs) > 0 && bs[0] >= 4 && alnumCount(prev[len(prev)-bs[0]:]) >= 2:
+			re++
+		case restatesLine(prev, t):
+			// Structure restated first (a header, the line before).
+			re++
+		case len(bs) == 0:
+			on++
+		}
+	}
+	switch {
+	case re > 0 && on == 0:
+		return 1
+	case on > 0 && re == 0:
+		return -1
+	}
+	return 0
+}
+
+// restatesLine reports whether t starts with a whole line of eight bytes or
+// more, two of them letters or digits, that stands as a whole line in prev.
+func restatesLine(prev, t string) bool {
+	i := strings.IndexByte(t, '\n')
+	if i < 8 {
+		return false
+	}
+	l := t[:i+1]
+	if alnumCount(l) < 2 {
+		return false
+	}
+	for from := 0; ; {
+		j := strings.Index(prev[from:], l)
+		if j < 0 {
+			return false
+		}
+		j += from
+		if j == 0 || prev[j-1] == '\n' {
+			return true
+		}
+		from = j + 1
+	}
+}
+
+// alnumCount counts the letters and digits of s (any non-ASCII byte counts).
+func alnumCount(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != '_' && isWordByte(c) {
+			n++
+		}
+	}
+	return n
 }
 
 // borders returns, longest first, every length L > 0 such that next[:L] is a
@@ -1078,7 +1166,10 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 		partial := doc[r:]
 		// HasPrefix first: it fails at once when the partial record (which
 		// may be most of the document for an outer container) is longer.
-		if strings.HasPrefix(next, partial) && restartable(partial, bias) || indent && indentRestart(doc, r, next) {
+		line := isLineFormat(kind)
+		if strings.HasPrefix(next, partial) && restartable(partial, bias) && !(line && s.habit < 0 && !bias && alnumCount(partial) == 0) ||
+			indent && s.habit == 0 && indentRestart(doc, r, next) ||
+			line && s.habit > 0 && strings.HasPrefix(next, partial) && r > 0 && doc[r-1] == '\n' {
 			if len(bs) == 0 || bs[0] <= len(partial) {
 				// A re-wrapped repeat of more than the partial record
 				// starts with it too.
@@ -1119,7 +1210,7 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 	}
 	// Last, the weakest evidence: a restart of a line that is only one
 	// letter or punctuation long, judged by the line starts it would leave.
-	if isLineFormat(kind) && len(restarts) > 0 {
+	if isLineFormat(kind) && len(restarts) > 0 && s.habit == 0 {
 		if r := restarts[len(restarts)-1]; r >= 0 && r < len(doc) && strings.HasPrefix(next, doc[r:]) && leadRestart(doc, r, next, kind) {
 			return overlap{cut: len(doc) - r, method: methodStructural, confidence: 0.8}
 		}
