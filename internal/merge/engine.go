@@ -52,9 +52,7 @@ func run(name string, f format, chunks []Chunk) Result {
 	var errs []string
 	wrapperOpen := false
 	var sc scratch
-	if isLineFormat(name) {
-		sc.habit = continuationHabit(name, chunks)
-	}
+	sc.habit = continuationHabit(name, chunks)
 	for i, c := range chunks {
 		if i == 0 {
 			b.WriteString(c.Text)

@@ -314,8 +314,10 @@ func substantive(s string) bool {
 // document that already doubles X, like "ha ha ha" or a row written twice,
 // repeats legitimately). At a line boundary only two or more whole lines
 // count: identical adjacent lines (log records, CSV rows, a closing brace
-// after another) are common and must both survive.
-func acceptExact(doc string, l int) (bool, float64) {
+// after another) are common and must both survive, unless the job's model
+// re-emits what it wrote at the joins that show it (habit > 0): then a whole
+// line of content, or a line and the partial one after it, is its repeat too.
+func acceptExact(doc string, l, habit int) (bool, float64) {
 	if l < minOverlap || l > len(doc) {
 		return false, 0
 	}
@@ -332,21 +334,22 @@ func acceptExact(doc string, l int) (bool, float64) {
 		lines := strings.Count(rep, "\n")
 		switch {
 		case lineStart && lines >= 2 && nonSpace >= 3 && distinct >= 2:
+		case lineStart && habit > 0 && lines == 1 && substantive(rep):
 		case !lineStart && atSpace && inner && content:
-		case !lineStart && l >= strongOverlap && wordBoundary(doc, start) && content && !repeatedNearby(doc, rep):
+		case !lineStart && l >= strongOverlap && wordBoundary(doc, start) && content && (habit > 0 || !repeatedNearby(doc, rep)):
 		default:
 			return false, 0
 		}
 	} else {
 		switch {
-		case lineStart && strings.Count(rep, "\n") == 1 && (l < strongOverlap || repeatedNearby(doc, rep)) && !gluesWords(rep):
+		case lineStart && habit <= 0 && strings.Count(rep, "\n") == 1 && (l < strongOverlap || repeatedNearby(doc, rep)) && !gluesWords(rep):
 			// One short or familiar line plus the partial one: structured
 			// documents repeat a line and the next line's opening
 			// ("## foo\n#", "{\"Action\":") all the time.
 			return false, 0
 		case atSpace && (inner || l >= 12) && content:
 		case l >= 6 && cjkBoundary(doc, start) && content:
-		case l >= strongOverlap && wordBoundary(doc, start) && content && !repeatedNearby(doc, rep):
+		case l >= strongOverlap && wordBoundary(doc, start) && content && (habit > 0 || !repeatedNearby(doc, rep)):
 		default:
 			return false, 0
 		}
@@ -1169,7 +1172,8 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 		line := isLineFormat(kind)
 		if strings.HasPrefix(next, partial) && restartable(partial, bias) && !(line && s.habit < 0 && !bias && alnumCount(partial) == 0) ||
 			indent && s.habit == 0 && indentRestart(doc, r, next) ||
-			line && s.habit > 0 && strings.HasPrefix(next, partial) && r > 0 && doc[r-1] == '\n' {
+			line && s.habit > 0 && strings.HasPrefix(next, partial) && (r == 0 || doc[r-1] == '\n') ||
+			!line && s.habit > 0 && strings.HasPrefix(next, partial) && strings.TrimSpace(partial) != "" {
 			if len(bs) == 0 || bs[0] <= len(partial) {
 				// A re-wrapped repeat of more than the partial record
 				// starts with it too.
@@ -1181,7 +1185,7 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 		}
 	}
 	if len(bs) > 0 {
-		if ok, conf := acceptExact(doc, bs[0]); ok {
+		if ok, conf := acceptExact(doc, bs[0], s.habit); ok {
 			return overlap{cut: bs[0], method: methodExact, confidence: conf}
 		}
 	}
