@@ -135,7 +135,13 @@ func newFormat(name string, opts Options) format {
 	}
 }
 
-// unfinished is a format whose document is still being written.
+// unfinished is a format whose document is still being written: its last
+// chunk is not the document's last (a record may still be open after it),
+// and the document is not finished.
 type unfinished struct{ format }
 
-func (unfinished) finish(*Result) {}
+func (u unfinished) adjust(doc, rest string, _ bool) (string, string) {
+	return u.format.adjust(doc, rest, false)
+}
+func (u unfinished) verify(doc, rest string, _ bool) bool { return u.format.verify(doc, rest, false) }
+func (unfinished) finish(*Result)                         {}
