@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strings"
 	"testing"
 
@@ -307,16 +309,21 @@ func TestBreak(t *testing.T) {
 }
 
 // TestBreakIsAbrupt: the body of a broken stream does not end cleanly, so a
-// client reading it sees an unexpected EOF, unlike a malformed stream.
+// client reading it sees an unexpected EOF; a malformed stream ends cleanly
+// midway. Neither has a terminal event, finish_reason or [DONE].
 func TestBreakIsAbrupt(t *testing.T) {
 	srv := httptest.NewServer(New(Config{}))
 	defer srv.Close()
 	for _, tt := range []struct {
-		fault   string
-		wantErr bool
-	}{{"break@0", true}, {"malformed@0", false}} {
-		body := `{"model":"m","max_output_tokens":100,"stream":true,"input":"[[sim size=2000 faults=` + tt.fault + `]]"}`
-		req, _ := http.NewRequest("POST", srv.URL+"/v1/responses", strings.NewReader(body))
+		path, body, fault string
+		wantErr           bool
+	}{
+		{"/v1/responses", `{"model":"m","max_output_tokens":100,"stream":true,"input":"[[sim size=2000 tag=%[2]s faults=%[1]s]]"}`, "break@0", true},
+		{"/v1/responses", `{"model":"m","max_output_tokens":100,"stream":true,"input":"[[sim size=2000 tag=%[2]s faults=%[1]s]]"}`, "malformed@0", false},
+		{"/v1/chat/completions", `{"model":"m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"[[sim size=2000 tag=%[2]s faults=%[1]s]]"}]}`, "break@0", true},
+		{"/v1/chat/completions", `{"model":"m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"[[sim size=2000 tag=%[2]s faults=%[1]s]]"}]}`, "malformed@0", false},
+	} {
+		req, _ := http.NewRequest("POST", srv.URL+tt.path, strings.NewReader(fmt.Sprintf(tt.body, tt.fault, path.Base(tt.path))))
 		req.Header.Set("Authorization", "Bearer k")
 		res, err := srv.Client().Do(req)
 		if err != nil {
@@ -324,8 +331,10 @@ func TestBreakIsAbrupt(t *testing.T) {
 		}
 		b, err := io.ReadAll(res.Body)
 		res.Body.Close()
-		if (err != nil) != tt.wantErr || !strings.Contains(string(b), "response.output_text.delta") || strings.Contains(string(b), "response.incomplete") {
-			t.Fatalf("%s: read error %v, body %d bytes", tt.fault, err, len(b))
+		body := string(b)
+		if (err != nil) != tt.wantErr || !strings.Contains(body, `"delta"`) ||
+			strings.Contains(body, "response.incomplete") || strings.Contains(body, `"finish_reason":"length"`) || strings.Contains(body, "[DONE]") {
+			t.Fatalf("%s %s: read error %v, body %q", tt.path, tt.fault, err, body)
 		}
 	}
 }
