@@ -52,7 +52,16 @@ func run(name string, f format, chunks []Chunk) Result {
 	var errs []string
 	wrapperOpen := false
 	var sc scratch
-	sc.habit = continuationHabit(name, chunks)
+	ev := continuationHabit(name, chunks)
+	re, on := 0, 0
+	for _, e := range ev {
+		switch e {
+		case 1:
+			re++
+		case -1:
+			on++
+		}
+	}
 	for i, c := range chunks {
 		if i == 0 {
 			b.WriteString(c.Text)
@@ -73,6 +82,7 @@ func run(name string, f format, chunks []Chunk) Result {
 			continue
 		}
 
+		sc.habit = habitAt(ev, re, on, i)
 		ctx := f.chatter(doc)
 		ctx.wrapperOpen = wrapperOpen
 		if doc != "" && isLineFormat(name) {

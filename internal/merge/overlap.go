@@ -73,51 +73,75 @@ type scratch struct {
 	match  []int32
 	seed   [seedSlots]int16
 	chain  []int16
-	// habit is how the job's model continues where the join itself
-	// shows it (see continuationHabit): 1 it starts over, -1 it goes on,
-	// 0 unknown or both.
+	// habit is how the job's model continues at the other joins (see
+	// continuationHabit): 1 it starts over, -1 it goes on, 0 unknown or
+	// both.
 	habit int
 }
 
-// continuationHabit reads, from the chunks alone, how the model continues a
-// cut line where that is plain to see: where the previous chunk ends with a
-// partial line of content (two letters or digits), a continuation that
-// starts with that line, or with a longer repeat of the chunk's end, starts
-// over; one that shares no byte with the end goes on. A model continues the
-// same way from one boundary to the next (same model, same prompt), so this
-// decides the joins that cannot tell by themselves: a partial line of
-// indentation or markers that the continuation also starts with. It
-// returns 1 when only restarts were seen, -1 when only continuations, 0
-// otherwise. It reads a bounded window per join.
-func continuationHabit(kind string, chunks []Chunk) int {
-	re, on := 0, 0
+// continuationHabit reads, from the chunks alone (less the chatter around
+// them), how the model continues a cut line where that is plain to see:
+// where the previous chunk ends with a partial line, a continuation that
+// starts with that line (two letters or digits of it), with a longer repeat
+// of the chunk's end, with a line of it or with a re-wrapped repeat starts
+// over (1); one that shares at most two bytes with the end goes on (-1).
+// A model continues the same way from one boundary to the next (same model,
+// same prompt), so the other joins decide the ones that cannot tell by
+// themselves: a partial line of indentation or markers that the
+// continuation also starts with, a repeated line that the document may
+// have written twice. evidence[i] is what join i (chunk i's) shows, 0 when
+// nothing. It reads a bounded window per join.
+func continuationHabit(kind string, chunks []Chunk) []int8 {
+	ev := make([]int8, len(chunks))
+	if len(chunks) < 2 {
+		return ev
+	}
 	var sc scratch
+	// prev stands for the end of the document so far: the chunks' text,
+	// each less the repeat it was seen to start with.
+	prev := tail(chunks[0].Text, 4<<10)
 	for i := 1; i < len(chunks); i++ {
-		prev := tail(chunks[i-1].Text, 4<<10)
 		p := prev[strings.LastIndexByte(prev, '\n')+1:]
-		if alnumCount(p) < 2 {
-			continue
-		}
 		// What the model wrote around the text goes first, as the merge
 		// takes it away.
 		t := stripChatter(chunks[i].Text, chatterCtx{format: kind, partial: p}).text
-		if t == "" {
-			continue
-		}
-		if strings.HasPrefix(t, p) {
-			re++
-			continue
-		}
-		bs := sc.borders(prev, t, len(prev))
-		switch {
+		cut := 0
+		switch bs := sc.borders(prev, t, len(prev)); {
+		case strings.TrimSpace(p) == "" || t == "":
+			// Nothing to start over, or nothing written.
+		case strings.HasPrefix(t, p):
+			if alnumCount(p) >= 2 {
+				ev[i], cut = 1, len(p)
+			}
+			if len(bs) > 0 && bs[0] > cut && alnumCount(prev[len(prev)-bs[0]:]) >= 2 {
+				ev[i], cut = 1, bs[0]
+			}
 		case len(bs) > 0 && bs[0] >= 4 && alnumCount(prev[len(prev)-bs[0]:]) >= 2:
-			re++
+			ev[i], cut = 1, bs[0]
 		case restatesLine(prev, t):
 			// Structure restated first (a header, the line before).
-			re++
-		case len(bs) == 0:
-			on++
+			ev[i] = 1
+		case len(bs) == 0 || bs[0] < 3:
+			// A byte or two in common is coincidence.
+			if n, _ := sc.whitespaceOverlap(prev, t); n > 0 {
+				ev[i], cut = 1, n // re-wrapped
+			} else {
+				ev[i] = -1
+			}
 		}
+		prev = tail(prev+tail(t[cut:], 4<<10), 4<<10)
+	}
+	return ev
+}
+
+// habitAt is the habit the joins other than join i show: 1 when they only
+// start over, -1 when they only go on, 0 when they show neither or both.
+func habitAt(ev []int8, re, on, i int) int {
+	switch ev[i] {
+	case 1:
+		re--
+	case -1:
+		on--
 	}
 	switch {
 	case re > 0 && on == 0:
@@ -322,6 +346,11 @@ func acceptExact(doc string, l, habit int) (bool, float64) {
 		return false, 0
 	}
 	rep := doc[len(doc)-l:]
+	if habit < 0 && (l < strongOverlap || repeatedNearby(doc, rep)) {
+		// A model that goes on where the joins show it: a short repeat, or
+		// one of text the document repeats itself, is the document's.
+		return false, 0
+	}
 	start := len(doc) - l
 	atSpace := start == 0 || isSpace(doc[start-1])
 	lineStart := start == 0 || doc[start-1] == '\n'
@@ -1160,7 +1189,12 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 	if doc == "" || next == "" {
 		return overlap{method: methodNone, confidence: 1}
 	}
-	bs := s.borders(doc, next, overlapWindow)
+	// The longest exact repeat (what borders returns is only valid until
+	// the next call, which whitespaceOverlap makes).
+	b0 := 0
+	if bs := s.borders(doc, next, overlapWindow); len(bs) > 0 {
+		b0 = bs[0]
+	}
 	// A restart of an incomplete record from its start.
 	for _, r := range restarts {
 		if r < 0 || r >= len(doc) {
@@ -1172,9 +1206,9 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 		line := isLineFormat(kind)
 		if strings.HasPrefix(next, partial) && restartable(partial, bias) && !(line && s.habit < 0 && !bias && alnumCount(partial) == 0) ||
 			indent && s.habit == 0 && indentRestart(doc, r, next) ||
-			line && s.habit > 0 && strings.HasPrefix(next, partial) && (r == 0 || doc[r-1] == '\n') ||
+			line && s.habit > 0 && strings.HasPrefix(next, partial) && (r == 0 || doc[r-1] == '\n') && !(kind == "diff" && diffHeaderKept(doc, r, next)) ||
 			!line && s.habit > 0 && strings.HasPrefix(next, partial) && strings.TrimSpace(partial) != "" {
-			if len(bs) == 0 || bs[0] <= len(partial) {
+			if b0 <= len(partial) {
 				// A re-wrapped repeat of more than the partial record
 				// starts with it too.
 				if n, conf := s.whitespaceOverlap(doc, next); n > len(partial) {
@@ -1184,9 +1218,15 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 			}
 		}
 	}
-	if len(bs) > 0 {
-		if ok, conf := acceptExact(doc, bs[0], s.habit); ok {
-			return overlap{cut: bs[0], method: methodExact, confidence: conf}
+	if b0 > 0 {
+		if ok, conf := acceptExact(doc, b0, s.habit); ok {
+			if b0 < strongOverlap {
+				// A short exact repeat may be the end of a re-wrapped one.
+				if n, wconf := s.whitespaceOverlap(doc, next); n > b0 && nonSpaceCount(next[:n]) > nonSpaceCount(next[:b0]) {
+					return overlap{cut: n, method: methodWhitespace, confidence: wconf}
+				}
+			}
+			return overlap{cut: b0, method: methodExact, confidence: conf}
 		}
 	}
 	if n, conf := s.whitespaceOverlap(doc, next); n > 0 {
@@ -1206,10 +1246,10 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 	// token to what follows ("from"); the reading the document's own text
 	// shows wins. CSV too: inside a quoted value its field count cannot
 	// tell the two apart.
-	if (isLineFormat(kind) || kind == "csv") && len(bs) > 0 && bs[0] >= 3 && bs[0] < len(next) && distinctBytes(next[:bs[0]]) >= 2 && strings.ContainsAny(strings.TrimSpace(next[:bs[0]]), " \t\n") {
+	if (isLineFormat(kind) || kind == "csv") && b0 >= 3 && b0 < len(next) && distinctBytes(next[:b0]) >= 2 && strings.ContainsAny(strings.TrimSpace(next[:b0]), " \t\n") {
 		w := doc[max(0, len(doc)-leadWindow):]
-		if !gluePlausible(w, next) && gluePlausible(w, next[bs[0]:]) {
-			return overlap{cut: bs[0], method: methodExact, confidence: 0.75}
+		if !gluePlausible(w, next) && gluePlausible(w, next[b0:]) {
+			return overlap{cut: b0, method: methodExact, confidence: 0.75}
 		}
 	}
 	// Last, the weakest evidence: a restart of a line that is only one
@@ -1220,6 +1260,34 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 		}
 	}
 	return overlap{method: methodNone, confidence: 1}
+}
+
+// nonSpaceCount counts the bytes of s that are not whitespace.
+func nonSpaceCount(s string) int {
+	n, _ := contentBytes(s)
+	return n
+}
+
+// diffHeaderKept reports whether a diff's partial line at lineStart, kept,
+// makes the header line that the line before calls for ("--- " after a
+// git extended header line, "+++ " after "--- ", "@@ " after "+++ ") and
+// starting it over would not.
+func diffHeaderKept(doc string, lineStart int, next string) bool {
+	prevStart := strings.LastIndexByte(doc[:max(0, lineStart-1)], '\n') + 1
+	prev := doc[prevStart:max(prevStart, lineStart-1)]
+	want := ""
+	switch {
+	case strings.HasPrefix(prev, "--- "):
+		want = "+++ "
+	case strings.HasPrefix(prev, "+++ "):
+		want = "@@ "
+	case strings.HasPrefix(prev, "index "), strings.HasPrefix(prev, "diff "), strings.HasPrefix(prev, "new file mode"),
+		strings.HasPrefix(prev, "deleted file mode"), strings.HasPrefix(prev, "old mode"), strings.HasPrefix(prev, "new mode"):
+		want = "--- "
+	default:
+		return false
+	}
+	return strings.HasPrefix(doc[lineStart:]+next, want) && !strings.HasPrefix(next, want)
 }
 
 // restartable reports whether an incomplete record is distinctive enough that
