@@ -18,13 +18,23 @@ import (
 // attempts on record.
 func TestOutcomes(t *testing.T) {
 	h := newHarness(t)
+	h.cfg.CallTimeout = 1500 * time.Millisecond // a slow@ fault of 2.5s is a timeout; the time limit's 1.2s is not
 	h.startWorker()
 	off := false
+	policy := func(s string) *client.ErrorPolicy {
+		p, err := client.ParseErrorPolicy(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &p
+	}
+	tools := json.RawMessage(`[{"type":"function","name":"lookup","parameters":{"type":"object","properties":{"query":{"type":"string"},"page":{"type":"integer"}}}}]`)
 	cases := []struct {
 		name       string
 		directive  string
 		model      string
 		cont       client.Continuation
+		tools      json.RawMessage
 		status     string
 		stop       string
 		chunks     int // -1: any number
@@ -84,11 +94,49 @@ FROM chunk_decisions WHERE job_id = $1::uuid ORDER BY seq, criterion`, c.id)
 					t.Fatal("the rate-limit wait is not on record as an uncounted failure")
 				}
 			}},
-		{name: "500 retried", directive: "format=text size=1500 faults=500@1x2", status: "succeeded", stop: "completed", chunks: -1, failedRows: 2},
-		{name: "malformed body retried", directive: "format=text size=1500 faults=malformed@0", status: "succeeded", stop: "completed", chunks: -1, failedRows: 1},
-		{name: "failed response retried", directive: "format=text size=1500 faults=failed@1", status: "succeeded", stop: "completed", chunks: -1, failedRows: 1},
-		{name: "retries exhausted", directive: "format=text size=3000 faults=500@1x9", status: "partial", stop: "retry_limit_reached", chunks: 1, failedRows: 4},
-		{name: "400 forbids", directive: "format=text size=3000 faults=400@1", status: "partial", stop: "error_forbade", chunks: 1, failedRows: 1},
+		// Error types under the error policy: the default stop_on_any_error
+		// ends generation at the first error; retry_all(n) retries.
+		{name: "model error (500) stops by default", directive: "format=text size=3000 faults=500@1", status: "partial", stop: "error_forbade", chunks: 1, failedRows: 1,
+			check: failureTyped("model")},
+		{name: "model error (500) retried", directive: "format=text size=1500 faults=500@1x2", cont: client.Continuation{ErrorPolicy: policy("retry_all(3)")},
+			status: "succeeded", stop: "completed", chunks: -1, failedRows: 2, check: failureTyped("model")},
+		{name: "malformed body retried", directive: "format=text size=1500 faults=malformed@0", cont: client.Continuation{ErrorPolicy: policy("retry_all(3)")},
+			status: "succeeded", stop: "completed", chunks: -1, failedRows: 1},
+		{name: "failed response retried by a per-type rule", directive: "format=text size=1500 faults=failed@1", cont: client.Continuation{ErrorPolicy: policy("stop_on_any_error,model=retry:1")},
+			status: "succeeded", stop: "completed", chunks: -1, failedRows: 1},
+		{name: "retries exhausted", directive: "format=text size=3000 faults=500@1x9", cont: client.Continuation{ErrorPolicy: policy("retry_all(3)")},
+			status: "partial", stop: "retry_limit_reached", chunks: 1, failedRows: 4},
+		{name: "timeout error stops by default", directive: "format=text size=3000 faults=slow@1:2500ms", status: "partial", stop: "error_forbade", chunks: 1, failedRows: 1,
+			check: failureTyped("timeout")},
+		{name: "timeout error retried", directive: "format=text size=1500 faults=slow@1:2500ms", cont: client.Continuation{ErrorPolicy: policy("stop_on_any_error,timeout=retry:2")},
+			status: "succeeded", stop: "completed", chunks: -1, failedRows: 1, check: failureTyped("timeout")},
+		{name: "unknown error (connection dropped) stops by default", directive: "format=text size=3000 faults=break@1", status: "partial", stop: "error_forbade", chunks: 1, failedRows: 1,
+			check: failureTyped("unknown")},
+		{name: "unknown error retried", directive: "format=text size=1500 faults=break@1", cont: client.Continuation{ErrorPolicy: policy("retry_all(2)")},
+			status: "succeeded", stop: "completed", chunks: -1, failedRows: 1, check: failureTyped("unknown")},
+		{name: "validation error (400) forbids", directive: "format=text size=3000 faults=400@1", status: "partial", stop: "error_forbade", chunks: 1, failedRows: 1,
+			check: failureTyped("validation")},
+		{name: "ignored error merges what is stored even under raise_error", directive: "format=text size=3000 faults=400@1",
+			cont:   client.Continuation{OnFailure: "raise_error", ErrorPolicy: policy("stop_on_any_error,validation=ignore")},
+			status: "partial", stop: "error_forbade", chunks: 1, failedRows: 1, check: resultIsPrefix},
+		{name: "tool call kept, not continued", directive: "format=text size=3000 tool=1", tools: tools, status: "succeeded", stop: "completed", chunks: 2,
+			check: toolCalls(false, false)},
+		{name: "tool error (invalid arguments) stops by default", directive: "format=text size=3000 tool=1:invalid", tools: tools,
+			status: "partial", stop: "error_forbade", chunks: 2, check: toolCalls(false, true)},
+		{name: "tool error retried until the policy gives up", directive: "format=text size=3000 tool=1:invalid", tools: tools,
+			cont: client.Continuation{ErrorPolicy: policy("retry_tool_errors(2)")}, status: "partial", stop: "retry_limit_reached", chunks: 2, failedRows: 2,
+			check: failureTyped("tool")},
+		{name: "tool error ignored", directive: "format=text size=3000 tool=1:invalid", tools: tools,
+			cont: client.Continuation{ErrorPolicy: policy("ignore_tool_errors")}, status: "succeeded", stop: "completed", chunks: 2, check: toolCalls(false, true)},
+		{name: "truncated tool call is marked, never continued", directive: "format=text size=3000 tool=1:truncated", tools: tools,
+			cont: client.Continuation{ErrorPolicy: policy("ignore_tool_errors")}, status: "partial", stop: "finish_reason_received", chunks: 2, check: toolCalls(true, true)},
+		{name: "record guard", directive: "format=csv size=4000", cont: client.Continuation{MaxRecords: 30}, status: "partial", stop: "guard_forbade", chunks: -1,
+			check: func(t *testing.T, c outcome) {
+				resultIsPrefix(t, c)
+				if rows := strings.Count(c.result.Content, "\n") - 1; rows < 30 || rows > 60 {
+					t.Fatalf("stopped with %d rows for max_records 30", rows)
+				}
+			}},
 		{name: "400 on the first call fails", directive: "format=text size=3000 faults=400@0", status: "failed", stop: "error_forbade", chunks: 0, failedRows: 1},
 		{name: "content filter", directive: "format=text size=3000 faults=content_filter@1", status: "partial", stop: "finish_reason_received", chunks: 2,
 			check: eventLogged("content_filter")},
@@ -117,7 +165,7 @@ FROM chunk_decisions WHERE job_id = $1::uuid ORDER BY seq, criterion`, c.id)
 	}
 	ids := make([]job, len(cases))
 	for i, c := range cases {
-		ids[i] = h.enqueue(c.directive+fmt.Sprintf(" seed=%d", i+1), client.Request{Model: c.model, MaxOutputTokens: 100, Continuation: c.cont})
+		ids[i] = h.enqueue(c.directive+fmt.Sprintf(" seed=%d", i+1), client.Request{Model: c.model, MaxOutputTokens: 100, Continuation: c.cont, Tools: c.tools})
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -144,7 +192,7 @@ FROM chunk_decisions WHERE job_id = $1::uuid ORDER BY seq, criterion`, c.id)
 			} else if c.chunks != 0 {
 				t.Fatalf("no result: %v", err)
 			}
-			if c.status == "succeeded" && o.result.Content != s.doc {
+			if c.status == "succeeded" && c.tools == nil && o.result.Content != s.doc {
 				t.Fatal("succeeded with a document different from the model's")
 			}
 			if c.check != nil {
@@ -172,6 +220,33 @@ func resultIsPrefix(t *testing.T, c outcome) {
 	}
 	if c.status.Error == "" {
 		t.Fatal("a stopped job must say why in its error")
+	}
+}
+
+// failureTyped: the failed attempts on record carry the error type.
+func failureTyped(typ string) func(t *testing.T, c outcome) {
+	return func(t *testing.T, c outcome) {
+		t.Helper()
+		if n := c.h.count(`SELECT count(*) FROM call_failures WHERE job_id = $1::uuid AND status = 'failed' AND error_type <> $2`, c.id, typ); n != 0 {
+			t.Fatalf("%d failed attempts not typed %s", n, typ)
+		}
+	}
+}
+
+// toolCalls: the result keeps the tool call of the last chunk, marked as it should be.
+func toolCalls(truncated, unusable bool) func(t *testing.T, c outcome) {
+	return func(t *testing.T, c outcome) {
+		t.Helper()
+		if len(c.meta.ToolCalls) != 1 {
+			t.Fatalf("%d tool calls in the metadata, want 1", len(c.meta.ToolCalls))
+		}
+		tc := c.meta.ToolCalls[0]
+		if tc.Name != "lookup" || tc.Seq != 1 || tc.Truncated != truncated || (tc.Invalid != "" || tc.Truncated) != unusable {
+			t.Fatalf("tool call %+v; want truncated=%v unusable=%v", tc, truncated, unusable)
+		}
+		if !strings.HasPrefix(c.doc, c.result.Content) || c.result.Content == "" {
+			t.Fatal("the text before the tool call is not the start of the document")
+		}
 	}
 }
 

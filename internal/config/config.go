@@ -44,6 +44,9 @@ type Config struct {
 	Provider string
 	// Strategy overrides the provider's default strategy.
 	Strategy string
+	// CallTimeout bounds one model call (a timeout error under the error
+	// policy); 0 leaves only the task's own timeout.
+	CallTimeout time.Duration
 	// PrefillFields is the JSON object a prefill request adds to its body
 	// (default vLLM's continue_final_message/add_generation_prompt).
 	PrefillFields string
@@ -84,6 +87,7 @@ func FromEnv() Config {
 		WebhookSecret:     os.Getenv("CARRYOVER_WEBHOOK_SECRET"),
 		Provider:          env("CARRYOVER_PROVIDER", "openai"),
 		Strategy:          os.Getenv("CARRYOVER_STRATEGY"),
+		CallTimeout:       envDuration("CARRYOVER_CALL_TIMEOUT", 10*time.Minute),
 		PrefillFields:     os.Getenv("CARRYOVER_PREFILL_FIELDS"),
 	}
 }
@@ -107,6 +111,7 @@ func (c *Config) RegisterWorkerFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.StaleAfter, "stale-after", c.StaleAfter, "re-queue live jobs with no progress for this long (env CARRYOVER_STALE_AFTER)")
 	fs.IntVar(&c.MaxRetry, "max-retry", c.MaxRetry, "deliveries of a chunk task (rate-limit waits and error-policy retries included) before the job stops (env CARRYOVER_MAX_RETRY)")
 	fs.StringVar(&c.Provider, "provider", c.Provider, "the server behind the base URL: openai (default strategy stateful), vllm (prefill) or chat (history) (env CARRYOVER_PROVIDER)")
+	fs.DurationVar(&c.CallTimeout, "call-timeout", c.CallTimeout, "longest one model call may take; a slower one is a timeout error (env CARRYOVER_CALL_TIMEOUT)")
 	fs.StringVar(&c.Strategy, "strategy", c.Strategy, "default continuation strategy: stateful, history, prefill or overlap; overrides the provider's (env CARRYOVER_STRATEGY)")
 	fs.StringVar(&c.PrefillFields, "prefill-fields", c.PrefillFields, `JSON fields a prefill request adds, default {"continue_final_message":true,"add_generation_prompt":false} (env CARRYOVER_PREFILL_FIELDS)`)
 	fs.DurationVar(&c.Retention, "retention", c.Retention, "remove chunk and result text of jobs finished longer ago than this, keeping every figure; 0 keeps everything (env CARRYOVER_RETENTION)")
@@ -142,7 +147,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("queue must not be empty")
 	case c.MaxRetry < 0:
 		return fmt.Errorf("max-retry must not be negative, got %d", c.MaxRetry)
-	case c.Provider != "openai" && c.Provider != "vllm" && c.Provider != "chat":
+	case c.Provider != "" && c.Provider != "openai" && c.Provider != "vllm" && c.Provider != "chat":
 		return fmt.Errorf("provider must be openai, vllm or chat, got %q", c.Provider)
 	}
 	switch c.DefaultStrategy() {

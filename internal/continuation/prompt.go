@@ -71,8 +71,27 @@ func OverlapPrompt(format string, n int) string {
 // the content type's count (or want, when positive), widened so the
 // repeated window does not start inside a structure — a quoted CSV field
 // spanning lines, an open JSON record, a diff hunk whose header is near —
-// and capped at three times the count.
-func OverlapLines(format, partial string, want int) int {
+// and capped at three times the count. The repeat is paid for out of the
+// call's output budget, so it is then narrowed (to one line at least) until
+// it takes at most a quarter of maxOutputTokens (at about four bytes a
+// token); 0 means no budget. It returns 0 when even the last line is too
+// long to repeat: the continuation is then asked for without an overlap.
+func OverlapLines(format, partial string, want, maxOutputTokens int) int {
+	n := overlapWindow(format, partial, want)
+	if maxOutputTokens <= 0 {
+		return n
+	}
+	starts := lineStarts(partial)
+	for n > 1 && n <= len(starts) && len(partial)-starts[len(starts)-n] > maxOutputTokens {
+		n--
+	}
+	if n == 1 && len(partial)-starts[len(starts)-1] > maxOutputTokens {
+		return 0
+	}
+	return n
+}
+
+func overlapWindow(format, partial string, want int) int {
 	n := want
 	if n <= 0 {
 		n = overlapLines[format]

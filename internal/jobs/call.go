@@ -126,7 +126,12 @@ func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Cla
 	case continuation.StrategyHistory:
 		req.Prompt = continuation.ContinuePrompt(kind)
 	case continuation.StrategyOverlap:
-		req.Prompt = continuation.OverlapPrompt(kind, continuation.OverlapLines(kind, res.Content, cont.OverlapLines))
+		// A last line too long to repeat within the budget is continued
+		// without an overlap; the merge's cascade places that join.
+		req.Prompt = continuation.ContinuePrompt(kind)
+		if n := continuation.OverlapLines(kind, res.Content, cont.OverlapLines, req.MaxOutputTokens); n > 0 {
+			req.Prompt = continuation.OverlapPrompt(kind, n)
+		}
 	}
 	return req, nil
 }

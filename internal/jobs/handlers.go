@@ -34,6 +34,8 @@ type HandlerConfig struct {
 	// DefaultStrategy continues jobs that name no strategy: the provider's
 	// natural one (stateful for OpenAI's Responses API).
 	DefaultStrategy continuation.Strategy
+	// CallTimeout bounds one model call; 0 means only the task's timeout.
+	CallTimeout time.Duration
 }
 
 // Handlers processes chunk and merge tasks. Both are idempotent under
@@ -200,7 +202,7 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 	}
 
 	started := time.Now()
-	resp, callErr := h.cfg.Provider.Call(ctx, req)
+	resp, callErr := h.call(ctx, req)
 	h.recordCall(job.Model, price, resp, callErr)
 	// A reasoning model that spent the whole budget thinking returned no
 	// text: with a ceiling, the same call is made again with a doubled
@@ -218,7 +220,7 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 			"response_id", resp.ID, "max_output_tokens", req.MaxOutputTokens, "raised_to", next)
 		req.MaxOutputTokens = next
 		started = time.Now()
-		resp, callErr = h.cfg.Provider.Call(ctx, req)
+		resp, callErr = h.call(ctx, req)
 		h.recordCall(job.Model, price, resp, callErr)
 	}
 	if callErr != nil {
@@ -499,6 +501,22 @@ func decodeContinuation(raw json.RawMessage) (Continuation, error) {
 		c.OnFailure = OnFailurePartial
 	}
 	return c, nil
+}
+
+// call makes one model call within the call timeout; a call that runs out
+// of it is a timeout error.
+func (h *Handlers) call(ctx context.Context, req continuation.CallRequest) (continuation.Response, error) {
+	if h.cfg.CallTimeout <= 0 {
+		return h.cfg.Provider.Call(ctx, req)
+	}
+	cctx, cancel := context.WithTimeout(ctx, h.cfg.CallTimeout)
+	defer cancel()
+	resp, err := h.cfg.Provider.Call(cctx, req)
+	if err != nil && ctx.Err() == nil && cctx.Err() == context.DeadlineExceeded {
+		err = &continuation.CallError{Type: continuation.ErrTimeout,
+			Err: fmt.Errorf("no complete reply within the call timeout (%s): %w", h.cfg.CallTimeout, err)}
+	}
+	return resp, err
 }
 
 // reasoningOnly reports a response cut off by the limit with no visible

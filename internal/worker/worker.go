@@ -102,7 +102,8 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	handlers := jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: provider, Logger: log, Metrics: m,
-		WebhookSecret: secret, DefaultStrategy: continuation.Strategy(cfg.DefaultStrategy())})
+		WebhookSecret: secret, DefaultStrategy: continuation.Strategy(cfg.DefaultStrategy()),
+		CallTimeout: cfg.CallTimeout})
 	mux := asynq.NewServeMux()
 	handlers.Register(mux)
 	qweights := map[string]int{queues.Chunk: 2}
