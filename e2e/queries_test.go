@@ -16,7 +16,9 @@ import (
 func TestDocumentedQueries(t *testing.T) {
 	h := newHarness(t)
 	h.startWorker()
-	j := h.enqueue("format=text size=1500 seed=81 faults=500@1", client.Request{MaxOutputTokens: 100})
+	policy, _ := client.ParseErrorPolicy("retry_all(2)")
+	j := h.enqueue("format=text size=1500 seed=81 faults=500@1", client.Request{MaxOutputTokens: 100,
+		Continuation: client.Continuation{ErrorPolicy: &policy}})
 	if st := h.wait(j.id, 30*time.Second); st.Status != "succeeded" {
 		t.Fatalf("job %s", st.Status)
 	}

@@ -252,6 +252,7 @@ func runJobCommand(ctx context.Context, cfg config.Config, cmd string, args []st
 	fs.SetOutput(stderr)
 	cfg.RegisterStoreFlags(fs)
 	asJSON := fs.Bool("json", false, "status: print JSON")
+	allEvals := fs.Bool("evaluations", false, "status: every criterion's verdict at every chunk (default: the last chunk's)")
 	meta := fs.Bool("meta", false, "result: print the metadata JSON instead of the content")
 	timeout := fs.Duration("timeout", 0, "wait: give up after this long (0 = no limit)")
 	var ro client.ResumeOptions
@@ -292,7 +293,7 @@ func runJobCommand(ctx context.Context, cfg config.Config, cmd string, args []st
 			enc.SetIndent("", "  ")
 			return enc.Encode(s)
 		}
-		printStatus(stdout, s)
+		printStatus(stdout, s, *allEvals)
 		return nil
 	case "result":
 		r, err := c.Result(ctx, id)
@@ -345,7 +346,7 @@ func runJobCommand(ctx context.Context, cfg config.Config, cmd string, args []st
 	}
 }
 
-func printStatus(w io.Writer, s client.Status) {
+func printStatus(w io.Writer, s client.Status, allEvals bool) {
 	fmt.Fprintf(w, "job          %s\nstatus       %s\nmodel        %s\nformat       %s\nchunks       %d\n", s.ID, s.Status, s.Model, s.Format, s.Chunks)
 	if s.StopReason != "" {
 		fmt.Fprintf(w, "stop_reason  %s\n", s.StopReason)
@@ -360,15 +361,25 @@ func printStatus(w io.Writer, s client.Status) {
 	}
 	if len(s.ChunkDetails) > 0 {
 		fmt.Fprintf(w, "\n%4s  %-14s %8s %8s %8s  %s\n", "seq", "finish_reason", "bytes", "tokens", "ms", "decision")
-		for _, c := range s.ChunkDetails {
+		for i, c := range s.ChunkDetails {
 			var o struct {
-				Decision   string `json:"decision"`
-				ResolvedBy string `json:"resolved_by"`
-				StopReason string `json:"stop_reason"`
+				Decision    string `json:"decision"`
+				ResolvedBy  string `json:"resolved_by"`
+				StopReason  string `json:"stop_reason"`
+				Evaluations []struct {
+					Criterion string `json:"criterion"`
+					Decision  string `json:"decision"`
+					Reason    string `json:"reason"`
+				} `json:"evaluations"`
 			}
 			_ = json.Unmarshal(c.Decision, &o)
 			d := strings.TrimSpace(fmt.Sprintf("%s by %s %s", o.Decision, o.ResolvedBy, o.StopReason))
 			fmt.Fprintf(w, "%4d  %-14s %8d %8d %8d  %s\n", c.Seq, c.FinishReason, c.Size, c.OutputTokens, c.LatencyMS, d)
+			if allEvals || i == len(s.ChunkDetails)-1 {
+				for _, e := range o.Evaluations {
+					fmt.Fprintf(w, "%50s  %s: %s (%s)\n", "", e.Criterion, e.Decision, e.Reason)
+				}
+			}
 		}
 	}
 }

@@ -311,20 +311,25 @@ func (c *Claim) Save(ctx context.Context, n NewChunk) (string, error) {
 			evLevel, evType, evMsg = &n.Event.Level, &n.Event.Type, &n.Event.Message
 		}
 		args = append(args, evLevel, evType, evMsg)
+		// One INSERT writes the chunk's events in order — its decision, a
+		// warning, the status change — so their ids read as they happened
+		// (data-modifying CTEs run in no defined order).
 		sql = `WITH ch AS (` + insertChunk + ` RETURNING job_id
-), dev AS (` + decisionEvent + `
 ), j AS (
 	UPDATE jobs SET status = CASE WHEN status = 'cancelled' THEN status ELSE 'merging' END,
 	       stop_reason = CASE WHEN status = 'cancelled' THEN stop_reason ELSE nullif($20, '') END, updated_at = now()
 	WHERE id IN (SELECT job_id FROM ch)
 	RETURNING id, status
 ), ev AS (
-	INSERT INTO job_events (job_id, seq, level, type, message)
-	SELECT j.id, $2, $32, $33, $34 FROM j WHERE $32::text IS NOT NULL
-), ev2 AS (
 	INSERT INTO job_events (job_id, seq, level, type, message, data)
-	SELECT j.id, $2, 'info', 'status', j.status, jsonb_build_object('stop_reason', nullif($20, '')) FROM j
-	WHERE j.status = 'merging'
+	SELECT job_id, $2, level, type, message, data FROM (
+		SELECT 1 AS o, ch.job_id, 'info' AS level, 'decision' AS type, $31::text AS message,
+		       jsonb_build_object('should_continue', $19::boolean, 'decision', $21::jsonb->>'decision',
+		                          'resolved_by', $21::jsonb->>'resolved_by', 'stop_reason', nullif($20, '')) AS data FROM ch
+		UNION ALL SELECT 2, j.id, $32::text, $33::text, $34::text, NULL FROM j WHERE $32::text IS NOT NULL
+		UNION ALL SELECT 3, j.id, 'info', 'status', j.status, jsonb_build_object('stop_reason', nullif($20, '')) FROM j
+		WHERE j.status = 'merging'
+	) e ORDER BY o
 )
 SELECT status FROM j`
 	}
