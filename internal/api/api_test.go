@@ -205,6 +205,11 @@ func TestBadRequestsEnqueueNothing(t *testing.T) {
 	}{
 		{"invalid settings", `{"model":"m","input":"p","continuation":{"max_attempts":99}}`, 400, "continuation.max_attempts"},
 		{"unknown field", `{"model":"m","input":"p","temperature":2}`, 400, "temperature"},
+		{"error policy", `{"model":"m","input":"p","continuation":{"error_policy":"retry_all(99)"}}`, 400, "continuation.error_policy"},
+		{"error policy rule", `{"model":"m","input":"p","continuation":{"error_policy":{"rules":{"network":{"action":"retry"}}}}}`, 400, "continuation.error_policy"},
+		{"strategy", `{"model":"m","input":"p","continuation":{"strategy":"magic"}}`, 400, "continuation.strategy"},
+		{"tools", `{"model":"m","input":"p","tools":[{"type":"function","name":"a b"}]}`, 400, "tools"},
+		{"json schema", `{"model":"m","input":"p","json_schema":{"name":"x","schema":{"type":12}}}`, 400, "json_schema.schema"},
 		{"wrong type", `{"model":"m","input":"p","max_output_tokens":"many"}`, 400, "max_output_tokens"},
 		{"missing input", `{"model":"m"}`, 400, "input"},
 		{"not json", `{"model":`, 400, ""},
@@ -241,6 +246,23 @@ func TestBadRequestsEnqueueNothing(t *testing.T) {
 	}
 	if resp, _ := e.do("GET", "/readyz", ""); resp.StatusCode != 200 {
 		t.Fatalf("readyz: %d", resp.StatusCode)
+	}
+}
+
+// A request with every continuation option is accepted as the contract says.
+func TestEveryOptionAccepted(t *testing.T) {
+	e := newEnv(t, false)
+	resp, body := e.do("POST", "/v1/jobs", `{"model":"gpt-4.1-mini","input":"[[sim format=json size=300]] go","format":"json","stream":true,
+		"tools":[{"type":"function","name":"lookup","parameters":{"type":"object","properties":{"q":{"type":"string"}}}}],
+		"json_schema":{"name":"doc","schema":{"type":"object"},"strict":true},
+		"continuation":{"strategy":"overlap","overlap_lines":4,"max_records":100,"max_output_tokens_ceiling":8192,
+			"error_policy":{"preset":"retry_all","max_retries":2,"rules":{"validation":{"action":"stop"}}}}}`)
+	if resp.StatusCode != 202 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	resp, body = e.do("POST", "/v1/jobs", `{"model":"gpt-4.1-mini","input":"p","continuation":{"error_policy":"ignore_tool_errors,model=retry:2"}}`)
+	if resp.StatusCode != 202 {
+		t.Fatalf("short policy form: %d %s", resp.StatusCode, body)
 	}
 }
 

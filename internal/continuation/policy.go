@@ -71,6 +71,16 @@ var presetForm = regexp.MustCompile(`^([a-z_]+)(?:\((\d+)\))?$`)
 // "retry_all(3)"), optionally followed by per-type rules, comma separated:
 // "retry_all(3),validation=stop,tool=ignore,model=retry:5".
 func ParseErrorPolicy(s string) (ErrorPolicy, error) {
+	p, err := parsePolicy(s)
+	if err != nil {
+		return p, err
+	}
+	return p, p.Validate()
+}
+
+// parsePolicy reads the short form without validating it (a request's
+// validation names the field).
+func parsePolicy(s string) (ErrorPolicy, error) {
 	var p ErrorPolicy
 	for i, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
@@ -106,7 +116,7 @@ func ParseErrorPolicy(s string) (ErrorPolicy, error) {
 		}
 		p.Rules[ErrorType(typ)] = r
 	}
-	return p, p.Validate()
+	return p, nil
 }
 
 // UnmarshalJSON accepts the object form or the short string form.
@@ -117,7 +127,7 @@ func (p *ErrorPolicy) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
-		parsed, err := ParseErrorPolicy(s)
+		parsed, err := parsePolicy(s)
 		*p = parsed
 		return err
 	}
