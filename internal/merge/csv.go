@@ -25,6 +25,7 @@ type csvFormat struct {
 	// so a record is judged by the field counts the document already uses.
 	counts uint64
 	fences bool // the document holds a code fence (inside a field)
+	fields int  // fields of the record in progress so far
 }
 
 // fits reports whether a complete record of n fields looks like the
@@ -54,21 +55,6 @@ func (f *csvFormat) maxCols() int {
 		}
 	}
 	return m
-}
-
-// countRecords adds the field counts of the complete records in
-// doc[from:to], which starts at a record boundary outside quotes.
-func (f *csvFormat) countRecords(doc string, from, to int) {
-	for from < to {
-		e := recordEnd(doc[from:to], false)
-		if e < 0 {
-			return
-		}
-		if n := countFields(strings.TrimSuffix(doc[from:from+e], "\r"), f.delim); n < 64 {
-			f.counts |= 1 << n
-		}
-		from += e + 1
-	}
 }
 
 // detectDelimiter picks the separator that occurs most often outside quotes in
@@ -159,12 +145,6 @@ func recordEnd(s string, in bool) int {
 }
 
 func (f *csvFormat) observe(doc string, from int) {
-	prevStart := f.recStart
-	defer func() {
-		if f.recStart > prevStart && f.delim != 0 {
-			f.countRecords(doc, prevStart, f.recStart)
-		}
-	}()
 	s := doc[from:]
 	f.fences = f.fences || strings.Contains(s, "```") || strings.Contains(s, "~~~")
 	if f.delim == 0 {
@@ -174,38 +154,44 @@ func (f *csvFormat) observe(doc string, from int) {
 		}
 		f.delim = detectDelimiter(first)
 	}
-	for pos := 0; pos < len(s); {
-		if f.inQuote {
-			j := strings.IndexByte(s[pos:], '"')
+	// One pass: the quote state, the fields of the record in progress and,
+	// at each record's end, its field count.
+	d, in, n := f.delim, f.inQuote, f.fields
+	if n == 0 {
+		n = 1
+	}
+	for i := 0; i < len(s); i++ {
+		if in {
+			j := strings.IndexByte(s[i:], '"')
 			if j < 0 {
 				break
 			}
-			pos += j + 1
-			f.inQuote = false
+			i += j
+			in = false
 			continue
 		}
-		q := strings.IndexByte(s[pos:], '"')
-		region := s[pos:]
-		if q >= 0 {
-			region = s[pos : pos+q]
-		}
-		if n := strings.Count(region, "\n"); n > 0 {
+		switch s[i] {
+		case '"':
+			in = true
+		case d:
+			n++
+		case '\n':
+			end := from + i
 			if f.records == 0 {
-				end := from + pos + strings.IndexByte(region, '\n')
 				f.header = strings.Clone(doc[:end+1])
 				h := strings.TrimSuffix(f.header[:len(f.header)-1], "\r")
 				f.crlf = len(h) < len(f.header)-1
-				f.cols = countFields(h, f.delim)
+				f.cols = countFields(h, d)
 			}
-			f.records += n
-			f.recStart = from + pos + strings.LastIndexByte(region, '\n') + 1
+			f.records++
+			if n < 64 {
+				f.counts |= 1 << n
+			}
+			f.recStart = end + 1
+			n = 1
 		}
-		if q < 0 {
-			break
-		}
-		pos += q + 1
-		f.inQuote = true
 	}
+	f.inQuote, f.fields = in, n
 }
 
 func (f *csvFormat) restarts(doc string) []int { return []int{f.recStart} }

@@ -29,8 +29,12 @@ type lineFormat struct {
 	// diffs
 	fileHeader    string // from "diff --git" (or "---") through "+++"
 	minimalHeader string // the "---" and "+++" lines alone
-	pendingHeader strings.Builder
-	hunkHeader    string
+	// The file header being read: where it starts in the document (-1
+	// when none), whether it has its "---" line yet and where that starts.
+	pendingStart int
+	pendingMinus bool
+	minusStart   int
+	hunkHeader   string
 	oldLeft       int
 	newLeft       int
 	hunks         int
@@ -62,6 +66,7 @@ func (f *lineFormat) observe(doc string, from int) {
 		f.scanFences(region)
 		return
 	}
+	at := f.scanned - len(region)
 	for len(region) > 0 {
 		i := strings.IndexByte(region, '\n')
 		line := region[:i]
@@ -70,8 +75,9 @@ func (f *lineFormat) observe(doc string, from int) {
 		case "markdown":
 			f.markdownLine(line)
 		case "diff":
-			f.diffLine(line)
+			f.diffLine(doc, at, line)
 		}
+		at += i + 1
 	}
 }
 
@@ -103,22 +109,44 @@ func (f *lineFormat) scanFences(region string) {
 
 func (f *lineFormat) markdownLine(line string) {
 	line = strings.TrimSuffix(line, "\r")
-	if _, ok := fenceLine(line); ok {
-		f.inFence = !f.inFence
+	if maybeFence(line) {
+		if _, ok := fenceLine(line); ok {
+			f.inFence = !f.inFence
+		}
 	}
+	pipe := strings.IndexByte(line, '|') >= 0
 	switch {
 	case f.inFence:
-	case isDelimiterRow(line) && strings.Contains(f.prevLine, "|"):
-		f.tableHeader = f.prevLine + "\n" + line + "\n"
+	case f.prevLine != "" && isDelimiterRow(line):
+		if !isHeader(f.tableHeader, f.prevLine, line) {
+			f.tableHeader = f.prevLine + "\n" + line + "\n"
+		}
 		f.inTable = true
-	case strings.TrimSpace(line) == "" || !strings.Contains(line, "|"):
+	case !pipe:
 		f.inTable = false
 	}
-	if strings.Contains(line, "|") {
-		f.prevLine = strings.Clone(line)
+	// A line of the document: it stays as it is while the document lives.
+	if pipe {
+		f.prevLine = line
 	} else {
 		f.prevLine = ""
 	}
+}
+
+// maybeFence reports whether line could be a fence line: at most three
+// spaces, then a backtick or a tilde.
+func maybeFence(line string) bool {
+	i := 0
+	for i < len(line) && i < 4 && line[i] == ' ' {
+		i++
+	}
+	return i < len(line) && (line[i] == '`' || line[i] == '~')
+}
+
+// isHeader reports whether h is prev + "\n" + delim + "\n".
+func isHeader(h, prev, delim string) bool {
+	return len(h) == len(prev)+len(delim)+2 && strings.HasPrefix(h, prev) && h[len(prev)] == '\n' &&
+		h[len(prev)+1:len(h)-1] == delim && h[len(h)-1] == '\n'
 }
 
 // isDelimiterRow reports whether line is a Markdown table's |---|:---:| row.
@@ -137,7 +165,10 @@ func isDelimiterRow(line string) bool {
 	return true
 }
 
-func (f *lineFormat) diffLine(line string) {
+// diffLine follows a diff's structure line by line; line is doc[at:] up to
+// its newline. The headers are kept as spans of the document, which stays
+// as it is while it lives.
+func (f *lineFormat) diffLine(doc string, at int, line string) {
 	if f.oldLeft > 0 || f.newLeft > 0 {
 		switch {
 		case strings.HasPrefix(line, "\\"):
@@ -151,36 +182,49 @@ func (f *lineFormat) diffLine(line string) {
 		}
 		return
 	}
+	end := at + len(line) + 1
 	switch {
 	case strings.HasPrefix(line, "diff "):
-		f.pendingHeader.Reset()
-		f.pendingHeader.WriteString(line + "\n")
+		f.pendingStart, f.pendingMinus = at, false
 	case strings.HasPrefix(line, "--- "):
-		if f.pendingHeader.Len() == 0 || strings.Contains(f.pendingHeader.String(), "\n--- ") {
-			f.pendingHeader.Reset()
+		if f.pendingStart < 0 || f.pendingMinus {
+			f.pendingStart = at
 		}
-		f.pendingHeader.WriteString(line + "\n")
-		f.minimalHeader = line + "\n"
+		f.pendingMinus, f.minusStart = true, at
+		f.minimalHeader = doc[at:end]
 	case strings.HasPrefix(line, "+++ "):
-		f.pendingHeader.WriteString(line + "\n")
-		f.fileHeader = f.pendingHeader.String()
-		f.minimalHeader += line + "\n"
-		f.pendingHeader.Reset()
+		if f.pendingStart < 0 {
+			f.pendingStart = at
+		}
+		f.fileHeader = doc[f.pendingStart:end]
+		if f.pendingMinus && f.minusStart+len(f.minimalHeader) == at {
+			f.minimalHeader = doc[f.minusStart:end]
+		} else {
+			f.minimalHeader += doc[at:end]
+		}
+		f.pendingStart, f.pendingMinus = -1, false
 	case strings.HasPrefix(line, "@@ "):
-		f.hunkHeader = line + "\n"
+		f.hunkHeader = doc[at:end]
 		f.oldLeft, f.newLeft = hunkCounts(line)
 		f.hunks++
-	default:
-		if f.pendingHeader.Len() > 0 {
-			f.pendingHeader.WriteString(line + "\n")
-		}
 	}
 }
 
 // hunkCounts parses "@@ -a,b +c,d @@" into b and d (1 when omitted).
 func hunkCounts(line string) (int, int) {
-	fields := strings.Fields(line)
-	if len(fields) < 3 {
+	// The second and third fields, without splitting the line.
+	field := func(s string) (string, string) {
+		s = strings.TrimLeft(s, " \t")
+		i := strings.IndexAny(s, " \t")
+		if i < 0 {
+			return s, ""
+		}
+		return s[:i], s[i:]
+	}
+	_, rest := field(line)
+	a, rest := field(rest)
+	b, _ := field(rest)
+	if a == "" || b == "" {
 		return 0, 0
 	}
 	count := func(s string) int {
@@ -193,7 +237,7 @@ func hunkCounts(line string) (int, int) {
 		}
 		return 1
 	}
-	return count(fields[1]), count(fields[2])
+	return count(a), count(b)
 }
 
 func (f *lineFormat) restarts(doc string) []int { return []int{f.lineStart} }

@@ -131,7 +131,7 @@ func newFormat(name string, opts Options) format {
 	case "jsonl":
 		return &jsonlFormat{}
 	default:
-		return &lineFormat{kind: name}
+		return &lineFormat{kind: name, pendingStart: -1}
 	}
 }
 

@@ -175,12 +175,58 @@ func (n *numbering) observe(doc string, from int, inStr bool) {
 			return
 		}
 	}
-	for _, r := range numberedValues(s, inStr, n.key) {
+	// Only the last two numbers matter: whether the last follows the one
+	// before it. They are searched from the end, so a join costs what the
+	// last records cost, not the chunk.
+	refs := lastNumberedValues(s, n.key)
+	for _, r := range refs {
 		// A number split by a cut is not seen, so a step of two still counts.
 		n.consecutive = n.seen == 0 || r.value > n.last && r.value <= n.last+2
 		n.last, n.lastAt = r.value, from+r.start
 		n.seen++
 	}
+}
+
+// lastNumberedValues is the last two of numberedValues(s, _, key) (fewer
+// when s holds fewer), in order.
+func lastNumberedValues(s, key string) []numRef {
+	var out [2]numRef
+	k := 2
+	for end := len(s); k > 0; {
+		at := strings.LastIndex(s[:end], key)
+		if at < 0 {
+			break
+		}
+		end = at
+		if r, ok := numberedValueAt(s, at, key); ok {
+			k--
+			out[k] = r
+		}
+	}
+	return out[k:]
+}
+
+// numberedValueAt reads the number of key at offset at of s, as
+// numberedValues does.
+func numberedValueAt(s string, at int, key string) (numRef, bool) {
+	if backslashes(s[:at])%2 == 1 {
+		return numRef{}, false
+	}
+	j := skipSpace(s, at+len(key))
+	if j >= len(s) || s[j] != ':' {
+		return numRef{}, false
+	}
+	j = skipSpace(s, j+1)
+	k := j
+	for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+		k++
+	}
+	if k > j && k < len(s) && k-j < 10 {
+		if v, err := strconv.Atoi(s[j:k]); err == nil {
+			return numRef{j, k, v}, true
+		}
+	}
+	return numRef{}, false
 }
 
 // renumber shifts the numbers of rest when its first one restarts below the
@@ -212,22 +258,30 @@ func (n *numbering) renumber(doc, rest string, inStr bool, recStart int, recEnd 
 	default:
 		return rest, false
 	}
-	refs := numberedValues(rest, inStr, key)
-	if len(refs) == 0 {
-		return rest, false
+	// The first number decides; the others are read only to be shifted.
+	var first numRef
+	found := false
+	for i := 0; !found; {
+		q := strings.Index(rest[i:], key)
+		if q < 0 {
+			return rest, false
+		}
+		first, found = numberedValueAt(rest, i+q, key)
+		i += q + len(key)
 	}
 	expected := last + 1
 	if recStart >= 0 && recStart < len(doc) && lastAt < recStart {
 		// The record in progress has not shown its number yet; when the
 		// first number comes after that record ends, it belongs to the next.
-		if e := recEnd(rest); e >= 0 && e < refs[0].start {
+		if e := recEnd(rest); e >= 0 && e < first.start {
 			expected++
 		}
 	}
-	if refs[0].value >= expected {
+	if first.value >= expected {
 		return rest, false
 	}
-	shift := expected - refs[0].value
+	refs := numberedValues(rest, inStr, key)
+	shift := expected - first.value
 	var b strings.Builder
 	b.Grow(len(rest) + len(refs))
 	prev := 0
