@@ -35,9 +35,9 @@ type lineFormat struct {
 	pendingMinus bool
 	minusStart   int
 	hunkHeader   string
-	oldLeft       int
-	newLeft       int
-	hunks         int
+	oldLeft      int
+	newLeft      int
+	hunks        int
 }
 
 func (f *lineFormat) observe(doc string, from int) {
