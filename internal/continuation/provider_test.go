@@ -2,6 +2,7 @@ package continuation_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -102,5 +103,64 @@ func TestResponsesProviderWire(t *testing.T) {
 				t.Fatal("API key in an error message")
 			}
 		})
+	}
+}
+
+// Tool calls, streams and breaks read the same from both APIs, streamed or
+// not: a call is marked truncated or invalid, never passed on as complete,
+// and a broken stream keeps the text that arrived.
+func TestToolCallsAndStreams(t *testing.T) {
+	ts := httptest.NewServer(simulator.New(simulator.Config{}))
+	defer ts.Close()
+	p := continuation.NewProvider(continuation.ProviderConfig{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})
+	tools := []byte(`[{"type":"function","name":"lookup","parameters":{"type":"object"}}]`)
+	cases := []struct {
+		directive string
+		max       int
+		finish    continuation.FinishReason
+		truncated bool
+		invalid   bool
+		broken    bool
+	}{
+		{"tool=0", 200, continuation.FinishToolCalls, false, false, false},
+		{"tool=0:invalid", 200, continuation.FinishToolCalls, false, true, false},
+		{"tool=0:truncated", 60, continuation.FinishLength, true, true, false},
+		{"faults=break@0", 100, continuation.FinishIncomplete, false, false, true},
+	}
+	n := 0
+	for _, strategy := range []continuation.Strategy{continuation.StrategyStateful, continuation.StrategyHistory} {
+		for _, stream := range []bool{false, true} {
+			for _, c := range cases {
+				if c.broken && !stream {
+					continue // a non-streamed break is a transport error (TestResponsesProviderWire)
+				}
+				n++
+				name := fmt.Sprintf("%s/stream=%v/%s", strategy, stream, c.directive)
+				t.Run(name, func(t *testing.T) {
+					r, err := p.Call(context.Background(), continuation.CallRequest{Model: "gpt-4.1-mini", MaxOutputTokens: c.max,
+						Strategy: strategy, Stream: stream, Tools: tools,
+						Input: continuation.Input{Prompt: fmt.Sprintf("[[sim format=text size=3000 seed=%d %s]] go", n, c.directive)}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if r.Finish != c.finish || r.StreamBroken != c.broken {
+						t.Fatalf("finish %s broken %v", r.Finish, r.StreamBroken)
+					}
+					if c.broken {
+						if r.Text == "" || len(r.ToolCalls) != 0 {
+							t.Fatalf("a broken stream kept %d bytes and %d calls", len(r.Text), len(r.ToolCalls))
+						}
+						return
+					}
+					if len(r.ToolCalls) != 1 || r.ToolCalls[0].Name != "lookup" || r.ToolCalls[0].CallID == "" {
+						t.Fatalf("tool calls %+v", r.ToolCalls)
+					}
+					tc := r.ToolCalls[0]
+					if tc.Truncated != c.truncated || (tc.Invalid != "") != c.invalid || (r.ToolError() != "") != (c.truncated || c.invalid) {
+						t.Fatalf("tool call %+v, tool error %q", tc, r.ToolError())
+					}
+				})
+			}
+		}
 	}
 }
