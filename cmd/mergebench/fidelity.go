@@ -74,9 +74,9 @@ func fidelity(cache string, trials int, seed int64, verbose bool, only string) e
 							os.WriteFile(filepath.Join(dir, name+".json"), buf, 0o644)
 						}
 					}
-					if k := firstBadJoin(md, d, chunks, pos); k > 0 {
+					if k, j := firstBadJoin(d, res, pos); k > 0 {
 						prev := d.text[:pos[k]]
-						fmt.Printf("  first bad join %d: doc ends %q\n    chunk %q\n    want  %q\n", k, prev[max(0, len(prev)-100):], head(chunks[k].Text), head(d.text[pos[k]:]))
+						fmt.Printf("  first bad join %d: doc ends %q\n    chunk %q\n    want  %q\n    join  %+v\n", k, prev[max(0, len(prev)-100):], head(chunks[k].Text), head(d.text[pos[k]:]), j)
 					}
 					if only != "" {
 						for k, j := range res.Joins {
@@ -131,30 +131,26 @@ func cutAndContinue(r *rand.Rand, d doc, b behavior) ([]merge.Chunk, []int, bool
 	return chunks, pos, applied
 }
 
-// firstBadJoin finds the first continuation after which the merge of the
-// chunks so far no longer reproduces the document up to that chunk's end
-// (Markdown by its rendering, other formats byte for byte), for failure
-// reports; 0 when every prefix matches.
-func firstBadJoin(md goldmark.Markdown, d doc, chunks []merge.Chunk, pos []int) int {
-	for k := 1; k < len(chunks); k++ {
-		res, err := merge.Merge(merge.Options{Format: d.format}, chunks[:k+1])
-		if err != nil {
-			return 0
-		}
-		want := d.text[:pos[k+1]]
-		if res.Content == want {
-			continue
-		}
-		if d.format == "markdown" && same(md, d.format, want, res.Content) {
-			continue
-		}
-		if d.format == "json" && k+1 < len(chunks) {
-			// A prefix is repaired into a complete document: only the end counts.
-			continue
-		}
-		return k
+// firstBadJoin finds the join where the merged document first departs from
+// the original byte for byte: the last join whose new text starts at or
+// before the first differing byte; 0 when the merge is exact. For failure
+// reports.
+func firstBadJoin(d doc, res merge.Result, pos []int) (int, merge.Join) {
+	i := 0
+	for i < len(d.text) && i < len(res.Content) && d.text[i] == res.Content[i] {
+		i++
 	}
-	return 0
+	if i == len(d.text) && i == len(res.Content) {
+		return 0, merge.Join{}
+	}
+	k := 1
+	for k+1 < len(pos)-1 && pos[k+1] <= i {
+		k++
+	}
+	if k-1 >= len(res.Joins) {
+		return 0, merge.Join{}
+	}
+	return k, res.Joins[k-1]
 }
 
 // same compares by what the format means: CSV records, JSON values, JSON

@@ -518,6 +518,11 @@ func closesOwnFence(body string, inFence bool) bool {
 // wrapperFence decides whether a fence opening a continuation was added
 // around the chunk rather than being part of the document.
 func wrapperFence(info string, ctx chatterCtx) bool {
+	if strings.ContainsAny(info, " \t") {
+		// A wrapper names a language, if anything: a fence line with words
+		// after it ("```  with  the  relevant") is text.
+		return false
+	}
 	if ctx.noFence {
 		// Inside a value of a document that carries fences, only a fence
 		// naming the document's own format is a wrapper, or one glued to

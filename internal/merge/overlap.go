@@ -598,11 +598,19 @@ func normTailStart(doc string, need, window int) int {
 // runs only for a candidate.
 func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 	const window = 4 << 10
-	// A border of strongOverlap bytes or more ends with the document's last
-	// strongOverlap normalized bytes, so each run of non-space bytes in them
-	// occurs in next's head as it is: look for the longest before
-	// normalizing anything, then for all of them in the normalized head.
-	var last [strongOverlap]byte
+	// The shortest repeat taken: strongOverlap normalized bytes, or two
+	// thirds of that from a model that re-emits what it wrote at the other
+	// joins.
+	minLen := strongOverlap
+	if s.habit > 0 {
+		minLen = strongOverlap * 2 / 3
+	}
+	// A border of minLen bytes or more ends with the document's last minLen
+	// normalized bytes, so each run of non-space bytes in them occurs in
+	// next's head as it is: look for the longest before normalizing
+	// anything, then for all of them in the normalized head.
+	var buf [strongOverlap]byte
+	last := buf[:minLen]
 	k := len(last)
 	for i := len(doc); i > 0 && k > 0; {
 		if isSpace(doc[i-1]) {
@@ -632,12 +640,12 @@ func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 		i = j + 1
 	}
 	h := head(next, window)
-	if sl == 0 || !normContains(h, last[:], so, sl) {
+	if sl == 0 || !normContains(h, last, so, sl) {
 		return 0, 0
 	}
 	s.norm = normalizeInto(s.norm[:0], h)
 	ns := s.norm
-	if len(ns) < strongOverlap {
+	if len(ns) < minLen {
 		return 0, 0
 	}
 	// A border is at most len(ns) long; wordBoundary looks a rune further back.
@@ -652,7 +660,7 @@ func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 	rep := ns[:l]
 	// Three separators, or one in a repeat twice as long: a path or a URL
 	// is one long word.
-	if sp := countByte(rep, ' '); l < strongOverlap || sp < 3 && (sp < 1 || l < 2*strongOverlap) || !substantive(bytesView(rep)) {
+	if sp := countByte(rep, ' '); l < minLen || sp < 3 && (sp < 1 || l < 2*strongOverlap) || !substantive(bytesView(rep)) {
 		return 0, 0
 	}
 	if !wordBoundary(ds, len(ds)-l) {
@@ -1210,8 +1218,13 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 			!line && s.habit > 0 && strings.HasPrefix(next, partial) && strings.TrimSpace(partial) != "" {
 			if b0 <= len(partial) {
 				// A re-wrapped repeat of more than the partial record
-				// starts with it too.
-				if n, conf := s.whitespaceOverlap(doc, next); n > len(partial) {
+				// starts with it too; it must be long enough by itself to
+				// outweigh the restart.
+				habit := s.habit
+				s.habit = 0
+				n, conf := s.whitespaceOverlap(doc, next)
+				s.habit = habit
+				if n > len(partial) {
 					return overlap{cut: n, method: methodWhitespace, confidence: conf}
 				}
 				return overlap{cut: len(partial), method: methodStructural, confidence: 0.95}
@@ -1221,8 +1234,13 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 	if b0 > 0 {
 		if ok, conf := acceptExact(doc, b0, s.habit); ok {
 			if b0 < strongOverlap {
-				// A short exact repeat may be the end of a re-wrapped one.
-				if n, wconf := s.whitespaceOverlap(doc, next); n > b0 && nonSpaceCount(next[:n]) > nonSpaceCount(next[:b0]) {
+				// A short exact repeat may be the end of a re-wrapped one
+				// (long enough by itself to outweigh it).
+				habit := s.habit
+				s.habit = 0
+				n, wconf := s.whitespaceOverlap(doc, next)
+				s.habit = habit
+				if n > b0 && nonSpaceCount(next[:n]) > nonSpaceCount(next[:b0]) {
 					return overlap{cut: n, method: methodWhitespace, confidence: wconf}
 				}
 			}
