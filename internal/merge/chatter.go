@@ -287,6 +287,9 @@ func echoText(doc, echo string) string {
 // puts one after lines that start like its last one (headings, say) more
 // often than not.
 func blankLineIsNew(t string, ctx chatterCtx) bool {
+	if keep, decided := junctionVote(t, ctx); decided {
+		return keep
+	}
 	if keep, decided := gapVote(t, ctx); decided {
 		return keep
 	}
@@ -332,6 +335,84 @@ func blankLineIsNew(t string, ctx chatterCtx) bool {
 		return ctx.format != "markdown" || !gluePlausible(ctx.doc[max(0, len(ctx.doc)-leadWindow):], r)
 	}
 	return false
+}
+
+// junctionVote decides the line breaks between a preamble and the text
+// after it by how the document itself joins the bytes on either side. The
+// text starts with m line breaks, the first of which is either the
+// preamble's separator or the text's own: so between the document's last
+// byte before its trailing line breaks (e of them) and the text's first
+// byte there are e+m-1 line breaks or e+m. Cuts fall anywhere, so the
+// document's own text says how likely each is: the number of places where
+// it writes the same bytes with that many line breaks between them (two
+// bytes on each side, then one). It does not decide without evidence or
+// on a tie.
+func junctionVote(t string, ctx chatterCtx) (keep, decided bool) {
+	if ctx.doc == "" || ctx.end == 0 {
+		return false, false
+	}
+	m, r := 0, t
+	for {
+		if strings.HasPrefix(r, "\n") {
+			r = r[1:]
+		} else if strings.HasPrefix(r, "\r\n") {
+			r = r[2:]
+		} else {
+			break
+		}
+		m++
+	}
+	if m == 0 || r == "" {
+		return false, false
+	}
+	body := strings.TrimRight(ctx.doc, "\r\n")
+	e := strings.Count(ctx.doc[len(body):], "\n")
+	if body == "" {
+		return false, false
+	}
+	w := body[max(0, len(body)-leadWindow):]
+	for _, k := range []int{2, 1} {
+		if len(w) < k+1 || len(r) < k {
+			continue
+		}
+		cut, kept := junctions(w, w[len(w)-k:], r[:k], e+m-1, e+m)
+		if cut != kept {
+			return kept > cut, true
+		}
+	}
+	return false, false
+}
+
+// junctions counts the places in w where a is followed by exactly n1 line
+// breaks and then b, and where by n2 (the end of w, which a ends, left out).
+func junctions(w, a, b string, n1, n2 int) (int, int) {
+	c1, c2 := 0, 0
+	for i := 0; ; {
+		j := strings.Index(w[i:len(w)-1], a)
+		if j < 0 {
+			return c1, c2
+		}
+		p := i + j + len(a)
+		i += j + 1
+		n := 0
+		for p < len(w) {
+			if w[p] == '\n' {
+				n++
+				p++
+			} else if w[p] == '\r' && p+1 < len(w) && w[p+1] == '\n' {
+				p++
+			} else {
+				break
+			}
+		}
+		if (n == n1 || n == n2) && strings.HasPrefix(w[p:], b) {
+			if n == n1 {
+				c1++
+			} else {
+				c2++
+			}
+		}
+	}
 }
 
 // gapVote decides the line breaks between a preamble and the text after it

@@ -85,7 +85,7 @@ func run(name string, f format, chunks []Chunk) Result {
 		sc.habit = habitAt(ev, re, on, i)
 		ctx := f.chatter(doc)
 		ctx.wrapperOpen = wrapperOpen
-		if doc != "" && isLineFormat(name) {
+		if doc != "" && (isLineFormat(name) || name == "csv") {
 			ctx.end = doc[len(doc)-1]
 			ctx.doc = doc
 		}
