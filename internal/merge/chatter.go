@@ -331,10 +331,43 @@ func blankLineIsNew(t string, ctx chatterCtx) bool {
 		return !isWordByte(c) || !gluePlausible(ctx.doc[max(0, len(ctx.doc)-leadWindow):], r)
 	case isWordByte(ctx.end) && len(r) >= 2 && r[1] == c && strings.IndexByte("-+@#/*=", c) >= 0:
 		// In Markdown, unless the document already closes emphasis that
-		// way ("foo bar" + "**").
-		return ctx.format != "markdown" || !gluePlausible(ctx.doc[max(0, len(ctx.doc)-leadWindow):], r)
+		// way ("foo bar" + "**"); in prose, only when the document starts
+		// lines that way ("C" + "++ and Rust" goes on).
+		w := ctx.doc[max(0, len(ctx.doc)-leadWindow):]
+		switch ctx.format {
+		case "markdown":
+			return !gluePlausible(w, r) && strings.Contains(w, "\n"+r[:2])
+		case "text":
+			return strings.Contains(w, "\n"+r[:2])
+		}
+		return true
 	}
-	return false
+	// Text that would make the cut line much longer than any line the
+	// document has written (wrapped prose) starts a line of its own.
+	return muchLongerThanLines(ctx.doc, len(ctx.partial)+len(first))
+}
+
+// muchLongerThanLines reports whether a line of n bytes is longer by a
+// quarter (and eight bytes) than every one of the document's last lines, of
+// which there must be sixteen at least.
+func muchLongerThanLines(doc string, n int) bool {
+	w := doc[max(0, len(doc)-leadWindow):]
+	i := strings.IndexByte(w, '\n')
+	if i < 0 {
+		return false
+	}
+	w = w[i+1:] // the first line may be cut
+	lines, longest := 0, 0
+	for {
+		j := strings.IndexByte(w, '\n')
+		if j < 0 {
+			break // the partial line
+		}
+		longest = max(longest, len(strings.TrimRight(w[:j], " \t\r")))
+		lines++
+		w = w[j+1:]
+	}
+	return lines >= 16 && n > longest+longest/4+8
 }
 
 // junctionVote decides the line breaks between a preamble and the text
@@ -479,7 +512,7 @@ func gapVote(t string, ctx chatterCtx) (keep, decided bool) {
 	}
 	keepGap, cutGap := e+m, e+m-1
 	var n [3][2]int
-	la, lx := lineLead(a), lineLead(x)
+	la, lx := voteLead(a), voteLead(x)
 	sa, cx := sentenceEnd(a), startsCapital(x)
 	prev, gap, have := "", 0, false
 	for rest := body[max(0, len(body)-leadWindow):]; rest != ""; {
@@ -499,9 +532,9 @@ func gapVote(t string, ctx chatterCtx) (keep, decided bool) {
 			if gap == cutGap {
 				k = 1
 			}
-			if lineLead(prev) == la {
+			if voteLead(prev) == la {
 				n[2][k]++
-				if lineLead(line) == lx {
+				if voteLead(line) == lx {
 					n[1][k]++
 					if sentenceEnd(prev) == sa && startsCapital(line) == cx {
 						n[0][k]++
@@ -517,6 +550,20 @@ func gapVote(t string, ctx chatterCtx) (keep, decided bool) {
 		}
 	}
 	return false, false
+}
+
+// voteLead is lineLead with an ordered list item's number read as its
+// marker ("2.  What" and "3. Why" lead alike), for the votes on gaps.
+func voteLead(line string) string {
+	t := strings.TrimLeft(line, " \t")
+	i := 0
+	for i < len(t) && i < 9 && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && t[i+1] == ' ' {
+		return line[:len(line)-len(t)] + "1" + t[i:i+1] + " "
+	}
+	return lineLead(line)
 }
 
 // sentenceEnd reports whether a line ends like a sentence or a clause.
