@@ -354,11 +354,17 @@ func acceptExact(doc string, l, habit int) (bool, float64) {
 	start := len(doc) - l
 	atSpace := start == 0 || isSpace(doc[start-1])
 	lineStart := start == 0 || doc[start-1] == '\n'
+	nonSpace, distinct := contentBytes(rep)
+	conf := 0.7 + 0.3*float64(min(l, 2*strongOverlap))/(2*strongOverlap)
+	if habit > 0 && (atSpace || wordBoundary(doc, start)) && nonSpace >= 2 {
+		// The model re-emits what it wrote at every other join: a repeat
+		// that starts where a token does is its repeat here too, however
+		// bare or familiar.
+		return true, conf
+	}
 	body := strings.TrimRight(rep, " \t\r\n")
 	inner := strings.ContainsAny(body, " \t\r\n") // a separator inside the repeat
-	nonSpace, distinct := contentBytes(rep)
 	content := substantive(rep) || strings.Contains(body, "\n") && nonSpace >= 3 && distinct >= 2
-	conf := 0.7 + 0.3*float64(min(l, 2*strongOverlap))/(2*strongOverlap)
 	if strings.HasSuffix(doc, "\n") {
 		lines := strings.Count(rep, "\n")
 		switch {
