@@ -53,15 +53,7 @@ func run(name string, f format, chunks []Chunk) Result {
 	wrapperOpen := false
 	var sc scratch
 	ev := continuationHabit(name, chunks)
-	re, on := 0, 0
-	for _, e := range ev {
-		switch e {
-		case 1:
-			re++
-		case -1:
-			on++
-		}
-	}
+	re, on := habitTotals(ev)
 	for i, c := range chunks {
 		if i == 0 {
 			b.WriteString(c.Text)
@@ -83,6 +75,7 @@ func run(name string, f format, chunks []Chunk) Result {
 		}
 
 		sc.habit = habitAt(ev, re, on, i)
+		sc.rewraps = rewrapsAt(ev, i)
 		ctx := f.chatter(doc)
 		ctx.wrapperOpen = wrapperOpen
 		if doc != "" && (isLineFormat(name) || name == "csv") {

@@ -77,6 +77,8 @@ type scratch struct {
 	// continuationHabit): 1 it starts over, -1 it goes on, 0 unknown or
 	// both.
 	habit int
+	// rewraps: the other joins that repeat mostly re-wrap their repeat.
+	rewraps bool
 }
 
 // continuationHabit reads, from the chunks alone (less the chatter around
@@ -106,10 +108,13 @@ func continuationHabit(kind string, chunks []Chunk) []int8 {
 		// takes it away.
 		t := stripChatter(chunks[i].Text, chatterCtx{format: kind, partial: p}).text
 		cut := 0
+		// A continuation after a complete line (or blank indentation) shows
+		// no restart and no going on, only a repeat if it has one.
+		blank := strings.TrimSpace(p) == ""
 		switch bs := sc.borders(prev, t, len(prev)); {
-		case strings.TrimSpace(p) == "" || t == "":
-			// Nothing to start over, or nothing written.
-		case strings.HasPrefix(t, p):
+		case t == "":
+			// Nothing written.
+		case !blank && strings.HasPrefix(t, p):
 			if alnumCount(p) >= 2 {
 				ev[i], cut = 1, len(p)
 			}
@@ -121,11 +126,21 @@ func continuationHabit(kind string, chunks []Chunk) []int8 {
 		case restatesLine(prev, t):
 			// Structure restated first (a header, the line before).
 			ev[i] = 1
-		case len(bs) == 0 || bs[0] < 3:
-			// A byte or two in common is coincidence.
+		default:
+			short := len(bs) > 0 && bs[0] >= 3
 			if n, _ := sc.whitespaceOverlap(prev, t); n > 0 {
-				ev[i], cut = 1, n // re-wrapped
-			} else {
+				ev[i], cut = rewrapped, n
+				break
+			}
+			// A shorter re-wrapped repeat is half the evidence.
+			sc.habit = 1
+			n, _ := sc.whitespaceOverlap(prev, t)
+			sc.habit = 0
+			switch {
+			case n > 0:
+				ev[i], cut = weakRepeat, n
+			case !short && !blank:
+				// A byte or two in common is coincidence.
 				ev[i] = -1
 			}
 		}
@@ -134,19 +149,65 @@ func continuationHabit(kind string, chunks []Chunk) []int8 {
 	return ev
 }
 
-// habitAt is the habit the joins other than join i show: 1 when they only
-// start over, -1 when they only go on, 0 when they show neither or both.
+// habitTotals weighs the evidence of every join for habitAt: a join that
+// starts over or goes on counts two, a weak repeat one.
+func habitTotals(ev []int8) (re, on int) {
+	for _, e := range ev {
+		switch e {
+		case 1, rewrapped:
+			re += 2
+		case weakRepeat:
+			re++
+		case -1:
+			on += 2
+		}
+	}
+	return re, on
+}
+
+// rewrapsAt reports whether the joins other than join i that repeat re-wrap
+// what they repeat more often than they repeat it as it is.
+func rewrapsAt(ev []int8, i int) bool {
+	n := 0
+	for k, e := range ev {
+		switch {
+		case k == i:
+		case e == rewrapped || e == weakRepeat:
+			n++
+		case e == 1:
+			n--
+		}
+	}
+	return n > 0
+}
+
+// Evidence of a join beyond 1 (starts over, repeating what it wrote as it
+// is) and -1 (goes on): rewrapped, a re-wrapped repeat; weakRepeat, a
+// re-wrapped repeat too short to be certain of, which counts half.
+const (
+	weakRepeat = 2
+	rewrapped  = 3
+)
+
+// habitAt is the habit the joins other than join i show: 1 when they start
+// over (three times as often as they go on, at least), -1 when they go on
+// (as much more often), 0 when they show neither or both alike. re and on
+// are habitTotals of all the joins.
 func habitAt(ev []int8, re, on, i int) int {
 	switch ev[i] {
-	case 1:
+	case 1, rewrapped:
+		re -= 2
+	case weakRepeat:
 		re--
 	case -1:
-		on--
+		on -= 2
 	}
+	// A join or two may go the other way (a boundary where there was
+	// nothing to repeat yet, a coincidence): three to one decides.
 	switch {
-	case re > 0 && on == 0:
+	case re >= 2 && re >= 3*on:
 		return 1
-	case on > 0 && re == 0:
+	case on > 0 && on >= 3*re:
 		return -1
 	}
 	return 0
@@ -667,7 +728,11 @@ func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 	// Three separators, or one in a repeat twice as long: a path or a URL
 	// is one long word.
 	if sp := countByte(rep, ' '); l < minLen || sp < 3 && (sp < 1 || l < 2*strongOverlap) || !substantive(bytesView(rep)) {
-		return 0, 0
+		// From a model that re-wraps its repeats at the other joins, any
+		// repeat of two words or more and some variety will do.
+		if nonSpace, distinct := contentBytes(bytesView(rep)); !s.rewraps || s.habit <= 0 || l < minLen || sp < 1 || nonSpace < 6 || distinct < 3 {
+			return 0, 0
+		}
 	}
 	if !wordBoundary(ds, len(ds)-l) {
 		return 0, 0
@@ -1241,9 +1306,12 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 		if ok, conf := acceptExact(doc, b0, s.habit); ok {
 			if b0 < strongOverlap {
 				// A short exact repeat may be the end of a re-wrapped one
-				// (long enough by itself to outweigh it).
+				// (long enough by itself to outweigh it, unless the model
+				// re-wraps what it repeats at the other joins).
 				habit := s.habit
-				s.habit = 0
+				if !s.rewraps {
+					s.habit = 0
+				}
 				n, wconf := s.whitespaceOverlap(doc, next)
 				s.habit = habit
 				if n > b0 && nonSpaceCount(next[:n]) > nonSpaceCount(next[:b0]) {
