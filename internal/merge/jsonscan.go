@@ -276,6 +276,11 @@ func (s *jsonScanner) feedString(text string, i int, base int) int {
 			i++
 			continue
 		}
+		// Eight bytes at a time while none of them is special, then byte
+		// by byte.
+		for i+8 <= len(text) && !hasStrSpecial(load64(text, i)) {
+			i += 8
+		}
 		for i < len(text) && !strSpecial[text[i]] {
 			i++
 		}
@@ -294,6 +299,29 @@ func (s *jsonScanner) feedString(text string, i int, base int) int {
 		i++
 	}
 	return i
+}
+
+// load64 reads the eight bytes of s at i as a little-endian word (one load
+// where the compiler can).
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+const (
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// hasStrSpecial reports whether one of the eight bytes of x ends a run of
+// plain string content (strSpecial): a control character, a quote or a
+// backslash. Bytes of 0x80 and up are plain.
+func hasStrSpecial(x uint64) bool {
+	below := (x - 0x20*lowBits) & ^x & highBits // a byte under 0x20
+	q := x ^ '"'*lowBits
+	b := x ^ '\\'*lowBits
+	return below|(q-lowBits)&^q&highBits|(b-lowBits)&^b&highBits != 0
 }
 
 func isHex(c byte) bool {
