@@ -672,6 +672,11 @@ func wrapperFence(info string, ctx chatterCtx) bool {
 		// when it names the document's format: "`" + "```markdown" would be
 		// a four-backtick fence for Markdown inside Markdown.
 		p := strings.TrimLeft(ctx.partial, " ")
+		if ctx.format == "markdown" && p != "" && containerMarkers(p) {
+			// After a block quote's or a list item's marker a fence
+			// starts the container's code.
+			return namesFormat(info, ctx.format)
+		}
 		return p == "" || strings.Trim(p, "`") != "" && strings.Trim(p, "~") != "" || namesFormat(info, ctx.format)
 	}
 	if ctx.inFence {
@@ -687,6 +692,33 @@ func wrapperFence(info string, ctx chatterCtx) bool {
 		return false
 	}
 	return !ctx.docFenced
+}
+
+// containerMarkers reports whether a partial Markdown line holds only the
+// markers of containers that a block may follow on the same line: block
+// quotes and list items ("> ", "- ", "1. "), each followed by a space.
+func containerMarkers(p string) bool {
+	for p != "" {
+		switch {
+		case p[0] == '>':
+			p = p[1:]
+		case strings.IndexByte("-*+", p[0]) >= 0 && len(p) > 1 && p[1] == ' ':
+			p = p[2:]
+		case p[0] >= '0' && p[0] <= '9':
+			i := 0
+			for i < len(p) && i < 9 && p[i] >= '0' && p[i] <= '9' {
+				i++
+			}
+			if i+1 >= len(p) || p[i] != '.' && p[i] != ')' || p[i+1] != ' ' {
+				return false
+			}
+			p = p[i+2:]
+		default:
+			return false
+		}
+		p = strings.TrimLeft(p, " ")
+	}
+	return true
 }
 
 // namesFormat reports whether a fence's info string names the document's

@@ -399,3 +399,52 @@ func TestOverlapMarkersParaphrased(t *testing.T) {
 		t.Errorf("empty echo: %q %+v", res.Content, res.Joins[0])
 	}
 }
+
+// TestHabit: a join that cannot tell a restart or a repeat from new text by
+// itself is decided by how the model continued at the job's other joins.
+func TestHabit(t *testing.T) {
+	runCases(t, []mergeCase{
+		// The other joins start their cut line over: so does this one,
+		// although "  - " + "  - foo" could be a nested list item.
+		{"bare list marker restarted by a model that restarts", "markdown", []string{
+			"# Notes\n\nSome words here\nand mo", "and more words\n\n  - ", "  - foo\n  - bar\n\nThe end of it", "The end of it all.\n"},
+			"# Notes\n\nSome words here\nand more words\n\n  - foo\n  - bar\n\nThe end of it all.\n", ""},
+		// The same join in a job whose model goes on: the marker is kept.
+		{"bare list marker kept by a model that goes on", "markdown", []string{
+			"# Notes\n\nSome words here\nand mo", "re words\n\n  - ", "  - foo\n  - bar\n\nThe end of it", " all.\n"},
+			"# Notes\n\nSome words here\nand more words\n\n  -   - foo\n  - bar\n\nThe end of it all.\n", ""},
+		// A repeated whole line is cut when the model repeats elsewhere...
+		{"repeated line cut by a model that repeats", "text", []string{
+			"alpha beta gamma\ndelta epsilon zeta\n", "delta epsilon zeta\neta theta iota kap", "iota kappa lambda\n"},
+			"alpha beta gamma\ndelta epsilon zeta\neta theta iota kappa lambda\n", ""},
+		// ...and kept (a document writing the line twice) when it goes on.
+		{"repeated line kept by a model that goes on", "text", []string{
+			"alpha beta gamma\ndelta epsilon zeta\n", "delta epsilon zeta\neta theta iota kap", "pa lambda\n"},
+			"alpha beta gamma\ndelta epsilon zeta\ndelta epsilon zeta\neta theta iota kappa lambda\n", ""},
+	})
+}
+
+// TestJunctionVote: after a preamble, the line breaks that follow are the
+// separator's or the text's as the document joins the same bytes.
+func TestJunctionVote(t *testing.T) {
+	runCases(t, []mergeCase{
+		// Every quoted HTML value ends with a line break before its quote.
+		{"csv value closed on its own line", "csv", []string{
+			"id,html\n1,\"<p>a</p>\n\"\n2,\"<p>b</p>\n\"\n3,\"<h1>c</h1>", "Continuing:\n\n\"\n4,\"<p>d</p>\n\"\n"},
+			"id,html\n1,\"<p>a</p>\n\"\n2,\"<p>b</p>\n\"\n3,\"<h1>c</h1>\n\"\n4,\"<p>d</p>\n\"\n", ""},
+		// A numbered list goes on without a blank line.
+		{"list item after a list item", "markdown", []string{
+			"Steps:\n\n1.  One thing?\n2.  Another thing?", "Certainly! Continuing from where I left off:\n\n\n3.  A third?\n"},
+			"Steps:\n\n1.  One thing?\n2.  Another thing?\n3.  A third?\n", ""},
+	})
+}
+
+func TestFencesAndHeaders(t *testing.T) {
+	runCases(t, []mergeCase{
+		// A fence line with words after it is no wrapper: here it starts a
+		// re-wrapped repeat.
+		{"fence line with words is text", "markdown", []string{"Run it:\n\n```\ngo generate .\n```\n\nwith the relevant tool", "```  with  the  relevant\ntoolchain here.\n"},
+			"Run it:\n\n```\ngo generate .\n```\n\nwith the relevant toolchain here.\n", "whitespace"},
+		{"fence opening a blockquote's code kept", "markdown", []string{"Text\n\n> ", "```\n> code\n> ```\n"}, "Text\n\n> ```\n> code\n> ```\n", ""},
+	})
+}
