@@ -407,9 +407,11 @@ func acceptExact(doc string, l, habit int) (bool, float64) {
 		return false, 0
 	}
 	rep := doc[len(doc)-l:]
-	if habit < 0 && (l < strongOverlap || repeatedNearby(doc, rep)) {
-		// A model that goes on where the joins show it: a short repeat, or
-		// one of text the document repeats itself, is the document's.
+	if habit < 0 && (l < 2*strongOverlap || repeatedNearby(doc, rep)) {
+		// A model that goes on where the joins show it: a repeat shorter
+		// than a line or two, or one of text the document repeats itself,
+		// is the document's (examples that vary a line, records that share
+		// their start).
 		return false, 0
 	}
 	start := len(doc) - l
