@@ -1262,9 +1262,13 @@ func sameEnding(doc, next string) bool {
 // exact repeat, a whitespace-normalized repeat, (when tokens) a token-level
 // one, then the weak evidence of the format kind's text: a short repeat
 // judged by the tokens it would glue at the join, and a restart of a bare
-// partial line judged by the line starts it would leave. It returns the
-// accepted overlap, or a zero cut with method none. Every step reads at most
-// a bounded window, sized by the continuation where it can be.
+// partial line judged by the line starts it would leave. Where a join
+// cannot tell by itself, s.habit (how the model continued at the job's other
+// joins) decides: a model that starts over has a bare partial line restarted
+// and any repeat that starts at a token cut; one that goes on has them kept
+// and short repeats taken for the document's own. It returns the accepted
+// overlap, or a zero cut with method none. Every step reads at most a
+// bounded window, sized by the continuation where it can be.
 func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias bool, kind string) overlap {
 	indent := kind == "code"
 	if doc == "" || next == "" {
