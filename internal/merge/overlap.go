@@ -732,7 +732,7 @@ func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 	if sp := countByte(rep, ' '); l < minLen || sp < 3 && (sp < 1 || l < 2*strongOverlap) || !substantive(bytesView(rep)) {
 		// From a model that re-wraps its repeats at the other joins, any
 		// repeat of two words or more and some variety will do.
-		if nonSpace, distinct := contentBytes(bytesView(rep)); !s.rewraps || s.habit <= 0 || l < minLen || sp < 1 || nonSpace < 6 || distinct < 3 {
+		if nonSpace, distinct := contentBytes(bytesView(rep)); !s.rewraps || s.habit <= 0 || l < minLen || sp < 1 || nonSpace < 6 || distinct < 2 || distinct < 3 && nonSpace < 10 {
 			return 0, 0
 		}
 	}
