@@ -100,6 +100,9 @@ type chatterCtx struct {
 	// line-oriented formats (zero when empty or not line-oriented).
 	end byte
 	doc string
+	// wraps: every other continuation of the job opens with a fence line,
+	// so one that opens this one is the model's wrapper too.
+	wraps bool
 }
 
 // stripped is a continuation without its chatter.
@@ -651,6 +654,9 @@ func wrapperFence(info string, ctx chatterCtx) bool {
 		// after it ("```  with  the  relevant") is text.
 		return false
 	}
+	if ctx.wraps {
+		return true
+	}
 	if ctx.noFence {
 		// Inside a value of a document that carries fences, only a fence
 		// naming the document's own format is a wrapper, or one glued to
@@ -692,6 +698,26 @@ func wrapperFence(info string, ctx chatterCtx) bool {
 		return false
 	}
 	return !ctx.docFenced
+}
+
+// fenceOpened reports whether t opens with a fence line (after what a
+// preamble line and blank lines put before it).
+func fenceOpened(t string) bool {
+	for k := 0; k < 2; k++ {
+		t = strings.TrimLeft(t, "\r\n")
+		i := strings.IndexByte(t, '\n')
+		if i < 0 {
+			return false
+		}
+		if _, ok := fenceLine(t[:i]); ok {
+			return true
+		}
+		if k == 0 && !(chatterLine(t[:i], preambleStarts) && introduces(strings.TrimSpace(t[:i]))) {
+			return false
+		}
+		t = t[i+1:]
+	}
+	return false
 }
 
 // containerMarkers reports whether a partial Markdown line holds only the

@@ -54,6 +54,12 @@ func run(name string, f format, chunks []Chunk) Result {
 	var sc scratch
 	ev := continuationHabit(name, chunks)
 	re, on := habitTotals(ev)
+	fenced := 0
+	for _, c := range chunks[min(1, len(chunks)):] {
+		if fenceOpened(c.Text) {
+			fenced++
+		}
+	}
 	for i, c := range chunks {
 		if i == 0 {
 			b.WriteString(c.Text)
@@ -78,6 +84,12 @@ func run(name string, f format, chunks []Chunk) Result {
 		sc.rewraps = rewrapsAt(ev, i)
 		ctx := f.chatter(doc)
 		ctx.wrapperOpen = wrapperOpen
+		// The other continuations all open with a fence line (two at least).
+		others := fenced
+		if fenceOpened(c.Text) {
+			others--
+		}
+		ctx.wraps = others >= 2 && others == len(chunks)-2
 		if doc != "" && (isLineFormat(name) || name == "csv") {
 			ctx.end = doc[len(doc)-1]
 			ctx.doc = doc

@@ -448,3 +448,16 @@ func TestFencesAndHeaders(t *testing.T) {
 		{"fence opening a blockquote's code kept", "markdown", []string{"Text\n\n> ", "```\n> code\n> ```\n"}, "Text\n\n> ```\n> code\n> ```\n", ""},
 	})
 }
+
+// TestWrapperHabit: inside a CSV value of a document that carries fences,
+// a bare fence line opening a continuation is taken for content, unless
+// the model opens every continuation of the job with one.
+func TestWrapperHabit(t *testing.T) {
+	runCases(t, []mergeCase{
+		{"bare fence of a wrapping model", "csv", []string{
+			"id,md\n1,\"```\ncode\n```\"\n2,\"a b", "```\nc d\"\n3,\"e f", "```\ng h\"\n4,\"i\n", "```\nj\"\n5,k\n```\n"},
+			"id,md\n1,\"```\ncode\n```\"\n2,\"a bc d\"\n3,\"e fg h\"\n4,\"i\nj\"\n5,k\n", ""},
+		{"bare fence in a value kept", "csv", []string{"id,md\n1,\"```\ncode\n```\"\n2,\"x\n", "```\ny\n```\"\n3,z\n"},
+			"id,md\n1,\"```\ncode\n```\"\n2,\"x\n```\ny\n```\"\n3,z\n", ""},
+	})
+}
