@@ -100,9 +100,13 @@ func continuationHabit(kind string, chunks []Chunk) []int8 {
 	}
 	var sc scratch
 	// prev stands for the end of the document so far: the chunks' text,
-	// each less the repeat it was seen to start with.
-	prev := tail(chunks[0].Text, 4<<10)
+	// each less the repeat it was seen to start with (the last habitWindow
+	// bytes of it, kept in one buffer).
+	const habitWindow = 4 << 10
+	win := make([]byte, 0, 2*habitWindow)
+	win = append(win, tail(chunks[0].Text, habitWindow)...)
 	for i := 1; i < len(chunks); i++ {
+		prev := bytesView(win)
 		p := prev[strings.LastIndexByte(prev, '\n')+1:]
 		// What the model wrote around the text goes first, as the merge
 		// takes it away.
@@ -144,7 +148,14 @@ func continuationHabit(kind string, chunks []Chunk) []int8 {
 				ev[i] = -1
 			}
 		}
-		prev = tail(prev+tail(t[cut:], 4<<10), 4<<10)
+		add := tail(t[cut:], habitWindow)
+		if keep := habitWindow - len(add); len(win) > keep {
+			// Keep the window's last bytes at its front (prev, a view of
+			// it, is not used after this).
+			n := copy(win, win[len(win)-max(keep, 0):])
+			win = win[:n]
+		}
+		win = append(win, add...)
 	}
 	return ev
 }
