@@ -171,6 +171,11 @@ func (s *jsonScanner) feed(text string, base int) {
 				}
 			case c == '"':
 				s.valueStart(at)
+				if j := plainStringEnd(text, i+1); j >= 0 {
+					s.valueEnd()
+					i = j
+					continue
+				}
 				s.inStr, s.isKey, s.strStart = true, false, at
 			case c == '-' || c >= '0' && c <= '9' || c == 't' || c == 'f' || c == 'n':
 				s.valueStart(at)
@@ -186,6 +191,14 @@ func (s *jsonScanner) feed(text string, base int) {
 				s.close('}', at)
 			case c == '"':
 				s.valueStart(at)
+				if j := plainStringEnd(text, i+1); j >= 0 {
+					if n := len(s.stack); n > 0 {
+						s.stack[n-1].keyStart, s.stack[n-1].keyEnd = at, base+j
+					}
+					s.expect = expColon
+					i = j
+					continue
+				}
 				s.inStr, s.isKey, s.strStart = true, true, at
 			default:
 				s.fail(at)
@@ -198,16 +211,16 @@ func (s *jsonScanner) feed(text string, base int) {
 			}
 			s.expect = expValue
 		case expCommaOrEnd:
-			top := s.stack[len(s.stack)-1]
+			kind := s.stack[len(s.stack)-1].kind
 			switch {
 			case c == ',':
 				s.lastComma = at
-				if top.kind == '{' {
+				if kind == '{' {
 					s.expect = expKey
 				} else {
 					s.expect = expValue
 				}
-			case c == '}' && top.kind == '{' || c == ']' && top.kind == '[':
+			case c == '}' && kind == '{' || c == ']' && kind == '[':
 				s.close(c, at)
 			default:
 				s.fail(at)
@@ -299,6 +312,23 @@ func (s *jsonScanner) feedString(text string, i int, base int) int {
 		i++
 	}
 	return i
+}
+
+// plainStringEnd returns the offset just past the quote that closes a
+// string whose content starts at text[i], when the content is plain (no
+// escape, no control character) and closes within text; -1 otherwise (the
+// scanner then reads the string byte by byte).
+func plainStringEnd(text string, i int) int {
+	for i+8 <= len(text) && !hasStrSpecial(load64(text, i)) {
+		i += 8
+	}
+	for i < len(text) && !strSpecial[text[i]] {
+		i++
+	}
+	if i < len(text) && text[i] == '"' {
+		return i + 1
+	}
+	return -1
 }
 
 // load64 reads the eight bytes of s at i as a little-endian word (one load

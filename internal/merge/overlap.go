@@ -271,6 +271,13 @@ func (s *scratch) borders(doc, next string, window int) []int {
 	if a == "" || b == "" {
 		return nil
 	}
+	// A border longer than probe bytes holds the document's last probe
+	// bytes: where next's head does not, only the short ones are looked
+	// for, which is what most joins come to.
+	const probe = 64
+	if len(a) > 2*probe && len(b) >= probe && !strings.Contains(a, b[len(b)-probe:]) {
+		a, b = a[:probe], b[len(b)-probe:]
+	}
 	if out, ok := s.fastBorders(a, b); ok {
 		return out
 	}
