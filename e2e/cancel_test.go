@@ -111,3 +111,31 @@ func TestResumeWithRaisedLimits(t *testing.T) {
 		t.Fatalf("resuming a completed job: %v", err)
 	}
 }
+
+// A job stopped by its error policy resumes under a new policy from the
+// chunk that failed; the failed attempt stays on record.
+func TestResumeWithANewErrorPolicy(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	h.startWorker()
+	j := h.enqueue("format=csv size=1500 seed=91 faults=500@2", client.Request{Format: "csv", MaxOutputTokens: 100})
+	st := h.wait(j.id, 30*time.Second)
+	if st.Status != "partial" || st.StopReason != "error_forbade" || st.Chunks != 2 {
+		t.Fatalf("before the resume: %s %s after %d chunks", st.Status, st.StopReason, st.Chunks)
+	}
+	policy, err := client.ParseErrorPolicy("retry_all(2)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.client.Resume(ctx, j.id, client.ResumeOptions{ErrorPolicy: &policy}); err != nil {
+		t.Fatal(err)
+	}
+	st = h.wait(j.id, 30*time.Second)
+	res, err := h.client.Result(ctx, j.id)
+	if err != nil || st.Status != "succeeded" || res.Content != j.doc {
+		t.Fatalf("after the resume: %s %s, document equal %v (%v)", st.Status, st.StopReason, res.Content == j.doc, err)
+	}
+	if n := h.count(`SELECT count(*) FROM call_failures WHERE job_id = $1::uuid AND seq = 2 AND error_type = 'model'`, j.id); n != 1 {
+		t.Fatalf("%d failed attempts at chunk 2 on record, want the one before the resume", n)
+	}
+}
