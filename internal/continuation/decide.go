@@ -81,6 +81,8 @@ type State struct {
 	// again), so a retry rule here means its retries are spent.
 	ToolError string
 	ToolRule  Rule
+	// Cancelled: the user cancelled the job while this chunk's call ran.
+	Cancelled bool
 }
 
 // wantsMore reports whether the response asks to be continued: it was cut
@@ -109,7 +111,7 @@ type Criterion interface {
 func DefaultCriteria() []Criterion {
 	return []Criterion{finishCriterion{}, enabledCriterion{}, maxAttemptsCriterion{}, progressCriterion{},
 		tokenBudgetCriterion{}, costBudgetCriterion{}, timeLimitCriterion{}, stopSequenceCriterion{},
-		maxRecordsCriterion{}, errorPolicyCriterion{}}
+		maxRecordsCriterion{}, errorPolicyCriterion{}, cancelCriterion{}}
 }
 
 // Decide evaluates every criterion and resolves their verdicts.
@@ -332,4 +334,18 @@ func (errorPolicyCriterion) Evaluate(s State) (Evaluation, bool) {
 		return Evaluation{Decision: ForbidContinuation, StopReason: StopRetryLimit, Reason: "tool error persisted through every retry the error policy allows", Context: ctx}, true
 	}
 	return Evaluation{Decision: ForbidContinuation, StopReason: StopErrorForbade, Reason: "the error policy stops on a tool error", Context: ctx}, true
+}
+
+// cancelCriterion forbids another chunk once the user cancelled the job: a
+// call that completed as the cancel arrived is stored (it was paid for),
+// and nothing more is asked for.
+type cancelCriterion struct{}
+
+func (cancelCriterion) Name() string { return "user_cancel" }
+
+func (cancelCriterion) Evaluate(s State) (Evaluation, bool) {
+	if !s.Cancelled {
+		return Evaluation{}, false
+	}
+	return Evaluation{Decision: ForbidContinuation, StopReason: StopUserRequested, Reason: "the job was cancelled during the call"}, true
 }

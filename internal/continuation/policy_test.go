@@ -117,6 +117,7 @@ func TestDecideGuardsAndPolicy(t *testing.T) {
 		{"tool error ignored completes", func(s *State) {
 			s.Finish, s.ToolError, s.ToolRule = FinishToolCalls, "bad args", Rule{Action: ActionIgnore}
 		}, false, "finish_reason", StopCompleted},
+		{"a cancel during the call stops", func(s *State) { s.Cancelled = true }, false, "user_cancel", StopUserRequested},
 		{"tool error retries spent", func(s *State) {
 			s.Finish, s.ToolError, s.ToolRule = FinishToolCalls, "bad args", Rule{Action: ActionRetry, MaxConsecutiveRetries: 2}
 		}, false, "error_policy", StopRetryLimit},

@@ -267,6 +267,8 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 		OutputTokens: claim.CumOutput + usage.Output, CostUSD: cumCost, Elapsed: time.Since(execStart),
 		PreviousTail: claim.PrevTail, Budgets: cont.Budgets(), Records: claim.CumRecords + records,
 		StreamBroken: resp.StreamBroken, ToolTruncated: toolTruncated, ToolError: toolErr, ToolRule: toolRule,
+		// A cancel cancels the task's context; only then is the job read again.
+		Cancelled: ctx.Err() != nil && h.cancelled(job.ID),
 	}, continuation.DefaultCriteria())
 	decision, _ := json.Marshal(outcome)
 	var toolCalls json.RawMessage
