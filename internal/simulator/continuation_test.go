@@ -147,7 +147,7 @@ func TestBehaviors(t *testing.T) {
 		{"restart_line", restartLine},
 		{"ignore_overlap", restartLine}, // without an overlap instruction, too
 		{"preamble", func(e string) (string, string) { return "Sure, here is the continuation:\n\n", "" }},
-		{"fence", func(e string) (string, string) { return "```\n", "\n```" }},
+		{"fence", func(e string) (string, string) { return "```\n", "" }}, // closed only by a turn that finishes
 		{"overlap", func(e string) (string, string) {
 			lines := strings.SplitAfter(e, "\n")
 			tail := strings.Join(lines[len(lines)-3:], "")
@@ -211,3 +211,39 @@ func TestTokenCutsNeverSplitRunes(t *testing.T) {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// A fenced continuation is closed only by the turn that finishes the
+// document, on a line of its own: a turn cut by the limit never got there.
+func TestFenceClosesOnlyAFinishedDocument(t *testing.T) {
+	spec, _ := ParseSpec("[[sim format=csv size=1500 behavior=fence]]")
+	doc := Document(spec)
+	for _, budget := range []int{60, 120, 300} {
+		offset := 0
+		for depth := 0; ; depth++ {
+			tr := produce(turnInput{doc: doc, spec: spec, offset: offset, depth: depth, maxTokens: budget})
+			if depth == 0 {
+				if tr.text != doc[:tr.end] {
+					t.Fatalf("budget %d: depth 0 must be exact", budget)
+				}
+			} else {
+				want := "```\n" + doc[offset:tr.end]
+				if tr.status == statusCompleted {
+					want += "```\n"
+				}
+				if tr.text != want {
+					t.Fatalf("budget %d depth %d (%s): got %q, want %q", budget, depth, tr.status, tr.text, want)
+				}
+			}
+			if tr.outputTokens > budget {
+				t.Fatalf("budget %d depth %d: %d output tokens", budget, depth, tr.outputTokens)
+			}
+			if tr.status == statusCompleted {
+				if tr.end != len(doc) {
+					t.Fatalf("budget %d: completed at %d of %d", budget, tr.end, len(doc))
+				}
+				break
+			}
+			offset = tr.end
+		}
+	}
+}

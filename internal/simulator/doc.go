@@ -38,12 +38,19 @@
 //
 // behavior is how a continuation (depth >= 1) misbehaves: exact, repeat_tail
 // (repeats the last 40 bytes), restart_line (restarts the incomplete last
-// line), preamble ("Sure, here is the continuation:"), fence (wraps the
-// chunk in ``` fences), overlap (repeats the last 3 lines between
-// ---BEGIN_OVERLAP--- and ---END_OVERLAP--- lines) or ignore_overlap (see
-// below). What a behaviour adds is written text: it counts against max
-// tokens like the document, and a budget too small for it writes part of it
-// and none of the document.
+// line), preamble ("Sure, here is the continuation:"), fence (opens the
+// chunk with a ``` line; only the turn that finishes the document closes
+// it, with a ``` line after the document's last line: a turn cut by max
+// tokens never got to write a closing fence, and a turn whose budget would
+// run out inside it is cut before the document's end), overlap (repeats the
+// last 3 lines between ---BEGIN_OVERLAP--- and ---END_OVERLAP--- lines) or
+// ignore_overlap (see below). The repeated tail starts wherever the 40
+// bytes do, mid-word too (widened to a whole rune), as a tokenizer's token
+// may start mid-word. What a behaviour adds is written text: it counts
+// against max tokens like the document, and a budget too small for it
+// writes part of it and none of the document. A model that restarts a line
+// (or echoes lines) longer than its budget never progresses, as a real one
+// would not: [Stalls] tells which conversations do.
 //
 // The overlap instruction: when the latest user turn of a continuation
 // contains "repeat the last N lines" (any case), behaviours exact and

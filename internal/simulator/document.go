@@ -69,3 +69,33 @@ func (c *docCache) get(spec Spec) string {
 	c.mu.Unlock()
 	return doc
 }
+
+// Stalls reports whether a conversation that continues each reply from the
+// previous one (Responses previous_response_id, or chat history) asking
+// model for at most maxTokens per call, without an overlap instruction and
+// without faults, never finishes the document: at some continuation what
+// the behaviour repeats (restart_line and ignore_overlap restart the whole
+// incomplete line, overlap echoes three lines) takes the whole budget, so
+// the model writes nothing new and, asked again, writes the same. A real
+// model that restarts a line longer than its budget loops the same way;
+// it stalls only on documents whose lines are that long.
+func Stalls(spec Spec, model string, maxTokens int) bool {
+	if spec.Size <= 0 {
+		spec.Size = defaultSize
+	}
+	if spec.Format == "" {
+		spec.Format = FormatText
+	}
+	doc := Document(spec)
+	offset := 0
+	for depth := 0; ; depth++ {
+		t := produce(turnInput{doc: doc, spec: spec, offset: offset, depth: depth, maxTokens: maxTokens, model: model})
+		switch {
+		case t.status != statusIncomplete || t.reason != reasonMaxOutputTokens:
+			return false
+		case t.end == offset:
+			return true // no progress: the next turn is this one again
+		}
+		offset = t.end
+	}
+}

@@ -119,3 +119,33 @@ func BenchmarkChatHistory(b *testing.B) {
 		}
 	}
 }
+
+func TestStalls(t *testing.T) {
+	spec := func(behavior string) Spec {
+		s, ok := ParseSpec("[[sim format=text size=3000 seed=1 behavior=" + behavior + "]]")
+		if !ok {
+			t.Fatal("bad directive")
+		}
+		return s
+	}
+	// The text's paragraphs are single lines of 400 bytes and more: a model
+	// that restarts the line it was cut in never gets past one at 120
+	// tokens (480 bytes at most), and one that echoes three never does.
+	for _, tt := range []struct {
+		behavior string
+		budget   int
+		want     bool
+	}{
+		{"exact", 120, false},
+		{"repeat_tail", 120, false},
+		{"fence", 120, false},
+		{"restart_line", 120, true},
+		{"overlap", 120, true},
+		{"restart_line", 300, false},
+		{"overlap", 300, false},
+	} {
+		if got := Stalls(spec(tt.behavior), "gpt-4.1-mini", tt.budget); got != tt.want {
+			t.Errorf("Stalls(%s, %d) = %v, want %v", tt.behavior, tt.budget, got, tt.want)
+		}
+	}
+}

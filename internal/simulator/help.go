@@ -15,10 +15,11 @@ document and the misbehaviour:
                      (default 64 for o1/o3/o4/gpt-5 models, else 0)
   behavior=B         how a continuation (depth >= 1) misbehaves:
     exact            continues exactly
-    repeat_tail      repeats the last 40 bytes first
+    repeat_tail      repeats the last 40 bytes first (mid-word too)
     restart_line     restarts the incomplete last line
     preamble         "Sure, here is the continuation:" first
-    fence            wraps the chunk in ` + "```" + ` fences
+    fence            opens the chunk with a ` + "```" + ` line; only the turn that
+                     finishes the document closes it (a ` + "```" + ` line)
     overlap          repeats the last 3 lines between ---BEGIN_OVERLAP--- and
                      ---END_OVERLAP--- lines
     ignore_overlap   ignores an overlap instruction: restarts the last line
@@ -46,8 +47,10 @@ document and the misbehaviour:
 A continuation whose latest user turn says "repeat the last N lines" gets, with
 behaviors exact and overlap, ---BEGIN_OVERLAP--- + the last N lines +
 ---END_OVERLAP--- and then the document. Everything written counts against max
-tokens. Assistant messages (chat) and assistant input items (Responses) carry
-the document further: the model continues after the last one. Chat prefill is
+tokens: a line (for overlap, three) longer than max tokens makes restart_line,
+ignore_overlap and overlap repeat it forever. Assistant messages (chat) and
+assistant input items (Responses) carry the document further: the model
+continues after the last one. Chat prefill is
 vLLM's continue_final_message (add_generation_prompt false). A continuation
 carrying a strict json_schema format restarts the document. Cached tokens: the
 prompt prefix seen before, in 16-token blocks.

@@ -38,7 +38,16 @@ func follow(doc string, offset int, text string) (end int, matched bool) {
 		bodies = append(bodies, rest)
 	}
 	if rest, ok := strings.CutPrefix(text, "```\n"); ok {
-		bodies = append(bodies, strings.TrimSuffix(rest, "\n```"))
+		// Unclosed (a turn cut by the limit, whose text may end with a
+		// fence of the document's own), closed on a line of its own at
+		// the end of the document, or (written so before) after a line
+		// break of its own.
+		bodies = append(bodies, rest)
+		body := strings.TrimSuffix(strings.TrimSuffix(rest, "\n"), "```")
+		if b, ok := strings.CutSuffix(body, "\n"); ok && strings.HasSuffix(rest, "\n```") {
+			bodies = append(bodies, b)
+		}
+		bodies = append(bodies, body)
 	}
 	starts := []int{
 		offset,

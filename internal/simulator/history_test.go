@@ -20,6 +20,8 @@ func TestFollow(t *testing.T) {
 		{"overlap block", overlapBegin + "beta line two\ngam\n" + overlapEnd + "ma line", off + 7, true},
 		{"preamble", preambleText + "ma line", off + 7, true},
 		{"fence", "```\nma line three\n\n```", off + 14, true},
+		{"fence closed", "```\nma line three\n```\n", off + 14, true},
+		{"fence open", "```\nma line three\nde", off + 16, true},
 		{"restarted line", "gamma line three\nd", off + 15, true},
 		{"repeated tail", emitted[runeStart(emitted, max(0, len(emitted)-40)):] + "ma l", off + 4, true},
 		{"diverges", "ma lime", off + 5, false},

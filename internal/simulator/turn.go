@@ -95,12 +95,21 @@ func produce(in turnInput) turn {
 	preCut := preEnd < len(pre)
 	pre = pre[:preEnd]
 	_, postTokens := advance(post, 0, len(post))
-	if preCut || used+postTokens >= budget {
-		post, postTokens = "", 0 // no room left to write it
-	}
-	docBudget := budget - used - postTokens
+	docBudget := budget - used
 	if preCut {
 		docBudget = 0
+	}
+	if post != "" {
+		// What a behaviour writes after the document (a closing fence)
+		// comes only at the end of a turn that finishes the document: a
+		// turn cut by the limit never got to write it. A turn whose budget
+		// would run out inside it is cut before the document's end instead.
+		if e, n := advance(in.doc, offset, docBudget); e < len(in.doc) {
+			post, postTokens = "", 0
+		} else if n+postTokens > docBudget {
+			docBudget -= postTokens
+			post, postTokens = "", 0
+		}
 	}
 
 	var (
@@ -141,6 +150,9 @@ func produce(in turnInput) turn {
 	default:
 		t.status, t.reason = statusIncomplete, reasonMaxOutputTokens
 	}
+	if t.status != statusCompleted || t.call != nil {
+		post, postTokens = "", 0 // the turn did not finish the document
+	}
 	chunk := in.doc[offset:end]
 	t.text = chunk
 	if pre != "" || post != "" {
@@ -172,7 +184,10 @@ func extras(behavior, emitted string, overlap int) (pre, post string) {
 	case BehaviorPreamble:
 		return preambleText, ""
 	case BehaviorFence:
-		return "```\n", "\n```"
+		// The closing fence goes on a line of its own after the document
+		// (which ends with a newline); produce writes it only at the end of
+		// a turn that finishes the document.
+		return "```\n", "```\n"
 	}
 	return "", ""
 }
