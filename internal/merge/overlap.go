@@ -420,6 +420,13 @@ func substantive(s string) bool {
 // after another) are common and must both survive, unless the job's model
 // re-emits what it wrote at the joins that show it (habit > 0): then a whole
 // line of content, or a line and the partial one after it, is its repeat too.
+//
+// From a model that re-emits what it wrote at the other joins, a repeat of
+// strongOverlap bytes or more of content that spans a separator is cut
+// wherever it starts, mid-word too: a tokenizer's token may start inside a
+// word ("q|ueue café ledger ..."). Without that habit a long repeat that
+// starts mid-word may be the document's own (records that share a long
+// prefix: "...\"Output\":\"BenchmarkInde" + "xAnyASCII...").
 func acceptExact(doc string, l, habit int) (bool, float64) {
 	if l < minOverlap || l > len(doc) {
 		return false, 0
@@ -452,7 +459,7 @@ func acceptExact(doc string, l, habit int) (bool, float64) {
 		case lineStart && lines >= 2 && nonSpace >= 3 && distinct >= 2:
 		case lineStart && habit > 0 && lines == 1 && substantive(rep):
 		case !lineStart && atSpace && inner && content:
-		case !lineStart && l >= strongOverlap && wordBoundary(doc, start) && content && (habit > 0 || !repeatedNearby(doc, rep)):
+		case !lineStart && l >= strongOverlap && (habit > 0 && inner || wordBoundary(doc, start)) && content && (habit > 0 || !repeatedNearby(doc, rep)):
 		default:
 			return false, 0
 		}
@@ -465,7 +472,7 @@ func acceptExact(doc string, l, habit int) (bool, float64) {
 			return false, 0
 		case atSpace && (inner || l >= 12) && content:
 		case l >= 6 && cjkBoundary(doc, start) && content:
-		case l >= strongOverlap && wordBoundary(doc, start) && content && (habit > 0 || !repeatedNearby(doc, rep)):
+		case l >= strongOverlap && (habit > 0 && inner || wordBoundary(doc, start)) && content && (habit > 0 || !repeatedNearby(doc, rep)):
 		default:
 			return false, 0
 		}
