@@ -461,3 +461,31 @@ func TestWrapperHabit(t *testing.T) {
 			"id,md\n1,\"```\ncode\n```\"\n2,\"x\n```\ny\n```\"\n3,z\n", ""},
 	})
 }
+
+// TestMidWordRepeats: a model whose repeats start where its tokenizer's
+// tokens do repeats from inside a word; at its other joins it repeats too.
+func TestMidWordRepeats(t *testing.T) {
+	runCases(t, []mergeCase{
+		{"mid-word tail repeats of a repeating model", "text", []string{
+			"The durable queue café ledger postgres stream merge keeps every chunk of it. Then q",
+			"ueue café ledger postgres stream merge keeps every chunk of it. Then queue the window offset cursor replay budget over carry wor",
+			"ow offset cursor replay budget over carry worker latency.\n"},
+			"The durable queue café ledger postgres stream merge keeps every chunk of it. Then queue the window offset cursor replay budget over carry worker latency.\n", "exact"},
+	})
+}
+
+// TestIndentationRestarts: a chunk that ends with the indentation of a line
+// and a continuation that starts with it: the line is restarted when the
+// model restarts lines at its other joins, or when the indentation the line
+// before calls for says so.
+func TestIndentationRestarts(t *testing.T) {
+	doc := "{\n  \"items\": [\n    {\n      \"id\": 1,\n      \"geo\": {\"lat\": 1.5, \"lon\": 2.5}\n    },\n    {\n      \"id\": 2,\n      \"geo\": {\"lat\": 3.5, \"lon\": 4.5}\n    }\n  ]\n}\n"
+	cut := func(s string) int { return strings.Index(doc, s) }
+	a := cut("\"id\": 2") - 4 // "    {\n  " | "    \"id\": 2"
+	b := cut("    }\n  ]") + 2 // after "4.5}\n  " | "  }\n  ]"
+	runCases(t, []mergeCase{
+		{"after an opening line", "json", []string{doc[:a], doc[a-2:]}, doc, "structural"},
+		{"a closing line", "json", []string{doc[:b], doc[b-2:]}, doc, "structural"},
+		{"kept when the line goes on", "json", []string{doc[:b], doc[b:]}, doc, "none"},
+	})
+}

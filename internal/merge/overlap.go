@@ -1305,6 +1305,18 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 	if bs := s.borders(doc, next, overlapWindow); len(bs) > 0 {
 		b0 = bs[0]
 	}
+	// A partial line of indentation alone that the continuation starts
+	// with: the model restarts the line or goes on with its indentation.
+	// The other joins decide (a model that starts over restarts this one
+	// too), or else the indentation the line before calls for. Code gets
+	// this below, as the restart of its line.
+	if kind == "json" {
+		ls := strings.LastIndexByte(doc, '\n') + 1
+		if p := doc[ls:]; ls > 0 && p != "" && b0 <= len(p) && strings.TrimLeft(p, " \t") == "" && strings.HasPrefix(next, p) &&
+			(s.habit > 0 || s.habit == 0 && indentRestart(doc, ls, next)) {
+			return overlap{cut: len(p), method: methodStructural, confidence: 0.9}
+		}
+	}
 	// A restart of an incomplete record from its start.
 	for _, r := range restarts {
 		if r < 0 || r >= len(doc) {
@@ -1678,7 +1690,9 @@ func wordCount(s, w string, limit int) int {
 // indentRestart decides a continuation that starts with the indentation the
 // document's last line was cut in: restarting the line gives the line
 // next's indentation, continuing it gives partial plus next's. The choice
-// closer to the previous line's indentation wins.
+// closer to the indentation the previous line calls for wins: its own, one
+// level more when it opens a block, one level less when the line closes
+// one (a level is the document's own indentation step).
 func indentRestart(doc string, lineStart int, next string) bool {
 	partial := doc[lineStart:]
 	if partial == "" || !strings.HasPrefix(next, partial) || strings.TrimLeft(partial, " \t") != "" {
@@ -1691,16 +1705,57 @@ func indentRestart(doc string, lineStart int, next string) bool {
 	prevStart := strings.LastIndexByte(doc[:max(0, lineStart-1)], '\n') + 1
 	prev := doc[prevStart:max(prevStart, lineStart-1)]
 	target := len(prev) - len(strings.TrimLeft(prev, " \t"))
+	step := 0
+	level := func() int {
+		if step == 0 {
+			step = indentStep(doc, prevStart)
+			if step == 0 && (strings.HasPrefix(prev, "\t") || prev == "") {
+				step = 1
+			} else if step == 0 {
+				step = 4
+			}
+		}
+		return step
+	}
 	if p := strings.TrimRight(prev, " \t\r"); p != "" && strings.ContainsRune("{([:", rune(p[len(p)-1])) {
 		// The previous line opens a block: the next is indented one level more.
-		if strings.HasPrefix(prev, "\t") || prev == "" {
-			target++
-		} else {
-			target += 4
-		}
+		target += level()
+	}
+	if strings.IndexByte("}])", next[ind]) >= 0 {
+		// The line closes a block: one level less.
+		target -= level()
 	}
 	restart, cont := ind, len(partial)+ind
 	return abs(restart-target) < abs(cont-target)
+}
+
+// indentStep is the document's indentation step before offset end: the
+// smallest change of indentation between two lines in a row (blank lines
+// aside) among its last lines, 0 when they show none.
+func indentStep(doc string, end int) int {
+	w := doc[max(0, end-4<<10):end]
+	if i := strings.IndexByte(w, '\n'); i >= 0 && len(w) < end {
+		w = w[i+1:] // the first line may be cut
+	}
+	step, prev := 0, -1
+	for w != "" {
+		line := w
+		if i := strings.IndexByte(w, '\n'); i >= 0 {
+			line, w = w[:i], w[i+1:]
+		} else {
+			w = ""
+		}
+		t := strings.TrimLeft(line, " \t")
+		if strings.TrimSpace(t) == "" {
+			continue
+		}
+		ind := len(line) - len(t)
+		if d := abs(ind - prev); prev >= 0 && d > 0 && (step == 0 || d < step) {
+			step = d
+		}
+		prev = ind
+	}
+	return step
 }
 
 // indentWidth is the width of s's leading whitespace, a tab counting four.
