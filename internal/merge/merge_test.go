@@ -481,7 +481,7 @@ func TestMidWordRepeats(t *testing.T) {
 func TestIndentationRestarts(t *testing.T) {
 	doc := "{\n  \"items\": [\n    {\n      \"id\": 1,\n      \"geo\": {\"lat\": 1.5, \"lon\": 2.5}\n    },\n    {\n      \"id\": 2,\n      \"geo\": {\"lat\": 3.5, \"lon\": 4.5}\n    }\n  ]\n}\n"
 	cut := func(s string) int { return strings.Index(doc, s) }
-	a := cut("\"id\": 2") - 4 // "    {\n  " | "    \"id\": 2"
+	a := cut("\"id\": 2") - 4  // "    {\n  " | "    \"id\": 2"
 	b := cut("    }\n  ]") + 2 // after "4.5}\n  " | "  }\n  ]"
 	runCases(t, []mergeCase{
 		{"after an opening line", "json", []string{doc[:a], doc[a-2:]}, doc, "structural"},
