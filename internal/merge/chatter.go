@@ -624,6 +624,11 @@ func closesOwn(body string, ctx chatterCtx) bool {
 	if ctx.format == "csv" {
 		return (strings.Count(body, `"`)%2 == 1) != ctx.inQuote
 	}
+	if !strings.HasPrefix(body, ctx.partial) {
+		// The document's cut line goes on in body: a fence line it starts
+		// ("```" + "sql\n") counts.
+		body = ctx.partial + body
+	}
 	return closesOwnFence(body, ctx.inFence)
 }
 

@@ -446,6 +446,11 @@ func TestFencesAndHeaders(t *testing.T) {
 		{"fence line with words is text", "markdown", []string{"Run it:\n\n```\ngo generate .\n```\n\nwith the relevant tool", "```  with  the  relevant\ntoolchain here.\n"},
 			"Run it:\n\n```\ngo generate .\n```\n\nwith the relevant toolchain here.\n", "whitespace"},
 		{"fence opening a blockquote's code kept", "markdown", []string{"Text\n\n> ", "```\n> code\n> ```\n"}, "Text\n\n> ```\n> code\n> ```\n", ""},
+		// The cut fell in the document's own fence line: the wrapper's
+		// closing fence follows the one that closes it.
+		{"wrapper closed after a fence the cut line opens", "markdown", []string{
+			"# T\n\nSome text here.\n\n```go\nx := 1\n```\n\nMore ", "```\ntext and", "```\n more.\n\n```sql", "```\n\nSELECT 1;\n```\n```\n"},
+			"# T\n\nSome text here.\n\n```go\nx := 1\n```\n\nMore text and more.\n\n```sql\nSELECT 1;\n```\n", ""},
 	})
 }
 
