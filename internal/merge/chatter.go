@@ -103,6 +103,12 @@ type chatterCtx struct {
 	// wraps: every other continuation of the job opens with a fence line,
 	// so one that opens this one is the model's wrapper too.
 	wraps bool
+	// habit is how the model continues at the job's other joins (see
+	// continuationHabit): 1 it starts its cut line over.
+	habit int
+	// flipBlank takes the other reading of the line break after a
+	// preamble, for a join the first reading does not verify.
+	flipBlank bool
 }
 
 // stripped is a continuation without its chatter.
@@ -116,6 +122,10 @@ type stripped struct {
 	echo   string
 	// open echo: the chunk ended before the end marker.
 	echoCut bool
+	// judged: a line break after a preamble was judged the separator's or
+	// the text's (see blankLineIsNew); the other reading is the one
+	// chatterCtx.flipBlank gives.
+	judged bool
 }
 
 // stripChatter removes what a model adds around a continuation that is not
@@ -125,7 +135,7 @@ type stripped struct {
 func stripChatter(t string, ctx chatterCtx) stripped {
 	var notes []string
 	var echo string
-	echoed, echoCut := false, false
+	echoed, echoCut, judged := false, false, false
 	// Preamble: a chatter line of its own, then at most one blank line.
 	if i := strings.IndexByte(t, '\n'); i > 0 && i <= 200 {
 		first := strings.TrimRight(t[:i], "\r")
@@ -138,7 +148,8 @@ func stripChatter(t string, ctx chatterCtx) stripped {
 		restart := len(ctx.partial) >= 2 && strings.HasPrefix(first, ctx.partial)
 		if trimmed != "" && !restart && chatterLine(first, preambleStarts) && introduces(trimmed) {
 			t = t[i+1:]
-			if !blankLineIsNew(t, ctx) {
+			judged = strings.HasPrefix(t, "\n") || strings.HasPrefix(t, "\r\n")
+			if blankLineIsNew(t, ctx) == ctx.flipBlank {
 				if strings.HasPrefix(t, "\n") {
 					t = t[1:]
 				} else if strings.HasPrefix(t, "\r\n") {
@@ -165,10 +176,30 @@ func stripChatter(t string, ctx chatterCtx) stripped {
 		// Glued to a cut line, a wrapper starts the chunk's first byte; an
 		// indented fence there goes on with the line.
 		glued := !ctx.atLineStart && t != "" && (t[0] == ' ' || t[0] == '\t')
-		if info, ok := fenceLine(t[:i]); ok && !glued && wrapperFence(info, ctx) {
-			t = t[i+1:]
-			opened = true
-			notes = append(notes, "code fence")
+		// A fence line that starts over the document's cut fence line,
+		// info string and all ("```js" + "```json"), or from a model that
+		// starts its cut line over at the other joins ("```" + "```json"),
+		// is that line.
+		p := ctx.partial
+		restarts := !ctx.atLineStart && len(p) >= 2 && strings.HasPrefix(t[:i], p) && (strings.Trim(p, "`~ ") != "" || ctx.habit > 0)
+		if info, ok := fenceLine(t[:i]); ok && !glued && !restarts {
+			wrapper := wrapperFence(info, ctx)
+			if ctx.format != "csv" {
+				// Either reading sets the fences of the rest of the chunk:
+				// the one that leaves fewer fence lines with an info
+				// string inside an open fence (where they are text, not
+				// the openers they look like) wins.
+				keep := fenceAnomalies(p+t, ctx.inFence)
+				cut := fenceAnomalies(p+t[i+1:], ctx.inFence)
+				if keep != cut {
+					wrapper = cut < keep
+				}
+			}
+			if wrapper {
+				t = t[i+1:]
+				opened = true
+				notes = append(notes, "code fence")
+			}
 		}
 	}
 	// The markers inside the wrapper fence.
@@ -193,7 +224,7 @@ func stripChatter(t string, ctx chatterCtx) stripped {
 			}
 		}
 	}
-	return stripped{text: t, notes: notes, open: open, echoed: echoed, echo: echo, echoCut: echoCut}
+	return stripped{text: t, notes: notes, open: open, echoed: echoed, echo: echo, echoCut: echoCut, judged: judged}
 }
 
 // cutMarkers splits a chunk that opens (after whitespace) with the overlap
@@ -321,7 +352,10 @@ func blankLineIsNew(t string, ctx chatterCtx) bool {
 	}
 	lr := strings.TrimSpace(lineLead(first))
 	lp := strings.TrimSpace(lineLead(ctx.partial))
-	if ctx.format != "diff" && lr != "" && lp != "" && lr[0] == lp[0] && strings.IndexByte("#-*+>|", lr[0]) >= 0 &&
+	// One space before the marker where the cut line has none goes on
+	// with it (" | 18 |" after "| Alan Turing").
+	oneSpace := c == ' ' && (len(r) < 2 || !isSpace(r[1])) && ctx.partial != "" && !isSpace(ctx.partial[0])
+	if ctx.format != "diff" && !oneSpace && lr != "" && lp != "" && lr[0] == lp[0] && strings.IndexByte("#-*+>|", lr[0]) >= 0 &&
 		len(lineLead(first)) < len(strings.TrimRight(first, " \t\r")) && len(lineLead(ctx.partial)) < len(ctx.partial) {
 		return true
 	}
@@ -804,4 +838,40 @@ func stripClosingFence(t string) (string, bool) {
 		return t, false
 	}
 	return s[:i+1], true
+}
+
+// fenceAnomalies counts the complete lines of body that look like a fence
+// opening with an info string ("```sql") but fall inside an open fence, read
+// from the fence state inFence (a fence of three backticks): there they are
+// text, which documents rarely hold, so a reading of the fences that makes
+// many of them is likely wrong.
+func fenceAnomalies(body string, inFence bool) int {
+	n := 0
+	open, char, length := inFence, byte('`'), 3
+	for {
+		i := strings.IndexByte(body, '\n')
+		if i < 0 {
+			return n
+		}
+		line := body[:i]
+		body = body[i+1:]
+		if !maybeFence(line) {
+			continue
+		}
+		info, ok := fenceLine(line)
+		if !ok {
+			continue
+		}
+		l := strings.TrimLeft(line, " ")
+		c := l[0]
+		k := len(l) - len(strings.TrimLeft(l, l[:1]))
+		switch {
+		case !open:
+			open, char, length = true, c, k
+		case c == char && k >= length && info == "":
+			open = false
+		case info != "":
+			n++
+		}
+	}
 }

@@ -194,7 +194,15 @@ func (f *csvFormat) observe(doc string, from int) {
 	f.inQuote, f.fields = in, n
 }
 
-func (f *csvFormat) restarts(doc string) []int { return []int{f.recStart} }
+// restarts: the record in progress, and the line of it in progress when it
+// runs over several lines (a quoted value with line breaks): a model
+// restarts the line it was cut in as much as the record.
+func (f *csvFormat) restarts(doc string) []int {
+	if ls := strings.LastIndexByte(doc, '\n') + 1; ls > f.recStart {
+		return []int{f.recStart, ls}
+	}
+	return []int{f.recStart}
+}
 
 func (f *csvFormat) chatter(doc string) chatterCtx {
 	return chatterCtx{format: "csv", atLineStart: doc == "" || strings.HasSuffix(doc, "\n"), noFence: f.inQuote && f.fences, inQuote: f.inQuote,

@@ -90,30 +90,47 @@ func run(name string, f format, chunks []Chunk) Result {
 			others--
 		}
 		ctx.wraps = others >= 2 && others == len(chunks)-2
+		ctx.habit = sc.habit
 		if doc != "" && (isLineFormat(name) || name == "csv") {
 			ctx.end = doc[len(doc)-1]
 			ctx.doc = doc
 		}
-		cl := stripChatter(c.Text, ctx)
-		t, notes := cl.text, cl.notes
-		wrapperOpen = cl.open
-		// An overlap prompt's echo that repeats the document's tail places
-		// the join exactly: what follows the markers is new. Any other echo
-		// is text the model wrote, judged by the cascade like the rest.
-		marked := cl.echoed && echoJoins(doc, cl.echo, cl.echoCut)
-		if cl.echoed && !marked {
-			t = echoText(doc, cl.echo) + t
-		}
-		note := ""
-		ov := overlap{method: methodMarkers, confidence: 1}
-		if !marked {
-			t, note = f.stripStructure(doc, t)
-			if note != "" {
-				notes = append(notes, note)
+		var (
+			t, note, rest, adj string
+			notes              []string
+			marked, ok         bool
+			cut                int
+			ov                 overlap
+		)
+		for attempt := 0; attempt < 2; attempt++ {
+			cl := stripChatter(c.Text, ctx)
+			t, notes = cl.text, cl.notes
+			wrapperOpen = cl.open
+			// An overlap prompt's echo that repeats the document's tail
+			// places the join exactly: what follows the markers is new.
+			// Any other echo is text the model wrote, judged by the
+			// cascade like the rest.
+			marked = cl.echoed && echoJoins(doc, cl.echo, cl.echoCut)
+			if cl.echoed && !marked {
+				t = echoText(doc, cl.echo) + t
 			}
-			ov = sc.findOverlap(doc, t, f.restarts(doc), f.tokens(), note != "", name)
+			note = ""
+			ov = overlap{method: methodMarkers, confidence: 1}
+			if !marked {
+				t, note = f.stripStructure(doc, t)
+				if note != "" {
+					notes = append(notes, note)
+				}
+				ov = sc.findOverlap(doc, t, f.restarts(doc), f.tokens(), note != "", name)
+			}
+			rest, adj, cut, ok = settle(&sc, f, doc, t, ov, last)
+			if ok || !cl.judged {
+				break
+			}
+			// The line break after a preamble read the other way may
+			// give a join the format verifies.
+			ctx.flipBlank = true
 		}
-		rest, adj, cut, ok := settle(&sc, f, doc, t, ov, last)
 		if ok && adj != "" {
 			notes = append(notes, adj)
 		}

@@ -261,8 +261,13 @@ func (f *lineFormat) inFenceAt(doc string) bool {
 func (f *lineFormat) stripStructure(doc, t string) (string, string) {
 	switch f.kind {
 	case "markdown":
-		if f.tableHeader != "" && (f.inTable || strings.HasPrefix(doc[f.lineStart:], "|")) &&
-			strings.HasPrefix(t, f.tableHeader) && !strings.HasSuffix(doc, f.tableHeader) {
+		p := doc[f.lineStart:]
+		if f.tableHeader != "" && (f.inTable || strings.HasPrefix(p, "|")) &&
+			strings.HasPrefix(t, f.tableHeader) && !strings.HasSuffix(doc, f.tableHeader) &&
+			!(p != "" && strings.HasPrefix(f.tableHeader, p) && !strings.HasPrefix(t[len(f.tableHeader):], p)) {
+			// (A cut inside a new table's header line, which the
+			// continuation starts over, is no repeated header: a repeated
+			// one is followed by the row in progress started over.)
 			return t[len(f.tableHeader):], "table header"
 		}
 	case "diff":

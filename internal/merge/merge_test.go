@@ -494,3 +494,35 @@ func TestIndentationRestarts(t *testing.T) {
 		{"kept when the line goes on", "json", []string{doc[:b], doc[b:]}, doc, "none"},
 	})
 }
+
+// TestSimulatorJoins: joins of the project's simulator's misbehaving model
+// (internal/simulator), cut down.
+func TestSimulatorJoins(t *testing.T) {
+	runCases(t, []mergeCase{
+		// The line in progress inside a quoted value is started over, as
+		// much as the record.
+		{"csv line restarted inside a quoted value", "csv", []string{
+			"id,name,note\n1,Ada,\"multi-line note:\nZürich ång", "Zürich ångström over.\nend\"\n2,Bob,plain\n3,Cy,\"multi-line note:\nen", "end\"\n4,Di,x\n"},
+			"id,name,note\n1,Ada,\"multi-line note:\nZürich ångström over.\nend\"\n2,Bob,plain\n3,Cy,\"multi-line note:\nend\"\n4,Di,x\n", ""},
+		// A new table with the same header, cut in its header line and
+		// started over: no repeated header.
+		{"table header line restarted", "markdown", []string{
+			"# T\n\n| a | b |\n| --- | --- |\n| 1 | 2 |\n\nText here.\n\n| a | b", "| a | b |\n| --- | --- |\n| 3 | 4 |\n"},
+			"# T\n\n| a | b |\n| --- | --- |\n| 1 | 2 |\n\nText here.\n\n| a | b |\n| --- | --- |\n| 3 | 4 |\n", ""},
+		// After a preamble, " | 2 |" goes on with the cut row.
+		{"table row goes on after a preamble", "markdown", []string{
+			"| name | score |\n| --- | --- |\n| Ada Lovelace | 1 |\n| Alan Turing", "Sure, here is the continuation:\n\n | 2 |\n| Grace | 3 |\n"},
+			"| name | score |\n| --- | --- |\n| Ada Lovelace | 1 |\n| Alan Turing | 2 |\n| Grace | 3 |\n", ""},
+		// Kept, a bare fence would put "```bash" inside a code block.
+		{"bare wrapper fence in markdown", "markdown", []string{
+			"# R\n\nSome text (see §3).\n", "```\n\n## Section 4\n\nMore text.\n\n```bash\necho hi\n```\n\nEnd of pa", "```\nrt two.\n```\n"},
+			"# R\n\nSome text (see §3).\n\n## Section 4\n\nMore text.\n\n```bash\necho hi\n```\n\nEnd of part two.\n", ""},
+		{"fence line restarted", "markdown", []string{"# R\n\nText.\n\n```js", "```json\n{\"a\": 1}\n```\n"},
+			"# R\n\nText.\n\n```json\n{\"a\": 1}\n```\n", ""},
+		// The document's line breaks say the blank line after the preamble
+		// is the text's; the field count says it is not.
+		{"csv preamble line break verified", "csv", []string{
+			"id,name,amount,note\n10,A,5.5,\n11,B,6.5,\n12,C,7.5,\n13,D,", "Sure, here is the continuation:\n\n13383.03,x\n14,E,8.5,\n"},
+			"id,name,amount,note\n10,A,5.5,\n11,B,6.5,\n12,C,7.5,\n13,D,13383.03,x\n14,E,8.5,\n", ""},
+	})
+}

@@ -127,8 +127,10 @@ func continuationHabit(kind string, chunks []Chunk) []int8 {
 			}
 		case len(bs) > 0 && bs[0] >= 4 && alnumCount(prev[len(prev)-bs[0]:]) >= 2:
 			ev[i], cut = 1, bs[0]
-		case restatesLine(prev, t):
-			// Structure restated first (a header, the line before).
+		case !blank && restatesLine(prev, t):
+			// Structure restated first (a header, the line before). Not
+			// after a complete line, where the line may be the document's
+			// next copy of it (records that share a line).
 			ev[i] = 1
 		default:
 			short := len(bs) > 0 && bs[0] >= 3
