@@ -176,14 +176,9 @@ func stripChatter(t string, ctx chatterCtx) stripped {
 		// Glued to a cut line, a wrapper starts the chunk's first byte; an
 		// indented fence there goes on with the line.
 		glued := !ctx.atLineStart && t != "" && (t[0] == ' ' || t[0] == '\t')
-		// A fence line that starts over the document's cut fence line,
-		// info string and all ("```js" + "```json"), or from a model that
-		// starts its cut line over at the other joins ("```" + "```json"),
-		// is that line.
 		p := ctx.partial
-		restarts := !ctx.atLineStart && len(p) >= 2 && strings.HasPrefix(t[:i], p) && (strings.Trim(p, "`~ ") != "" || ctx.habit > 0)
-		if info, ok := fenceLine(t[:i]); ok && !glued && !restarts {
-			wrapper := wrapperFence(info, ctx)
+		if info, ok := fenceLine(t[:i]); ok && !glued && !restartsCutLine(t[:i], ctx) {
+			wrapper := wrapperFence(info, ctx) || ctx.format != "csv" && !ctx.inFence && wrappedWhole(t, info, ctx)
 			if ctx.format != "csv" {
 				// Either reading sets the fences of the rest of the chunk:
 				// the one that leaves fewer fence lines with an info
@@ -658,9 +653,9 @@ func closesOwn(body string, ctx chatterCtx) bool {
 	if ctx.format == "csv" {
 		return (strings.Count(body, `"`)%2 == 1) != ctx.inQuote
 	}
-	if !strings.HasPrefix(body, ctx.partial) {
+	if !restartsCutLine(body, ctx) {
 		// The document's cut line goes on in body: a fence line it starts
-		// ("```" + "sql\n") counts.
+		// ("```" + "sql\n", "`" + "``\n") counts.
 		body = ctx.partial + body
 	}
 	return closesOwnFence(body, ctx.inFence)
@@ -874,4 +869,43 @@ func fenceAnomalies(body string, inFence bool) int {
 			n++
 		}
 	}
+}
+
+// restartsCutLine reports whether t starts over the document's cut line
+// rather than going on with it: it starts with the cut line, which holds
+// more than fence characters ("```js" + "```json"), or the model starts
+// its cut line over at the other joins ("```" + "```json").
+func restartsCutLine(t string, ctx chatterCtx) bool {
+	p := ctx.partial
+	return !ctx.atLineStart && len(p) >= 2 && strings.HasPrefix(t, p) && (strings.Trim(p, "`~ ") != "" || ctx.habit > 0)
+}
+
+// wrappedWhole reports whether t, which opens with a fence line of the
+// given info string, is a chunk wrapped whole: a bare fence line (or one
+// naming the document's format) opens it, a bare fence line closes it, and
+// no fence line stands between them. A document's own code block does not
+// open a continuation and end the document at once.
+func wrappedWhole(t, info string, ctx chatterCtx) bool {
+	if info != "" && !namesFormat(info, ctx.format) {
+		return false
+	}
+	i := strings.IndexByte(t, '\n')
+	body, ok := stripClosingFence(t[i+1:])
+	if !ok {
+		return false
+	}
+	for body != "" {
+		line := body
+		if j := strings.IndexByte(body, '\n'); j >= 0 {
+			line, body = body[:j], body[j+1:]
+		} else {
+			body = ""
+		}
+		if maybeFence(line) {
+			if _, ok := fenceLine(line); ok {
+				return false
+			}
+		}
+	}
+	return true
 }

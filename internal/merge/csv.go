@@ -26,6 +26,11 @@ type csvFormat struct {
 	counts uint64
 	fences bool // the document holds a code fence (inside a field)
 	fields int  // fields of the record in progress so far
+	// lastID is the first field of the last complete record as a number
+	// (-1 when it is none); counted is how many records in a row before
+	// it counted up by one in that field (row numbers, ids).
+	lastID  int
+	counted int
 }
 
 // fits reports whether a complete record of n fields looks like the
@@ -177,6 +182,7 @@ func (f *csvFormat) observe(doc string, from int) {
 			n++
 		case '\n':
 			end := from + i
+			f.countRecord(doc, f.recStart, end)
 			if f.records == 0 {
 				f.header = strings.Clone(doc[:end+1])
 				h := strings.TrimSuffix(f.header[:len(f.header)-1], "\r")
@@ -197,6 +203,35 @@ func (f *csvFormat) observe(doc string, from int) {
 // restarts: the record in progress, and the line of it in progress when it
 // runs over several lines (a quoted value with line breaks): a model
 // restarts the line it was cut in as much as the record.
+// countRecord follows the first field of the record doc[start:end] as a
+// counter: the records' numbers, when they count up by one.
+func (f *csvFormat) countRecord(doc string, start, end int) {
+	id := firstNumber(doc[start:end], f.delim)
+	switch {
+	case id < 0:
+		f.counted = 0
+	case f.lastID >= 0 && id == f.lastID+1:
+		f.counted++
+	default:
+		f.counted = 0
+	}
+	f.lastID = id
+}
+
+// firstNumber returns the record's first field as a small decimal number
+// (no sign, no leading zero), or -1.
+func firstNumber(rec string, delim byte) int {
+	n := 0
+	i := 0
+	for ; i < len(rec) && i < 9 && rec[i] >= '0' && rec[i] <= '9'; i++ {
+		n = n*10 + int(rec[i]-'0')
+	}
+	if i == 0 || i >= len(rec) || rec[i] != delim || rec[0] == '0' && i > 1 {
+		return -1
+	}
+	return n
+}
+
 func (f *csvFormat) restarts(doc string) []int {
 	if ls := strings.LastIndexByte(doc, '\n') + 1; ls > f.recStart {
 		return []int{f.recStart, ls}
@@ -269,6 +304,11 @@ func (f *csvFormat) verify(doc, rest string, last bool) bool {
 		}
 		full := strings.TrimSuffix(rec+part, "\r")
 		n := countFields(full, f.delim)
+		if k == 0 && f.counted >= 2 && strings.IndexByte(full, f.delim) >= 0 && firstNumber(full, f.delim) != f.lastID+1 {
+			// The records count up in their first field (three in a
+			// row): the one across the join has the next number.
+			return false
+		}
 		if e < 0 {
 			// The record runs to the chunk's end: complete only in the last chunk.
 			if last && strings.TrimSpace(full) != "" {

@@ -182,6 +182,15 @@ func settle(sc *scratch, f format, doc, t string, ov overlap, last bool) (string
 		return rest, note, f.verify(doc, rest, last)
 	}
 	if rest, note, ok := try(ov.cut); ok {
+		if strings.Contains(note, noteRawEscaped) {
+			// Raw text in a string is a repair: a long exact repeat of the
+			// document's end that joins without it is the simpler reading.
+			if bs := sc.borders(doc, t, overlapWindow); len(bs) > 0 && bs[0] >= strongOverlap && bs[0] != ov.cut {
+				if r, n, ok := try(bs[0]); ok && !strings.Contains(n, noteRawEscaped) {
+					return r, n, bs[0], true
+				}
+			}
+		}
 		return rest, note, ov.cut, true
 	}
 	if ov.cut != 0 {

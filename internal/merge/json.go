@@ -143,7 +143,7 @@ func (f *jsonFormat) adjust(doc, rest string, last bool) (string, string) {
 	if f.sc.inStr {
 		if r, ok := escapeRawString(rest, f.sc.clone(), false); ok {
 			rest = r
-			notes = append(notes, "raw text escaped")
+			notes = append(notes, noteRawEscaped)
 		}
 	}
 	recStart, depth := f.record()
@@ -287,6 +287,9 @@ func repairJSON(doc string, sc jsonScanner) (string, bool) {
 	return doc + add.String(), true
 }
 
+// noteRawEscaped is adjust's note for raw text escaped into an open string.
+const noteRawEscaped = "raw text escaped"
+
 // escapeRawString handles a continuation that, inside an open JSON string,
 // switched to raw text (real newlines, unescaped quotes). It finds where the
 // string really ends — the first quote after which the rest scans as JSON —
@@ -294,6 +297,11 @@ func repairJSON(doc string, sc jsonScanner) (string, bool) {
 // is already proper JSON string content. In line mode (JSON Lines) the rest of
 // the record must end at the next newline.
 func escapeRawString(rest string, sc jsonScanner, lineMode bool) (string, bool) {
+	if sc.isKey {
+		// Raw text goes on with a value (a diff, a note); a key that runs
+		// over lines is a repeat or a restart read wrong.
+		return rest, false
+	}
 	end := -1
 	raw := false
 	tries := 0

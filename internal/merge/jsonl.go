@@ -51,12 +51,14 @@ func (f *jsonlFormat) adjust(doc, rest string, last bool) (string, string) {
 		return r, strings.TrimPrefix(note+", record separated", ", ")
 	}
 	inStr := partial != "" && lineInString(partial)
+	var notes []string
 	if inStr {
 		// A record cut inside a string that goes on as raw text.
 		sc := newJSONScanner()
 		sc.feed(partial, 0)
 		if r, ok := escapeRawString(rest, sc, true); ok {
 			rest = r
+			notes = append(notes, noteRawEscaped)
 		}
 	}
 	recStart := -1
@@ -65,9 +67,10 @@ func (f *jsonlFormat) adjust(doc, rest string, last bool) (string, string) {
 	}
 	recEnd := func(r string) int { return strings.IndexByte(r, '\n') }
 	if r, ok := f.num.renumber(doc, rest, inStr, recStart, recEnd); ok {
-		return r, "renumbered"
+		rest = r
+		notes = append(notes, "renumbered")
 	}
-	return rest, ""
+	return rest, strings.Join(notes, ", ")
 }
 
 // verify checks the line that spans the join and the next one: each must be

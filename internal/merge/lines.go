@@ -38,6 +38,10 @@ type lineFormat struct {
 	oldLeft      int
 	newLeft      int
 	hunks        int
+	// loose: the hunks' line counts have not matched their lines (a
+	// hand-edited patch), so they cannot verify a join.
+	loose    bool
+	hunkEnds bool // the line before ended a hunk
 }
 
 func (f *lineFormat) observe(doc string, from int) {
@@ -177,11 +181,20 @@ func (f *lineFormat) diffLine(doc string, at int, line string) {
 		case strings.HasPrefix(line, "-"):
 			f.oldLeft--
 		default:
+			if l := strings.TrimSuffix(line, "\r"); l != "" && l[0] != ' ' {
+				f.loose = true
+			}
 			f.oldLeft--
 			f.newLeft--
 		}
+		f.hunkEnds = f.oldLeft <= 0 && f.newLeft <= 0
 		return
 	}
+	if f.hunkEnds && line != "" && (line[0] == ' ' || line[0] == '+' && !strings.HasPrefix(line, "+++ ") || line[0] == '-' && !strings.HasPrefix(line, "--- ")) {
+		// A hunk line after the hunk ended: its counts were short.
+		f.loose = true
+	}
+	f.hunkEnds = false
 	end := at + len(line) + 1
 	switch {
 	case strings.HasPrefix(line, "diff "):
@@ -262,11 +275,13 @@ func (f *lineFormat) stripStructure(doc, t string) (string, string) {
 	switch f.kind {
 	case "markdown":
 		p := doc[f.lineStart:]
+		prev := doc[strings.LastIndexByte(doc[:max(0, f.lineStart-1)], '\n')+1:]
 		if f.tableHeader != "" && (f.inTable || strings.HasPrefix(p, "|")) &&
 			strings.HasPrefix(t, f.tableHeader) && !strings.HasSuffix(doc, f.tableHeader) &&
-			!(p != "" && strings.HasPrefix(f.tableHeader, p) && !strings.HasPrefix(t[len(f.tableHeader):], p)) {
-			// (A cut inside a new table's header line, which the
-			// continuation starts over, is no repeated header: a repeated
+			!(p != "" && strings.HasPrefix(f.tableHeader, p) && !strings.HasPrefix(t[len(f.tableHeader):], p)) &&
+			!(f.lineStart > 0 && strings.HasPrefix(f.tableHeader, prev)) {
+			// (A cut inside a new table's header, which the continuation
+			// repeats or starts over, is no repeated header: a repeated
 			// one is followed by the row in progress started over.)
 			return t[len(f.tableHeader):], "table header"
 		}
@@ -289,7 +304,52 @@ func (f *lineFormat) stripStructure(doc, t string) (string, string) {
 
 func (f *lineFormat) adjust(doc, rest string, last bool) (string, string) { return rest, "" }
 
-func (f *lineFormat) verify(doc, rest string, last bool) bool { return true }
+// verify checks, in a diff, the lines of a hunk the join falls in: each
+// must start as a hunk line does (" ", "+", "-", "\\"; an empty line is
+// tolerated as context), unless a header shows the hunk ended before its
+// counts said. Other kinds have nothing to check.
+func (f *lineFormat) verify(doc, rest string, last bool) bool {
+	if f.kind != "diff" || f.loose || f.oldLeft <= 0 && f.newLeft <= 0 {
+		return true
+	}
+	oldLeft, newLeft := f.oldLeft, f.newLeft
+	line, s := doc[f.lineStart:], rest
+	for k := 0; k < 3 && (oldLeft > 0 || newLeft > 0); k++ {
+		e := strings.IndexByte(s, '\n')
+		if e < 0 && !last {
+			return true // the line is still being written
+		}
+		if e < 0 {
+			e = len(s)
+		}
+		l := strings.TrimSuffix(line+s[:e], "\r")
+		switch {
+		case diffHeaderLine(l):
+			return true // the hunk ended before its counts said
+		case l == "":
+			if e == len(s) {
+				return true
+			}
+			oldLeft--
+			newLeft--
+		case l[0] == '\\':
+		case l[0] == '+':
+			newLeft--
+		case l[0] == '-':
+			oldLeft--
+		case l[0] == ' ':
+			oldLeft--
+			newLeft--
+		default:
+			return false
+		}
+		if e == len(s) {
+			return true
+		}
+		line, s = "", s[e+1:]
+	}
+	return true
+}
 
 func (f *lineFormat) point(doc string) string { return "line:" + strconv.Itoa(f.lines+1) }
 
@@ -309,4 +369,16 @@ func (f *lineFormat) finish(res *Result) {
 		n++
 	}
 	res.RecordCount = n
+}
+
+// diffHeaderLine reports whether line is one of a diff's header lines: a
+// hunk or file header, or a git extended header.
+func diffHeaderLine(line string) bool {
+	for _, h := range []string{"@@ ", "diff ", "--- ", "+++ ", "index ", "new file mode", "deleted file mode", "old mode", "new mode",
+		"similarity index", "dissimilarity index", "rename ", "copy ", "Binary files", "GIT binary patch", "Only in "} {
+		if strings.HasPrefix(line, h) {
+			return true
+		}
+	}
+	return false
 }

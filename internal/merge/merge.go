@@ -125,7 +125,7 @@ func (m merger) Merge(chunks []Chunk) Result {
 func newFormat(name string, opts Options) format {
 	switch name {
 	case "csv":
-		return &csvFormat{delim: opts.Delimiter}
+		return &csvFormat{delim: opts.Delimiter, lastID: -1}
 	case "json":
 		return newJSONFormat()
 	case "jsonl":

@@ -526,3 +526,39 @@ func TestSimulatorJoins(t *testing.T) {
 			"id,name,amount,note\n10,A,5.5,\n11,B,6.5,\n12,C,7.5,\n13,D,13383.03,x\n14,E,8.5,\n", ""},
 	})
 }
+
+// TestVerifiedJoins: joins the format's own structure decides.
+func TestVerifiedJoins(t *testing.T) {
+	runCases(t, []mergeCase{
+		// A repeat that starts mid-word, in a job with one join: escaping
+		// it into the open key would join too, but raw text goes on with
+		// values, never keys, and the repeat joins without any repair.
+		// (The repeat is text the document wrote before, so the cascade
+		// does not take it by itself.)
+		{"json repeat not escaped into a key", "json", []string{
+			"{\"items\": [\n  {\"id\": 1,\n   \"name\": \"Grace Hopper\",\n   \"active\": true},\n  {\"id\": 2,\n   \"name\": \"Grace Hopper\",\n   \"a",
+			",\n   \"name\": \"Grace Hopper\",\n   \"active\": false}\n]}\n"},
+			"{\"items\": [\n  {\"id\": 1,\n   \"name\": \"Grace Hopper\",\n   \"active\": true},\n  {\"id\": 2,\n   \"name\": \"Grace Hopper\",\n   \"active\": false}\n]}\n", ""},
+		// In a hunk a line starts with " ", "+" or "-": the line break after
+		// the preamble is the separator's, not the text's.
+		// (The line would be much longer than the document's others,
+		// which reads as a line of its own.)
+		{"diff hunk line goes on after a preamble", "diff", []string{
+			"--- a/x.go\n+++ b/x.go\n@@ -1,18 +1,18 @@\n" + strings.Repeat(" x++\n", 16) + " // a comment that goes on and on, then m", "Sure, here is the continuation:\n\nore.\n-\tx := 1\n+\tx := 2\n"},
+			"--- a/x.go\n+++ b/x.go\n@@ -1,18 +1,18 @@\n" + strings.Repeat(" x++\n", 16) + " // a comment that goes on and on, then more.\n-\tx := 1\n+\tx := 2\n", ""},
+		// The rows count up in their first field: "2" + "25,..." is the
+		// row's number started over.
+		{"csv row number started over", "csv", []string{
+			"id,name\n21,a\n22,b\n23,c\n24,d\n2", "25,e\n26,f\n"},
+			"id,name\n21,a\n22,b\n23,c\n24,d\n25,e\n26,f\n", ""},
+		// A text chunk that opens with a bare fence and closes with one,
+		// nothing fenced between, was wrapped whole.
+		{"text chunk wrapped whole", "text", []string{"First paragraph here.\n\n", "```\nSecond paragraph.\n```\n"},
+			"First paragraph here.\n\nSecond paragraph.\n", ""},
+		// Cut inside a table's header (a copy of the last table's), the
+		// continuation repeats it: no restated structure.
+		{"markdown header repeated from inside a header", "markdown", []string{
+			"| a | b |\n| --- | ---: |\n| 1 | 2 |\n\nText.\n\n| a | b |\n| --- | --", "| a | b |\n| --- | ---: |\n| 3 | 4 |\n", "| 5 | 6 |\n"},
+			"| a | b |\n| --- | ---: |\n| 1 | 2 |\n\nText.\n\n| a | b |\n| --- | ---: |\n| 3 | 4 |\n| 5 | 6 |\n", ""},
+	})
+}

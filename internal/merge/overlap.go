@@ -461,7 +461,7 @@ func acceptExact(doc string, l, habit int) (bool, float64) {
 		case lineStart && lines >= 2 && nonSpace >= 3 && distinct >= 2:
 		case lineStart && habit > 0 && lines == 1 && substantive(rep):
 		case !lineStart && atSpace && inner && content:
-		case !lineStart && l >= strongOverlap && (habit > 0 && inner || wordBoundary(doc, start)) && content && (habit > 0 || !repeatedNearby(doc, rep)):
+		case !lineStart && l >= strongOverlap && (habit >= 0 && inner || wordBoundary(doc, start)) && content && (habit > 0 || !repeatedNearby(doc, rep)):
 		default:
 			return false, 0
 		}
@@ -472,9 +472,12 @@ func acceptExact(doc string, l, habit int) (bool, float64) {
 			// documents repeat a line and the next line's opening
 			// ("## foo\n#", "{\"Action\":") all the time.
 			return false, 0
-		case atSpace && (inner || l >= 12) && content:
+		case atSpace && (inner || utf8.RuneCountInString(body) >= 12) && content:
+			// One word alone counts from twelve letters (a path, a long
+			// identifier): a shorter one doubled ("Ελλάδα Ελλάδα") may be
+			// the document's.
 		case l >= 6 && cjkBoundary(doc, start) && content:
-		case l >= strongOverlap && (habit > 0 && inner || wordBoundary(doc, start)) && content && (habit > 0 || !repeatedNearby(doc, rep)):
+		case l >= strongOverlap && (habit >= 0 && inner || wordBoundary(doc, start)) && content && (habit > 0 || !repeatedNearby(doc, rep)):
 		default:
 			return false, 0
 		}
