@@ -150,6 +150,14 @@ func run(name string, f format, chunks []Chunk) Result {
 		default:
 			j.Method, j.Confidence = methodNone, 1
 		}
+		if ok && !marked {
+			if l := keptRepeat(&sc, doc, rest); l > 0 {
+				// The join reads X X: the document may write it so, or the
+				// model repeated X and nothing here tells which.
+				j.Confidence = min(j.Confidence, 0.5)
+				errs = append(errs, fmt.Sprintf("chunk %d: kept a repeat of the %d bytes before byte %d, which may be the model's", c.Seq, l, len(doc)))
+			}
+		}
 		j.Removed = max(0, len(c.Text)-len(rest))
 		j.Stripped = notes
 		res.Joins = append(res.Joins, j)
@@ -213,4 +221,28 @@ func settle(sc *scratch, f format, doc, t string, ov overlap, last bool) (string
 		}
 	}
 	return t, "", 0, false
+}
+
+// keptRepeat returns the length of a repeat that the text appended at a
+// join starts with and that the join kept: an exact copy of the document's
+// last strongOverlap bytes or more, of content spanning a separator. Unless
+// the job's other joins show a model that goes on (sc.habit < 0) or the
+// document shows it writes the text twice (it did before, or the repeat
+// makes its last line a copy of the line before: a record written twice),
+// such a join cannot be verified either way, and the merge reports it. 0
+// when there is none.
+func keptRepeat(sc *scratch, doc, rest string) int {
+	if sc.habit < 0 {
+		return 0
+	}
+	bs := sc.borders(doc, rest, overlapWindow)
+	if len(bs) == 0 || bs[0] < strongOverlap {
+		return 0
+	}
+	l := bs[0]
+	rep := doc[len(doc)-l:]
+	if !substantive(rep) || !strings.ContainsAny(strings.TrimSpace(rep), " \t\n") || doubledBefore(doc, rep) || completesRepeatedLine(doc, rep) {
+		return 0
+	}
+	return l
 }

@@ -562,3 +562,21 @@ func TestVerifiedJoins(t *testing.T) {
 			"| a | b |\n| --- | ---: |\n| 1 | 2 |\n\nText.\n\n| a | b |\n| --- | ---: |\n| 3 | 4 |\n| 5 | 6 |\n", ""},
 	})
 }
+
+// TestUnverifiedRepeat: a join that keeps a long exact repeat of the
+// document's end, with nothing to tell whether the document or the model
+// wrote it twice, keeps the text but does not claim success.
+func TestUnverifiedRepeat(t *testing.T) {
+	doc := "A: the quick brown fox jumps over the lazy dog. B: the quick brown fox jumps over the lazy dog. C: the quick brown fox jumps over the "
+	next := "uick brown fox jumps over the lazy cat.\n"
+	res, err := Merge(Options{Format: "text"}, chunksOf(doc, next))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content != doc+next {
+		t.Errorf("content %q", res.Content)
+	}
+	if res.Success || !strings.Contains(res.Error, "kept a repeat") || res.Joins[0].Confidence > 0.5 {
+		t.Errorf("success %v, error %q, joins %+v: want the join reported", res.Success, res.Error, res.Joins)
+	}
+}
