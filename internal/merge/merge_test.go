@@ -417,6 +417,11 @@ func TestHabit(t *testing.T) {
 		{"repeated line cut by a model that repeats", "text", []string{
 			"alpha beta gamma\ndelta epsilon zeta\n", "delta epsilon zeta\neta theta iota kap", "iota kappa lambda\n"},
 			"alpha beta gamma\ndelta epsilon zeta\neta theta iota kappa lambda\n", ""},
+		// A paragraph that opens with a doubled word, cut between them,
+		// from a model that goes on at its other joins.
+		{"doubled word at a line start kept by a model that goes on", "text", []string{
+			"First line of it.\n\nΕλλάδα ", "Ελλάδα Zürich and mo", "re words, then the en", "d of the text.\n"},
+			"First line of it.\n\nΕλλάδα Ελλάδα Zürich and more words, then the end of the text.\n", ""},
 		// ...and kept (a document writing the line twice) when it goes on.
 		{"repeated line kept by a model that goes on", "text", []string{
 			"alpha beta gamma\ndelta epsilon zeta\n", "delta epsilon zeta\neta theta iota kap", "pa lambda\n"},

@@ -1331,7 +1331,11 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 		// HasPrefix first: it fails at once when the partial record (which
 		// may be most of the document for an outer container) is longer.
 		line := isLineFormat(kind)
-		if strings.HasPrefix(next, partial) && restartable(partial, bias) && !(line && s.habit < 0 && !bias && alnumCount(partial) == 0) ||
+		// (From a model that goes on at the other joins, a bare partial
+		// line, or one too short to rule out coincidence, that the
+		// continuation starts with is the document's doubling: "Ελλάδα "
+		// + "Ελλάδα Zürich".)
+		if strings.HasPrefix(next, partial) && restartable(partial, bias) && !(s.habit < 0 && !bias && (line && alnumCount(partial) == 0 || len(partial) < strongOverlap)) ||
 			indent && s.habit == 0 && indentRestart(doc, r, next) ||
 			line && s.habit > 0 && strings.HasPrefix(next, partial) && (r == 0 || doc[r-1] == '\n') && !(kind == "diff" && diffHeaderKept(doc, r, next)) ||
 			!line && s.habit > 0 && strings.HasPrefix(next, partial) && strings.TrimSpace(partial) != "" {
