@@ -63,7 +63,10 @@ func lockKey(jobID string) int32 {
 // at all: if the worker dies, Postgres ends its session and frees the locks.
 // Always Release a Claim (Save and Fail release it themselves).
 type Claim struct {
-	Outcome        ClaimOutcome
+	Outcome ClaimOutcome
+	// Job holds what a chunk needs of the job: its ID, status, model,
+	// format, instructions, max_output_tokens, continuation settings,
+	// webhook URL and start, and its input for chunk 0 only.
 	Job            Job
 	Seq            int
 	NextSeq        int      // chunks stored
@@ -86,10 +89,15 @@ type Claim struct {
 	cumOut                    *int64
 }
 
-// claimSQL reads the job and its last chunk: one index probe gives the next
-// sequence number and what to continue from. The chunk's tail is read (and a
-// large chunk's text decompressed) only for a job with a stop sequence.
-var claimSQL = `SELECT ` + prefixed("j.", jobColumns) + `, last.seq, last.response_id, last.content_sha,
+// claimSQL reads what a chunk needs of its job — not the caller's metadata,
+// the totals or the timestamps, and the input (a prompt or a conversation,
+// maybe large) only for chunk 0 — and its last chunk: one index probe gives
+// the next sequence number and what to continue from. The chunk's tail is
+// read (and a large chunk's text decompressed) only for a job with a stop
+// sequence.
+const claimSQL = `SELECT j.id::text, j.status, j.model, j.format, j.instructions, CASE WHEN $2 = 0 THEN j.input END,
+	j.max_output_tokens, j.continuation, j.webhook_url, j.started_at,
+	last.seq, last.response_id, last.content_sha,
 	CASE WHEN j.continuation ? 'stop_sequence' THEN right(last.content, 256) END,
 	last.cum_output_tokens, last.cum_cost_usd::float8
 FROM jobs j LEFT JOIN LATERAL (
@@ -99,7 +107,9 @@ WHERE j.id = $1::uuid`
 
 // scanRead keeps the result of claimSQL.
 func (c *Claim) scanRead(row pgx.Row) error {
-	err := row.Scan(append(jobDest(&c.Job), &c.lastSeq, &c.prevResp, &c.prevSHA, &c.prevTl, &c.cumOut, &c.CumCost)...)
+	j := &c.Job
+	err := row.Scan(&j.ID, &j.Status, &j.Model, &j.Format, &j.Instructions, &j.Input, &j.MaxOutputTokens, &j.Continuation,
+		&j.WebhookURL, &j.StartedAt, &c.lastSeq, &c.prevResp, &c.prevSHA, &c.prevTl, &c.cumOut, &c.CumCost)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}

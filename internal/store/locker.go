@@ -399,7 +399,7 @@ func (s *lockSession) claim(claims, unlocks []*lockReq) {
 	}
 	for _, r := range claims {
 		b.Queue(`SELECT pg_try_advisory_lock($1, $2)`, lockClass, r.claim.key)
-		b.Queue(claimSQL, r.claim.jobID)
+		b.Queue(claimSQL, r.claim.jobID, r.claim.Seq)
 	}
 	br := s.conn.SendBatch(ctx, b)
 	if len(keys) > 0 {
