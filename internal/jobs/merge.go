@@ -185,9 +185,13 @@ func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result
 		}
 		meta.Durations.ModelMS += c.LatencyMS
 		meta.Durations.ChunkModelMS[i] = c.LatencyMS
-		var o continuation.Outcome
-		_ = json.Unmarshal(c.Decision, &o)
-		meta.Decisions[i] = ChunkDecisionNote{Seq: c.Seq, ShouldContinue: o.ShouldContinue, ResolvedBy: o.ResolvedBy, StopReason: string(o.StopReason)}
+		// The outcome's columns, not its JSON: decoding every chunk's
+		// evaluations was the merge's largest cost.
+		note := ChunkDecisionNote{Seq: c.Seq, ShouldContinue: c.ShouldContinue, ResolvedBy: c.ResolvedBy}
+		if c.StopReason != nil {
+			note.StopReason = *c.StopReason
+		}
+		meta.Decisions[i] = note
 	}
 	if n := len(chunks); n > 0 {
 		meta.WasContinued = n > 1

@@ -108,7 +108,7 @@ WHERE j.id = $1::uuid`
 // scanRead keeps the result of claimSQL.
 func (c *Claim) scanRead(row pgx.Row) error {
 	j := &c.Job
-	err := row.Scan(&j.ID, &j.Status, &j.Model, &j.Format, &j.Instructions, &j.Input, &j.MaxOutputTokens, &j.Continuation,
+	err := row.Scan(&j.ID, &j.Status, &j.Model, &j.Format, &j.Instructions, rawJSON(&j.Input), &j.MaxOutputTokens, rawJSON(&j.Continuation),
 		&j.WebhookURL, &j.StartedAt, &c.lastSeq, &c.prevResp, &c.prevSHA, &c.prevTl, &c.cumOut, &c.CumCost)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
