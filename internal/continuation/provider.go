@@ -96,9 +96,10 @@ func (p *ResponsesProvider) Call(ctx context.Context, req CallRequest) (Response
 	}
 	// openai-go sends the request — base URL, authentication, headers,
 	// error statuses as *openai.Error — with a body encoded here and the
-	// reply handed back raw; only the fields used here are decoded. Its
-	// reflective encoding and decoding of the full Responses types cost more
-	// CPU than the rest of a chunk's handling together.
+	// reply handed back raw; only the fields used here are decoded (see
+	// decodeResponse). Its reflective encoding and decoding of the full
+	// Responses types cost more CPU than the rest of a chunk's handling
+	// together.
 	var raw []byte
 	start := time.Now()
 	err = p.client.Post(ctx, "responses", nil, &raw, option.WithRequestBody("application/json", body))
@@ -107,7 +108,7 @@ func (p *ResponsesProvider) Call(ctx context.Context, req CallRequest) (Response
 		return Response{Latency: latency}, Classify(err)
 	}
 	var resp wireResponse
-	if err := json.Unmarshal(raw, &resp); err != nil {
+	if err := decodeResponse(raw, &resp); err != nil {
 		return Response{Latency: latency}, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
 			Err: fmt.Errorf("response body is not a Responses API object: %w", err)}
 	}
