@@ -61,6 +61,12 @@ func TestEveryFormatReproducesTheDocument(t *testing.T) {
 				len(meta.FinishReasons) != st.Chunks || meta.FinishReasons[st.Chunks-1] != "stop" || meta.FinishReasons[0] != "length" {
 				t.Fatalf("metadata does not describe the chunks: %+v", meta)
 			}
+			// Each chunk's decision: continue on length, stop on the last.
+			last := jobs.ChunkDecisionNote{Seq: st.Chunks - 1, ResolvedBy: "finish_reason", StopReason: "completed"}
+			if len(meta.Decisions) != st.Chunks || meta.Decisions[st.Chunks-1] != last ||
+				meta.Decisions[0] != (jobs.ChunkDecisionNote{Seq: 0, ShouldContinue: true, ResolvedBy: "finish_reason"}) {
+				t.Fatalf("decisions in the metadata: %+v", meta.Decisions)
+			}
 			var outTokens int64
 			for _, c := range calls {
 				outTokens += int64(c.OutputTokens)

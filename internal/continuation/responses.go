@@ -44,7 +44,7 @@ func (p *ResponsesProvider) Call(ctx context.Context, req CallRequest) (Response
 	// error statuses as *openai.Error — with a body encoded here and the
 	// reply handed back raw; only the fields used here are decoded. Its
 	// reflective encoding and decoding of the full Responses types cost more
-	// CPU than the rest of a chunk's handling together.
+	// CPU than the rest of a chunk's handling together (see decodeResponse).
 	var raw []byte
 	err = p.client.Post(ctx, "responses", nil, &raw, option.WithRequestBody("application/json", body))
 	latency := time.Since(start)
@@ -52,7 +52,7 @@ func (p *ResponsesProvider) Call(ctx context.Context, req CallRequest) (Response
 		return Response{Latency: latency}, Classify(err)
 	}
 	var resp wireResponse
-	if err := json.Unmarshal(raw, &resp); err != nil {
+	if err := decodeResponse(raw, &resp); err != nil {
 		return Response{Latency: latency}, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
 			Err: fmt.Errorf("response body is not a Responses API object: %w", err)}
 	}

@@ -67,8 +67,12 @@ func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Cla
 	strategy continuation.Strategy) (continuation.CallRequest, error) {
 	req := continuation.CallRequest{Model: job.Model, Instructions: job.Instructions, MaxOutputTokens: job.MaxOutputTokens,
 		Strategy: strategy, Tools: opts.Tools, Stream: opts.Stream}
-	if err := json.Unmarshal(job.Input, &req.Input); err != nil {
-		return req, fmt.Errorf("job input: %w", err)
+	// The claim reads the input only when the call sends it (or an auto
+	// format job's prompt hints at its content type).
+	if len(job.Input) > 0 {
+		if err := json.Unmarshal(job.Input, &req.Input); err != nil {
+			return req, fmt.Errorf("job input: %w", err)
+		}
 	}
 	if c.Seq == 0 {
 		req.JSONSchema = opts.JSONSchema

@@ -209,9 +209,13 @@ func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result
 		}
 		meta.Durations.ModelMS += c.LatencyMS
 		meta.Durations.ChunkModelMS[i] = c.LatencyMS
-		var o continuation.Outcome
-		_ = json.Unmarshal(c.Decision, &o)
-		meta.Decisions[i] = ChunkDecisionNote{Seq: c.Seq, ShouldContinue: o.ShouldContinue, ResolvedBy: o.ResolvedBy, StopReason: string(o.StopReason)}
+		// The outcome's columns, not its JSON: decoding every chunk's
+		// evaluations was the merge's largest cost.
+		note := ChunkDecisionNote{Seq: c.Seq, ShouldContinue: c.ShouldContinue, ResolvedBy: c.ResolvedBy}
+		if c.StopReason != nil {
+			note.StopReason = *c.StopReason
+		}
+		meta.Decisions[i] = note
 		meta.Strategy = c.Strategy
 		meta.Prompts[i] = deref(c.Prompt)
 		meta.ChunkInputTokens[i] = c.Usage.Input
@@ -290,6 +294,9 @@ func FinalStatus(job store.Job, meta Metadata) (status, errMsg string) {
 // requestText rebuilds the request's words for auto format detection.
 func requestText(job store.Job) (string, error) {
 	var in continuation.Input
+	if len(job.Input) == 0 {
+		return job.Instructions, nil
+	}
 	if err := json.Unmarshal(job.Input, &in); err != nil {
 		return "", fmt.Errorf("job %s input: %w", job.ID, err)
 	}

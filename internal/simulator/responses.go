@@ -159,10 +159,13 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	body, err := json.Marshal(resp)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "server_error", "", "", "simulator: encoding response: "+err.Error())
-		return
+	body := resp.appendJSON(make([]byte, 0, 1024+2*len(t.text)))
+	if body == nil {
+		var err error
+		if body, err = json.Marshal(resp); err != nil {
+			writeError(w, http.StatusInternalServerError, "server_error", "", "", "simulator: encoding response: "+err.Error())
+			return
+		}
 	}
 	if malformed {
 		s.record(call)

@@ -57,13 +57,16 @@ func lockKey(jobID string) int32 {
 	return int32(binary.BigEndian.Uint32(u[:4]))
 }
 
-// Claim is one delivery's hold on a job while it makes a chunk. It owns a
-// pooled connection carrying a session-level advisory lock on the job, so
-// two deliveries can never both call the model for the job, with no write
-// at all: if the worker dies, Postgres drops its session and the lock with
-// it. Always Release a Claim (Save and Fail release it themselves).
+// Claim is one delivery's hold on a job while it makes a chunk: the job's
+// advisory lock, held by the worker's lock session (see locker.go),
+// so two deliveries can never both call the model for the job, with no write
+// at all: if the worker dies, Postgres ends its session and frees the locks.
+// Always Release a Claim (Save and Fail release it themselves).
 type Claim struct {
-	Outcome        ClaimOutcome
+	Outcome ClaimOutcome
+	// Job holds what a chunk needs of the job: its ID, status, model,
+	// format, instructions, max_output_tokens, continuation settings,
+	// webhook URL and start, and its input for chunk 0 only.
 	Job            Job
 	Seq            int
 	NextSeq        int      // chunks stored
@@ -77,32 +80,34 @@ type Claim struct {
 	PrevStrategy   string   // how the previous chunk was asked for ("" for chunk 0)
 	PrevBroken     bool     // the previous chunk is what arrived before its stream broke
 	FirstHead      string   // the first chunk's opening bytes, for an auto-format job's content type
-	conn           *pgxpool.Conn
+	store          *Store
+	jobID          string
 	key            int32
-	locked         bool
+	sess           *lockSession
+	gen            uint64 // the session's connection that took the lock
+	locked         bool   // the session holds the lock for this claim
+	held           bool   // the key is in the worker's set of held keys
+	// What the claim read, resolved into the fields above.
+	found                     bool
+	lastSeq                   *int
+	prevResp, prevSHA, prevTl *string
+	cumOut                    *int64
+	cumRec                    *int64
+	inQuote, prevBroken       *bool
+	prevStrategy, firstHead   *string
 }
 
-// ClaimChunk tries to lock the job for chunk seq and reads what the call
-// needs, in one round trip and without writing. The job is read after the
-// lock is held (a new snapshot), so a chunk committed by the previous holder
-// is always seen.
-func (s *Store) ClaimChunk(ctx context.Context, jobID string, seq int) (*Claim, error) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("store: claim chunk %d of job %s: %w", seq, jobID, err)
-	}
-	c := &Claim{conn: conn, key: lockKey(jobID), Seq: seq}
-	var lastSeq *int
-	var prevResp, prevSHA, prevTail *string
-	var cumOut, cumRec *int64
-	var inQuote, prevBroken *bool
-	var prevStrategy, firstHead *string
-	b := &pgx.Batch{}
-	b.Queue(`SELECT pg_try_advisory_lock($1, $2)`, lockClass, c.key)
-	// The job and its last chunk: one index probe gives the next sequence
-	// number and what to continue from. The chunk's tail is read (and a
-	// large chunk's text decompressed) only for a job with a stop sequence.
-	b.Queue(`SELECT `+prefixed("j.", jobColumns)+`, last.seq, last.response_id, last.content_sha,
+// claimSQL reads what a chunk needs of its job — not the caller's metadata,
+// the totals or the timestamps, and the input (a prompt or a conversation,
+// maybe large) only when the call sends it: for chunk 0, and for a
+// strategy that re-sends the conversation (any but stateful, or after a
+// broken stream) — and its last chunk: one index probe gives the next
+// sequence number and what to continue from. The chunk's tail is read (and
+// a large chunk's text decompressed) only for a job with a stop sequence.
+const claimSQL = `SELECT j.id::text, j.status, j.model, j.format, j.instructions,
+	CASE WHEN $2 = 0 OR last.strategy <> 'stateful' OR last.stream_broken OR j.format = 'auto' THEN j.input END,
+	j.max_output_tokens, j.continuation, j.webhook_url, j.started_at, j.tenant_id, j.options,
+	last.seq, last.response_id, last.content_sha,
 	CASE WHEN j.continuation ? 'stop_sequence' THEN right(last.content, 256) END,
 	last.cum_output_tokens, last.cum_cost_usd::float8, last.cum_records, last.in_quote, last.strategy, last.stream_broken,
 	CASE WHEN j.format IN ('auto', 'json') AND last.seq IS NOT NULL THEN (SELECT left(content, 2048) FROM chunks WHERE job_id = j.id AND seq = 0) END
@@ -110,78 +115,91 @@ FROM jobs j LEFT JOIN LATERAL (
 	SELECT seq, response_id, content_sha, content, cum_output_tokens, cum_cost_usd, cum_records, in_quote, strategy, stream_broken
 	FROM chunks WHERE job_id = j.id ORDER BY seq DESC LIMIT 1
 ) last ON true
-WHERE j.id = $1::uuid`, jobID)
-	br := conn.SendBatch(ctx, b)
-	lockErr := br.QueryRow().Scan(&c.locked)
-	readErr := br.QueryRow().Scan(append(jobDest(&c.Job), &lastSeq, &prevResp, &prevSHA, &prevTail, &cumOut, &c.CumCost,
-		&cumRec, &inQuote, &prevStrategy, &prevBroken, &firstHead)...)
-	closeErr := br.Close()
-	if err := errors.Join(lockErr, closeErr); err != nil || (readErr != nil && !errors.Is(readErr, pgx.ErrNoRows)) {
-		c.discard()
-		return nil, fmt.Errorf("store: claim chunk %d of job %s: %w", seq, jobID, errors.Join(err, readErr))
+WHERE j.id = $1::uuid`
+
+// scanRead keeps the result of claimSQL.
+func (c *Claim) scanRead(row pgx.Row) error {
+	j := &c.Job
+	err := row.Scan(&j.ID, &j.Status, &j.Model, &j.Format, &j.Instructions, rawJSON(&j.Input), &j.MaxOutputTokens, rawJSON(&j.Continuation),
+		&j.WebhookURL, &j.StartedAt, &j.TenantID, rawJSON(&j.Options), &c.lastSeq, &c.prevResp, &c.prevSHA, &c.prevTl, &c.cumOut, &c.CumCost,
+		&c.cumRec, &c.inQuote, &c.prevStrategy, &c.prevBroken, &c.firstHead)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
 	}
-	if lastSeq != nil {
-		c.NextSeq = *lastSeq + 1
-		if *lastSeq == seq-1 {
-			c.PrevResponseID, c.PrevSHA, c.PrevTail = deref(prevResp), deref(prevSHA), deref(prevTail)
-			if cumOut != nil {
-				c.CumOutput = *cumOut
+	c.found = err == nil
+	return err
+}
+
+// ClaimChunk tries to lock the job for chunk seq and reads what the call
+// needs, in one round trip of the lock session and without writing. The job is
+// read after the lock is held (a new snapshot), so a chunk committed by the
+// previous holder is always seen.
+func (s *Store) ClaimChunk(ctx context.Context, jobID string, seq int) (*Claim, error) {
+	c := &Claim{store: s, jobID: jobID, key: lockKey(jobID), Seq: seq}
+	if _, err := uuid.Parse(jobID); err != nil {
+		c.Outcome = Missing // no such job can exist
+		return c, nil
+	}
+	lk := s.locks()
+	if !lk.hold(c.key) {
+		c.Outcome = Leased // another delivery in this worker holds the job
+		return c, nil
+	}
+	c.held, c.sess = true, lk.sess
+	if err := c.sess.do(&lockReq{kind: reqClaim, claim: c, done: make(chan struct{})}); err != nil {
+		c.Release()
+		return nil, fmt.Errorf("store: claim chunk %d of job %s: %w", seq, jobID, err)
+	}
+	if c.resolve() != Claimed {
+		c.Release()
+	}
+	return c, nil
+}
+
+// resolve sets the claim's outcome and fields from what its session read.
+func (c *Claim) resolve() ClaimOutcome {
+	if c.lastSeq != nil {
+		c.NextSeq = *c.lastSeq + 1
+		if *c.lastSeq == c.Seq-1 {
+			c.PrevResponseID, c.PrevSHA, c.PrevTail = deref(c.prevResp), deref(c.prevSHA), deref(c.prevTl)
+			if c.cumOut != nil {
+				c.CumOutput = *c.cumOut
 			}
-			if cumRec != nil {
-				c.CumRecords, c.InQuote, c.PrevStrategy, c.PrevBroken = *cumRec, *inQuote, *prevStrategy, *prevBroken
+			if c.cumRec != nil {
+				c.CumRecords, c.InQuote, c.PrevStrategy, c.PrevBroken = *c.cumRec, *c.inQuote, *c.prevStrategy, *c.prevBroken
 			}
-			c.FirstHead = deref(firstHead)
+			c.FirstHead = deref(c.firstHead)
 		}
 	}
 	switch {
 	case !c.locked:
 		c.Outcome = Leased
-	case readErr != nil:
+	case !c.found:
 		c.Outcome = Missing
 	case c.Job.Status != StatusQueued && c.Job.Status != StatusRunning:
 		c.Outcome = JobDone
-	case c.NextSeq > seq:
+	case c.NextSeq > c.Seq:
 		c.Outcome = AlreadyStored
-	case c.NextSeq < seq:
+	case c.NextSeq < c.Seq:
 		c.Outcome = Ahead
 	default:
 		c.Outcome = Claimed
-		return c, nil
 	}
-	c.Release()
-	return c, nil
+	return c.Outcome
 }
 
-// Release unlocks the job and returns the connection. It is safe to call
+// Release unlocks the job, without waiting for the unlock: the lock session
+// runs it before any later claim of the job in this worker. It is safe to call
 // more than once.
 func (c *Claim) Release() {
-	if c.conn == nil {
-		return
-	}
 	if c.locked {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if _, err := c.conn.Exec(ctx, `SELECT pg_advisory_unlock($1, $2)`, lockClass, c.key); err != nil {
-			c.discard() // closing the session drops the lock
-			return
-		}
+		_ = c.sess.do(&lockReq{kind: reqUnlock, key: c.key, gen: c.gen})
 		c.locked = false
 	}
-	c.conn.Release()
-	c.conn = nil
-}
-
-// discard closes the connection, which ends the session and its lock.
-func (c *Claim) discard() {
-	if c.conn == nil {
-		return
+	if c.held {
+		c.store.locks().free(c.key)
+		c.held = false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = c.conn.Conn().Close(ctx)
-	c.conn.Release()
-	c.conn = nil
-	c.locked = false
 }
 
 // MarkRunning moves a queued job to running when its first chunk starts.
@@ -189,7 +207,7 @@ func (c *Claim) MarkRunning(ctx context.Context) error {
 	if c.Job.Status != StatusQueued {
 		return nil
 	}
-	_, err := c.conn.Exec(ctx, `
+	_, err := c.store.pool.Exec(ctx, `
 WITH j AS (
 	UPDATE jobs SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
 	WHERE id = $1::uuid AND status = 'queued' RETURNING id
@@ -209,7 +227,7 @@ func (c *Claim) RecordLostAttempts(ctx context.Context, taskID string, retried i
 	if retried <= 0 {
 		return 0, nil
 	}
-	tag, err := c.conn.Exec(ctx, `
+	tag, err := c.store.pool.Exec(ctx, `
 INSERT INTO call_failures (job_id, seq, task_id, attempt, status, error_type, error, previous_response_id)
 SELECT $1::uuid, $2, $3, a, 'lost', 'unknown', 'the delivery ended without a trace (worker died); a model call may have been made and billed', nullif($5, '')
 FROM generate_series(0, $4 - 1) a
@@ -287,13 +305,35 @@ const decisionEvent = `INSERT INTO job_events (job_id, seq, level, type, message
 	FROM ch`
 
 // Save stores the chunk — which is also the record of its model call — and,
-// when generation stops, moves the job to merging; then it commits and only
-// then unlocks, all in one round trip. A continuing chunk costs one INSERT
-// and one commit. It returns the job's status as this claim knew it, or its
-// new status when generation stopped (a cancel during the call is honored
-// by the next claim, before any model call), and releases the claim.
+// when generation stops, moves the job to merging; the lock session commits
+// it (together with the other chunks saved meanwhile) and only then unlocks.
+// If the session was lost since the claim, the lock went with it: a save
+// that finds a new session in its place still stores the chunk (the call was
+// paid for; the primary key keeps a chunk once), and one that loses the
+// session during its own round trip fails, so that its delivery retries.
+// A continuing chunk costs one INSERT in a shared transaction. It returns the
+// job's status as this claim knew it, or its new status when generation
+// stopped (a cancel during the call is honored by the next claim, before any
+// model call), and releases the claim.
 func (c *Claim) Save(ctx context.Context, n NewChunk) (string, error) {
 	defer c.Release()
+	if !c.locked {
+		return "", fmt.Errorf("store: save chunk %d of job %s: the claim holds no lock", c.Seq, c.Job.ID)
+	}
+	r := c.saveReq(n)
+	err := c.sess.do(r)
+	c.locked = false // the session unlocked it, or lost it
+	if errors.Is(err, ErrChunkExists) {
+		return "", ErrChunkExists
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: save chunk %d of job %s: %w", c.Seq, c.Job.ID, err)
+	}
+	return r.status, nil
+}
+
+// saveReq is the lock session's request to store n.
+func (c *Claim) saveReq(n NewChunk) *lockReq {
 	args := []any{c.Job.ID, c.Seq, n.Content, n.ContentSHA, n.FinishReason, n.RawStatus, n.IncompleteReason,
 		n.ResponseID, c.PrevResponseID, n.TaskID, n.Attempt, n.Usage.Input, n.Usage.Cached, n.Usage.Output,
 		n.Usage.Reasoning, n.CostUSD, n.Latency.Milliseconds(), n.CallStarted, n.ShouldContinue, n.StopReason, n.Decision,
@@ -311,10 +351,16 @@ func (c *Claim) Save(ctx context.Context, n NewChunk) (string, error) {
 			evLevel, evType, evMsg = &n.Event.Level, &n.Event.Type, &n.Event.Message
 		}
 		args = append(args, evLevel, evType, evMsg)
-		// One INSERT writes the chunk's events in order — its decision, a
-		// warning, the status change — so their ids read as they happened
-		// (data-modifying CTEs run in no defined order).
-		sql = `WITH ch AS (` + insertChunk + ` RETURNING job_id
+		sql = stopChunkSQL
+	}
+	return &lockReq{kind: reqSave, claim: c, sql: sql, args: args, done: make(chan struct{})}
+}
+
+// stopChunkSQL stores a chunk that ends generation: the job moves to merging
+// (unless it was cancelled meanwhile). One INSERT writes the chunk's events
+// in order — its decision, a warning, the status change — so their ids read
+// as they happened (data-modifying CTEs run in no defined order).
+const stopChunkSQL = `WITH ch AS (` + insertChunk + ` RETURNING job_id
 ), j AS (
 	UPDATE jobs SET status = CASE WHEN status = 'cancelled' THEN status ELSE 'merging' END,
 	       stop_reason = CASE WHEN status = 'cancelled' THEN stop_reason ELSE nullif($20, '') END, updated_at = now()
@@ -332,30 +378,6 @@ func (c *Claim) Save(ctx context.Context, n NewChunk) (string, error) {
 	) e ORDER BY o
 )
 SELECT status FROM j`
-	}
-	var status string
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue(sql, args...)
-	b.Queue("COMMIT")
-	b.Queue(`SELECT pg_advisory_unlock($1, $2)`, lockClass, c.key)
-	br := c.conn.SendBatch(ctx, b)
-	_, err1 := br.Exec()
-	err2 := br.QueryRow().Scan(&status)
-	_, err3 := br.Exec()
-	_, err4 := br.Exec()
-	err5 := br.Close()
-	if errors.Is(err2, pgx.ErrNoRows) && err1 == nil && err3 == nil {
-		c.locked = err4 != nil
-		return "", ErrChunkExists
-	}
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
-		c.discard()
-		return "", fmt.Errorf("store: save chunk %d of job %s: %w", c.Seq, c.Job.ID, err)
-	}
-	c.locked = false
-	return status, nil
-}
 
 // CallFailure describes a model call attempt that produced no chunk.
 type CallFailure struct {
@@ -381,9 +403,9 @@ type Stop struct {
 }
 
 // Fail records a failed attempt and, with stop, ends the job's generation,
-// while still holding the lock; then it commits, unlocks and releases the
-// claim. It returns how many attempts at this chunk have failed with the
-// same error type (this one included) and, with stop, the job's status.
+// while still holding the lock; then it commits and releases the claim. It
+// returns how many attempts at this chunk have failed with the same error
+// type (this one included) and, with stop, the job's status.
 func (c *Claim) Fail(ctx context.Context, f CallFailure, stop *Stop) (failed int, status string, err error) {
 	defer c.Release()
 	var status0 *int
@@ -413,8 +435,10 @@ VALUES ($1::uuid, $2, 'warn', 'call_failed', $10, jsonb_build_object('error_type
 		b.Queue(stopSQL, c.Job.ID, stop.Reason, stop.Error, stop.Merge)
 	}
 	b.Queue("COMMIT")
-	b.Queue(`SELECT pg_advisory_unlock($1, $2)`, lockClass, c.key)
-	br := c.conn.SendBatch(ctx, b)
+	// A pooled connection commits it (the claim's lock stays held until
+	// Release, after the commit); one that fails mid-transaction is closed
+	// by the pool.
+	br := c.store.pool.SendBatch(ctx, b)
 	_, e1 := br.Exec()
 	_, e2 := br.Exec()
 	e3 := br.QueryRow().Scan(&failed)
@@ -426,20 +450,17 @@ VALUES ($1::uuid, $2, 'warn', 'call_failed', $10, jsonb_build_object('error_type
 		}
 	}
 	_, e5 := br.Exec()
-	_, e6 := br.Exec()
-	e7 := br.Close()
-	if err := errors.Join(e1, e2, e3, e4, e5, e6, e7); err != nil {
-		c.discard()
+	e6 := br.Close()
+	if err := errors.Join(e1, e2, e3, e4, e5, e6); err != nil {
 		return 0, "", fmt.Errorf("store: record failed call of job %s chunk %d: %w", c.Job.ID, c.Seq, err)
 	}
-	c.locked = false
 	return failed, status, nil
 }
 
 // Failures counts the failed attempts at this chunk with an error type.
 func (c *Claim) Failures(ctx context.Context, errorType string) (int, error) {
 	var n int
-	err := c.conn.QueryRow(ctx, `SELECT count(*) FROM call_failures WHERE job_id = $1::uuid AND seq = $2 AND status = 'failed' AND error_type = $3`,
+	err := c.store.pool.QueryRow(ctx, `SELECT count(*) FROM call_failures WHERE job_id = $1::uuid AND seq = $2 AND status = 'failed' AND error_type = $3`,
 		c.Job.ID, c.Seq, errorType).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("store: count failed calls of job %s chunk %d: %w", c.Job.ID, c.Seq, err)
@@ -454,7 +475,7 @@ func (c *Claim) RecordAttempt(ctx context.Context, f CallFailure) error {
 	if f.Usage != nil {
 		u = *f.Usage
 	}
-	_, err := c.conn.Exec(ctx, `
+	_, err := c.store.pool.Exec(ctx, `
 INSERT INTO call_failures (job_id, seq, task_id, attempt, counted, status, previous_response_id, response_id,
                            http_status, error_type, error, input_tokens, cached_tokens, output_tokens,
                            reasoning_tokens, cost_usd, latency_ms, started_at)
@@ -511,19 +532,36 @@ func (s *Store) StopJob(ctx context.Context, jobID string, stop Stop) (string, e
 // TryLockJob takes the job's advisory lock on a dedicated connection if no
 // delivery holds it. unlock must be called when ok.
 func (s *Store) TryLockJob(ctx context.Context, jobID string) (ok bool, unlock func(), err error) {
-	c := &Claim{key: lockKey(jobID)}
-	if c.conn, err = s.pool.Acquire(ctx); err != nil {
+	key := lockKey(jobID)
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
 		return false, nil, fmt.Errorf("store: lock job %s: %w", jobID, err)
 	}
-	if err := c.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, lockClass, c.key).Scan(&c.locked); err != nil {
-		c.discard()
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, lockClass, key).Scan(&ok); err != nil {
+		closeConn(conn)
 		return false, nil, fmt.Errorf("store: lock job %s: %w", jobID, err)
 	}
-	if !c.locked {
-		c.Release()
+	if !ok {
+		conn.Release()
 		return false, nil, nil
 	}
-	return true, c.Release, nil
+	return true, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1, $2)`, lockClass, key); err != nil {
+			closeConn(conn) // closing the session drops the lock
+			return
+		}
+		conn.Release()
+	}, nil
+}
+
+// closeConn closes a pooled connection, which ends its session and its locks.
+func closeConn(conn *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = conn.Conn().Close(ctx)
+	conn.Release()
 }
 
 // RecordLost records a delivery that died with its worker (seen by the

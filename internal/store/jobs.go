@@ -95,9 +95,14 @@ const jobColumns = `id::text, tenant_id, status, model, format, instructions, in
 	metadata, idempotency_key, webhook_url, stop_reason, error, chunk_count, input_tokens, cached_tokens, output_tokens,
 	reasoning_tokens, cost_usd::float8, created_at, updated_at, started_at, finished_at, active_ms, options`
 
+// rawJSON scans a json or jsonb column into m as the bytes Postgres sent:
+// pgx would otherwise run json.Unmarshal into the RawMessage, scanning the
+// text again only to check what Postgres already guarantees is valid JSON.
+func rawJSON(m *json.RawMessage) *[]byte { return (*[]byte)(m) }
+
 func jobDest(j *Job) []any {
-	return []any{&j.ID, &j.TenantID, &j.Status, &j.Model, &j.Format, &j.Instructions, &j.Input, &j.MaxOutputTokens,
-		&j.Continuation, &j.Metadata, &j.IdempotencyKey, &j.WebhookURL, &j.StopReason, &j.Error, &j.ChunkCount,
+	return []any{&j.ID, &j.TenantID, &j.Status, &j.Model, &j.Format, &j.Instructions, rawJSON(&j.Input), &j.MaxOutputTokens,
+		rawJSON(&j.Continuation), rawJSON(&j.Metadata), &j.IdempotencyKey, &j.WebhookURL, &j.StopReason, &j.Error, &j.ChunkCount,
 		&j.InputTokens, &j.CachedTokens, &j.OutputTokens, &j.ReasoningTokens, &j.CostUSD,
 		&j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt, &j.ActiveMS, &j.Options}
 }

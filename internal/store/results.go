@@ -26,6 +26,7 @@ type Chunk struct {
 	LatencyMS        int64           `json:"latency_ms"`
 	ShouldContinue   bool            `json:"should_continue"`
 	StopReason       *string         `json:"stop_reason,omitempty"`
+	ResolvedBy       string          `json:"resolved_by,omitempty"` // the criterion that decided, from Decision
 	Decision         json.RawMessage `json:"decision"`
 	CreatedAt        time.Time       `json:"created_at"`
 	Strategy         string          `json:"strategy"`
@@ -44,7 +45,8 @@ func (s *Store) Chunks(ctx context.Context, jobID string, withContent bool) ([]C
 	}
 	rows, err := s.pool.Query(ctx, `SELECT seq, `+content+`, length(content), finish_reason, raw_status, incomplete_reason,
 	response_id, task_id, attempt, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd::float8,
-	latency_ms, should_continue, stop_reason, decision, created_at, strategy, prompt, max_output_tokens, tool_calls, stream_broken
+	latency_ms, should_continue, stop_reason, coalesce(decision->>'resolved_by', ''), decision, created_at, strategy, prompt,
+	max_output_tokens, tool_calls, stream_broken
 FROM chunks WHERE job_id = $1::uuid ORDER BY seq`, jobID)
 	if err != nil {
 		return nil, fmt.Errorf("store: chunks of job %s: %w", jobID, err)
@@ -53,8 +55,8 @@ FROM chunks WHERE job_id = $1::uuid ORDER BY seq`, jobID)
 		var c Chunk
 		err := r.Scan(&c.Seq, &c.Content, &c.Size, &c.FinishReason, &c.RawStatus, &c.IncompleteReason, &c.ResponseID,
 			&c.TaskID, &c.Attempt, &c.Usage.Input, &c.Usage.Cached, &c.Usage.Output, &c.Usage.Reasoning, &c.CostUSD,
-			&c.LatencyMS, &c.ShouldContinue, &c.StopReason, &c.Decision, &c.CreatedAt, &c.Strategy, &c.Prompt,
-			&c.MaxOutputTokens, &c.ToolCalls, &c.StreamBroken)
+			&c.LatencyMS, &c.ShouldContinue, &c.StopReason, &c.ResolvedBy, rawJSON(&c.Decision), &c.CreatedAt, &c.Strategy, &c.Prompt,
+			&c.MaxOutputTokens, rawJSON(&c.ToolCalls), &c.StreamBroken)
 		return c, err
 	})
 }

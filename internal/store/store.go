@@ -1,7 +1,8 @@
 // Package store is carryover's only access to Postgres: jobs, chunks, model
 // calls, decisions, events, results and prices. Postgres is the source of
-// truth; every write the pipeline depends on is one statement (one round trip,
-// one commit) so a chunk costs as little as the design allows.
+// truth; every write the pipeline depends on is one statement, and a chunk's
+// claim and save share their round trips and commit with the other chunks of
+// the worker (see locker.go), so a chunk costs as little as the design allows.
 package store
 
 import (
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/golang-migrate/migrate/v4"
 	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers the pgx5:// driver
@@ -22,9 +24,18 @@ import (
 // ErrNotFound is returned when a job does not exist.
 var ErrNotFound = errors.New("not found")
 
-// Store wraps a pgx pool.
+// Store wraps a pgx pool, and the lock session of a worker's chunk claims
+// (started by the first claim: producers and readers never need it).
 type Store struct {
-	pool *pgxpool.Pool
+	pool     *pgxpool.Pool
+	lockOnce sync.Once
+	locker   *locker
+}
+
+// locks returns the lock session, starting it on first use.
+func (s *Store) locks() *locker {
+	s.lockOnce.Do(func() { s.locker = newLocker(s.pool.Config().ConnConfig.Copy()) })
+	return s.locker
 }
 
 // Options tune the connection pool.
@@ -60,8 +71,15 @@ func Open(ctx context.Context, dsn string, opts ...Options) (*Store, error) {
 // Pool exposes the pool for callers that read with their own SQL (tests, views).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Close releases every connection.
-func (s *Store) Close() { s.pool.Close() }
+// Close releases every connection. The lock session first runs what is
+// queued on it.
+func (s *Store) Close() {
+	s.lockOnce.Do(func() {}) // no lock session starts after this
+	if s.locker != nil {
+		s.locker.close()
+	}
+	s.pool.Close()
+}
 
 // Ping checks that Postgres answers.
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }

@@ -146,3 +146,155 @@ func TestRecordLostAttempts(t *testing.T) {
 		t.Fatalf("%+v %v", stats, err)
 	}
 }
+
+// lockFree reports whether the job's lock is free (taking and dropping it on
+// a connection of s's pool).
+func lockFree(t *testing.T, s *store.Store, id string) bool {
+	t.Helper()
+	ok, unlock, err := s.TryLockJob(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok {
+		unlock()
+	}
+	return ok
+}
+
+// Saves that share a lock session's transaction commit together; one that
+// fails is retried alone, so it fails alone, and every lock is released.
+func TestGroupCommitIsolatesAFailingSave(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	sess := s.NewTestSession()
+	defer sess.Close()
+	ids := []string{newJob(t, s), newJob(t, s), newJob(t, s)}
+	claims := make([]*store.Claim, len(ids))
+	reqs := make([]store.TestReq, len(ids))
+	for i, id := range ids {
+		claims[i], reqs[i] = sess.ClaimReq(id, 0)
+	}
+	sess.Run(reqs...)
+	for i, c := range claims {
+		if reqs[i].Err() != nil || c.Outcome != store.Claimed {
+			t.Fatalf("claim %d: %v %v", i, c.Outcome, reqs[i].Err())
+		}
+		if lockFree(t, s, ids[i]) {
+			t.Fatalf("job %d not locked by its claim", i)
+		}
+	}
+	bad := chunk("b", true)
+	bad.Content = "a NUL byte \x00 Postgres refuses in text"
+	saves := []store.TestReq{claims[0].SaveReq(chunk("a", true)), claims[1].SaveReq(bad), claims[2].SaveReq(chunk("c", false))}
+	sess.Run(saves...)
+	if saves[0].Err() != nil || saves[0].Status() != store.StatusQueued {
+		t.Fatalf("first save: %q %v", saves[0].Status(), saves[0].Err())
+	}
+	if saves[1].Err() == nil {
+		t.Fatal("a chunk Postgres refuses was saved")
+	}
+	if saves[2].Err() != nil || saves[2].Status() != store.StatusMerging {
+		t.Fatalf("stopping save: %q %v", saves[2].Status(), saves[2].Err())
+	}
+	for i, id := range ids {
+		if !lockFree(t, s, id) {
+			t.Fatalf("job %d still locked after its save", i)
+		}
+		chunks, err := s.Chunks(ctx, id, false)
+		if err != nil || len(chunks) != map[int]int{0: 1, 1: 0, 2: 1}[i] {
+			t.Fatalf("job %d: %d chunks stored, %v", i, len(chunks), err)
+		}
+	}
+	// A redelivered save finds its chunk stored.
+	c, req := sess.ClaimReq(ids[0], 0)
+	sess.Run(req)
+	if c.Outcome != store.AlreadyStored {
+		t.Fatalf("claim of a stored chunk: %v %v", c.Outcome, req.Err())
+	}
+	sess.Run(c.UnlockReq())
+}
+
+// An unlock queued before a claim of the same job runs before it, even in
+// the same round trip: the claim then holds the lock, once.
+func TestUnlockRunsBeforeALaterClaim(t *testing.T) {
+	s := open(t)
+	sess := s.NewTestSession()
+	defer sess.Close()
+	id := newJob(t, s)
+	first, req := sess.ClaimReq(id, 0)
+	sess.Run(req)
+	if first.Outcome != store.Claimed {
+		t.Fatal(first.Outcome, req.Err())
+	}
+	second, req := sess.ClaimReq(id, 0)
+	sess.Run(first.UnlockReq(), req)
+	if second.Outcome != store.Claimed || !second.Locked() {
+		t.Fatal(second.Outcome, req.Err())
+	}
+	if lockFree(t, s, id) {
+		t.Fatal("the second claim does not hold the lock")
+	}
+	sess.Run(second.UnlockReq())
+	if !lockFree(t, s, id) {
+		t.Fatal("the lock is still held after its one holder released it")
+	}
+}
+
+// Two deliveries of a job in one worker: the second is refused by the
+// worker itself (its lock sessions would grant a lock they hold twice).
+func TestSecondClaimInOneWorker(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	id := newJob(t, s)
+	first, err := s.ClaimChunk(ctx, id, 0)
+	if err != nil || first.Outcome != store.Claimed {
+		t.Fatal(first.Outcome, err)
+	}
+	second, err := s.ClaimChunk(ctx, id, 0)
+	if err != nil || second.Outcome != store.Leased {
+		t.Fatal(second.Outcome, err)
+	}
+	second.Release() // releasing a refused claim must not free the first's hold
+	if third, err := s.ClaimChunk(ctx, id, 0); err != nil || third.Outcome != store.Leased {
+		t.Fatal(third.Outcome, err)
+	}
+	first.Release()
+	again, err := s.ClaimChunk(ctx, id, 0)
+	if err != nil || again.Outcome != store.Claimed {
+		t.Fatal(again.Outcome, err)
+	}
+	again.Release()
+}
+
+// A worker whose lock session dies loses its locks with it: a save on the
+// dead session fails (the delivery retries and finds its chunk stored or
+// not), and the next claim opens a new session.
+func TestLockSessionLost(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	id := newJob(t, s)
+	c, err := s.ClaimChunk(ctx, id, 0)
+	if err != nil || c.Outcome != store.Claimed {
+		t.Fatal(c.Outcome, err)
+	}
+	if _, err := s.Pool().Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100 && !lockFree(t, s, id); i++ { // the backend exits asynchronously
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := c.Save(ctx, chunk("a", true)); err == nil {
+		t.Fatal("a save on a lost session succeeded")
+	}
+	again, err := s.ClaimChunk(ctx, id, 0)
+	if err != nil || again.Outcome != store.Claimed {
+		t.Fatalf("claim after the session was lost: %v %v", again.Outcome, err)
+	}
+	if st, err := again.Save(ctx, chunk("a", true)); err != nil || st != store.StatusQueued {
+		t.Fatalf("save on the new session: %q %v", st, err)
+	}
+	if !lockFree(t, s, id) {
+		t.Fatal("lock still held after the save")
+	}
+}

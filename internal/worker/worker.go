@@ -54,8 +54,9 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
-	// One connection per task slot (a claim holds its connection through the model
-	// call, for the job lock), plus a few for the reconciler and merges.
+	// Up to one connection per task slot (merges, first chunks, failures; a
+	// claim holds none: its lock is on the store's lock session), plus a few
+	// for the reconciler.
 	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cfg.Concurrency + 4)})
 	if err != nil {
 		return err
