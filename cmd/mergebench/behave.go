@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // A behavior rewrites a continuation the way a model misbehaves at a
@@ -33,6 +34,8 @@ func behaviors() []behavior {
 		{name: "trailing-remark", apply: trailer},
 		{name: "raw-in-string", formats: "json", kind: "diffs", apply: rawInString},
 		{name: "renumbered", formats: "json jsonl", kind: "numbered", apply: renumbered},
+		// Last, so that the random cuts of the others stay what they were.
+		{name: "repeat-tail", apply: repeatTail},
 	}
 }
 
@@ -62,6 +65,17 @@ func repeatWords(r *rand.Rand, d doc, prev, cont string, last bool) (string, boo
 		for i < len(prev) && !isSpace(prev[i-1]) {
 			i++
 		}
+	}
+	return prev[i:] + cont, i < len(prev)
+}
+
+// repeatTail repeats the last 24 to 64 bytes wherever they start (on a
+// rune boundary), mid-word too: a model's tokens may start inside a word,
+// and a model that re-emits its last tokens starts at one of them.
+func repeatTail(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
+	i := max(0, len(prev)-24-r.IntN(41))
+	for i > 0 && !utf8.RuneStart(prev[i]) {
+		i--
 	}
 	return prev[i:] + cont, i < len(prev)
 }

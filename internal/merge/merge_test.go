@@ -422,6 +422,12 @@ func TestHabit(t *testing.T) {
 		{"doubled word at a line start kept by a model that goes on", "text", []string{
 			"First line of it.\n\nΕλλάδα ", "Ελλάδα Zürich and mo", "re words, then the en", "d of the text.\n"},
 			"First line of it.\n\nΕλλάδα Ελλάδα Zürich and more words, then the end of the text.\n", ""},
+		// A fence line that starts with the cut one ("```" + "```sql") is
+		// no evidence that the model goes on: the restarted line before
+		// decides it.
+		{"fence line restarted by a model that restarts", "markdown", []string{
+			"# R\n\nText one.\n\n## S\n\nRetry São Paulo ", "Retry São Paulo carry on.\n\n```", "```sql\nSELECT 1;\n```\n\n```bash\necho hi\n```\n"},
+			"# R\n\nText one.\n\n## S\n\nRetry São Paulo carry on.\n\n```sql\nSELECT 1;\n```\n\n```bash\necho hi\n```\n", ""},
 		// ...and kept (a document writing the line twice) when it goes on.
 		{"repeated line kept by a model that goes on", "text", []string{
 			"alpha beta gamma\ndelta epsilon zeta\n", "delta epsilon zeta\neta theta iota kap", "pa lambda\n"},

@@ -150,6 +150,14 @@ func continuationHabit(kind string, chunks []Chunk) []int8 {
 				ev[i] = -1
 			}
 		}
+		if fl, _, _ := strings.Cut(chunks[i].Text, "\n"); !blank && len(fl) > len(p) && strings.HasPrefix(fl, p) && ev[i] == -1 {
+			// A fence line that starts with the cut line ("```" +
+			// "```sql"): a wrapper, or the line started over; which one
+			// the habit is to tell, not to show.
+			if _, ok := fenceLine(fl); ok {
+				ev[i] = 0
+			}
+		}
 		add := tail(t[cut:], habitWindow)
 		if keep := habitWindow - len(add); len(win) > keep {
 			// Keep the window's last bytes at its front (prev, a view of
@@ -423,12 +431,12 @@ func substantive(s string) bool {
 // re-emits what it wrote at the joins that show it (habit > 0): then a whole
 // line of content, or a line and the partial one after it, is its repeat too.
 //
-// From a model that re-emits what it wrote at the other joins, a repeat of
-// strongOverlap bytes or more of content that spans a separator is cut
-// wherever it starts, mid-word too: a tokenizer's token may start inside a
-// word ("q|ueue café ledger ..."). Without that habit a long repeat that
-// starts mid-word may be the document's own (records that share a long
-// prefix: "...\"Output\":\"BenchmarkInde" + "xAnyASCII...").
+// A repeat of strongOverlap bytes or more of content is cut wherever it
+// starts, mid-word too: a tokenizer's token may start inside a word
+// ("q|ueue café ledger ...", a hex string, a URL). Not from a model that
+// goes on at the other joins: there a long repeat that starts mid-word is
+// the document's own (records that share a long prefix:
+// "...\"Output\":\"BenchmarkInde" + "xAnyASCII...").
 func acceptExact(doc string, l, habit int) (bool, float64) {
 	if l < minOverlap || l > len(doc) {
 		return false, 0
@@ -461,7 +469,7 @@ func acceptExact(doc string, l, habit int) (bool, float64) {
 		case lineStart && lines >= 2 && nonSpace >= 3 && distinct >= 2:
 		case lineStart && habit > 0 && lines == 1 && substantive(rep):
 		case !lineStart && atSpace && inner && content:
-		case !lineStart && l >= strongOverlap && (habit >= 0 && inner || wordBoundary(doc, start)) && content && (habit > 0 || !repeatedNearby(doc, rep)):
+		case !lineStart && l >= strongOverlap && (habit >= 0 || wordBoundary(doc, start)) && content && (habit > 0 || !repeatedNearby(doc, rep)):
 		default:
 			return false, 0
 		}
@@ -477,7 +485,7 @@ func acceptExact(doc string, l, habit int) (bool, float64) {
 			// identifier): a shorter one doubled ("Ελλάδα Ελλάδα") may be
 			// the document's.
 		case l >= 6 && cjkBoundary(doc, start) && content:
-		case l >= strongOverlap && (habit >= 0 && inner || wordBoundary(doc, start)) && content && (habit > 0 || !repeatedNearby(doc, rep)):
+		case l >= strongOverlap && (habit >= 0 || wordBoundary(doc, start)) && content && (habit > 0 || !repeatedNearby(doc, rep)):
 		default:
 			return false, 0
 		}
