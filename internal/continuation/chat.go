@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 )
 
 // ChatProvider continues over Chat Completions, which keeps no state: every
@@ -27,21 +26,11 @@ func (p *ChatProvider) Call(ctx context.Context, req CallRequest) (Response, err
 	if err != nil {
 		return Response{}, &CallError{Type: ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
 	}
-	start := time.Now()
-	if req.Stream {
-		var hr *http.Response
-		err = p.client.Post(ctx, "chat/completions", nil, &hr, option.WithRequestBody("application/json", body))
-		if err != nil {
-			return Response{Latency: time.Since(start)}, Classify(err)
-		}
-		return readChatStream(hr, start)
-	}
-	var raw []byte
-	err = p.client.Post(ctx, "chat/completions", nil, &raw, option.WithRequestBody("application/json", body))
-	latency := time.Since(start)
-	if err != nil {
-		return Response{Latency: latency}, Classify(err)
-	}
+	return post(ctx, p.client, "chat/completions", body, req.Stream, readChatStream, decodeChat)
+}
+
+// decodeChat reads a chat completion.
+func decodeChat(raw []byte, latency time.Duration) (Response, error) {
 	var cc chatWireCompletion
 	if err := json.Unmarshal(raw, &cc); err != nil || len(cc.Choices) == 0 {
 		if err == nil {

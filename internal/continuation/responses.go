@@ -31,32 +31,41 @@ func (p *ResponsesProvider) Call(ctx context.Context, req CallRequest) (Response
 	if err != nil {
 		return Response{}, &CallError{Type: ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
 	}
-	start := time.Now()
-	if req.Stream {
-		var hr *http.Response
-		err = p.client.Post(ctx, "responses", nil, &hr, option.WithRequestBody("application/json", body))
-		if err != nil {
-			return Response{Latency: time.Since(start)}, Classify(err)
-		}
-		return readResponsesStream(hr, start)
-	}
-	// openai-go sends the request — base URL, authentication, headers,
-	// error statuses as *openai.Error — with a body encoded here and the
-	// reply handed back raw; only the fields used here are decoded. Its
-	// reflective encoding and decoding of the full Responses types cost more
-	// CPU than the rest of a chunk's handling together (see decodeResponse).
-	var raw []byte
-	err = p.client.Post(ctx, "responses", nil, &raw, option.WithRequestBody("application/json", body))
-	latency := time.Since(start)
-	if err != nil {
-		return Response{Latency: latency}, Classify(err)
-	}
+	return post(ctx, p.client, "responses", body, req.Stream, readResponsesStream, decodeResponses)
+}
+
+// decodeResponses reads a Responses API object.
+func decodeResponses(raw []byte, latency time.Duration) (Response, error) {
 	var resp wireResponse
 	if err := decodeResponse(raw, &resp); err != nil {
 		return Response{Latency: latency}, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
 			Err: fmt.Errorf("response body is not a Responses API object: %w", err)}
 	}
 	return resp.normalize(latency)
+}
+
+// post sends a request body through openai-go — base URL, authentication,
+// headers, error statuses as *openai.Error — and reads the reply: a stream
+// with read, or the raw body with decode. Only the fields the worker uses
+// are decoded: openai-go's reflective encoding and decoding of the full
+// API types cost more CPU than the rest of a chunk's handling together.
+func post(ctx context.Context, c openai.Client, path string, body []byte, stream bool,
+	read func(*http.Response, time.Time) (Response, error), decode func([]byte, time.Duration) (Response, error)) (Response, error) {
+	start := time.Now()
+	if stream {
+		var hr *http.Response
+		if err := c.Post(ctx, path, nil, &hr, option.WithRequestBody("application/json", body)); err != nil {
+			return Response{Latency: time.Since(start)}, Classify(err)
+		}
+		return read(hr, start)
+	}
+	var raw []byte
+	err := c.Post(ctx, path, nil, &raw, option.WithRequestBody("application/json", body))
+	latency := time.Since(start)
+	if err != nil {
+		return Response{Latency: latency}, Classify(err)
+	}
+	return decode(raw, latency)
 }
 
 // normalize turns a decoded Responses object into a Response, and a failed
