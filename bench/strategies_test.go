@@ -99,7 +99,7 @@ func BenchmarkStrategies(b *testing.B) {
 	}
 
 	type tally struct {
-		jobs, exact              int
+		jobs, exact, stalled     int
 		input, output, delivered int64
 	}
 	per := map[string]*tally{}
@@ -112,9 +112,9 @@ func BenchmarkStrategies(b *testing.B) {
 	}
 	for _, r := range runs {
 		var in, out int64
-		var content string
-		if err := pool.QueryRow(ctx, `SELECT j.input_tokens, j.output_tokens, coalesce(r.content, '')
-FROM jobs j LEFT JOIN job_results r ON r.job_id = j.id WHERE j.id = $1::uuid`, r.id).Scan(&in, &out, &content); err != nil {
+		var content, stop string
+		if err := pool.QueryRow(ctx, `SELECT j.input_tokens, j.output_tokens, coalesce(r.content, ''), coalesce(j.stop_reason, '')
+FROM jobs j LEFT JOIN job_results r ON r.job_id = j.id WHERE j.id = $1::uuid`, r.id).Scan(&in, &out, &content, &stop); err != nil {
 			b.Fatal(err)
 		}
 		delivered := int64((len(r.doc) + 3) / 4) // the simulator's tokenizer: about 4 bytes a token
@@ -126,17 +126,21 @@ FROM jobs j LEFT JOIN job_results r ON r.job_id = j.id WHERE j.id = $1::uuid`, r
 			if content == r.doc {
 				t.exact++
 			}
+			if stop == "no_progress" {
+				t.stalled++
+			}
 		}
 	}
 	fmt.Printf("\nstrategies: %d documents each (%d formats x %d behaviors, %d bytes, %d-token calls), same Redis + Postgres\n",
 		len(formats)*len(behaviors), len(formats), len(behaviors), size, maxTokens)
-	fmt.Printf("%-10s %18s %19s %18s\n", "strategy", "input per output", "output per output", "exact documents")
+	fmt.Printf("%-10s %18s %19s %18s %10s\n", "strategy", "input per output", "output per output", "exact documents", "stalled")
 	for _, s := range strategies {
 		t := per[string(s)]
-		fmt.Printf("%-10s %18.2f %19.3f %17.1f%%\n", s, float64(t.input)/float64(t.delivered), float64(t.output)/float64(t.delivered),
-			100*float64(t.exact)/float64(t.jobs))
+		fmt.Printf("%-10s %18.2f %19.3f %17.1f%% %10d\n", s, float64(t.input)/float64(t.delivered), float64(t.output)/float64(t.delivered),
+			100*float64(t.exact)/float64(t.jobs), t.stalled)
 	}
-	fmt.Printf("(billed tokens per delivered output token; exact = the merged document equals the model's byte for byte)\n")
+	fmt.Printf("(billed tokens per delivered output token; exact = the merged document equals the model's byte for byte;\n" +
+		" stalled = stopped with no_progress: the model's restarted or echoed lines filled every reply, so no document to merge)\n")
 	fmt.Printf("\nexact documents by strategy and behavior of the model\n%-16s", "behavior")
 	for _, s := range strategies {
 		fmt.Printf(" %9s", s)
