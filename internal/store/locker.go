@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Lock sessions.
+// The lock session.
 //
 // Every chunk task claims its job before the model call (an advisory lock,
 // then a read of the job and its last chunk) and saves its chunk after it
@@ -21,11 +21,11 @@ import (
 //
 // So a worker routes claims and saves through one dedicated session that
 // holds the advisory locks of the jobs the worker is working on. It takes
-// whatever claims and saves queued up while its previous round trip was out,
-// and sends them together: the saves in one transaction — one commit, one
-// WAL flush for all — followed by their unlocks, then every claim's lock and
-// read. Under load one round trip serves many chunks; at rest it serves one,
-// as before. (Two sessions, so that one could take locks while the other
+// whatever claims and saves queued up while its previous round trips were
+// out, and sends them together in two: every claim's lock and read; then the
+// saves in one transaction — one commit, one WAL flush for all — followed by
+// their unlocks. Under load a round trip serves many chunks (about seven in
+// the pipeline benchmark); at rest it serves one, as before. (Two sessions, so that one could take locks while the other
 // waited for its commit, cost Postgres more CPU per chunk and were no faster
 // on the benchmark's two cores: the batches were smaller.)
 //
@@ -45,8 +45,8 @@ import (
 // maxLockBatch caps the requests sent in one round trip.
 const maxLockBatch = 128
 
-// lockRoundTrip bounds one round trip of a session; a session that does not
-// answer in time is closed, which frees its locks.
+// lockRoundTrip bounds one round trip of the session: no claim or save waits
+// longer than that for Postgres.
 const lockRoundTrip = 30 * time.Second
 
 var errLockerClosed = errors.New("store: closed")
