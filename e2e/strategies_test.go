@@ -149,8 +149,8 @@ func TestStreamBreak(t *testing.T) {
 			if err := json.Unmarshal(res.Metadata, &meta); err != nil {
 				t.Fatal(err)
 			}
-			if len(meta.StreamBreaks) != 1 || meta.FinishReasons[meta.StreamBreaks[0]] != "incomplete" {
-				t.Fatalf("stream breaks %v, finish reasons %v", meta.StreamBreaks, meta.FinishReasons)
+			if len(meta.StreamBreaks) != 1 || meta.FinishReasons[meta.StreamBreaks[0]] != "incomplete" || !strings.Contains(meta.CostNote, "stream") {
+				t.Fatalf("stream breaks %v, finish reasons %v, cost note %q", meta.StreamBreaks, meta.FinishReasons, meta.CostNote)
 			}
 			if n := h.count(`SELECT count(*) FROM call_failures WHERE job_id = $1::uuid`, j.id); n != 0 {
 				t.Fatalf("a broken stream with text was recorded as %d failed attempts", n)

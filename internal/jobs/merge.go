@@ -144,7 +144,7 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 	meta.TotalInputTokens, meta.TotalCachedTokens = totals.Input, totals.Cached
 	meta.TotalOutputTokens, meta.TotalReasoningTokens = totals.Output, totals.Reasoning
 	meta.TotalCostEstimate = cost
-	meta.CostNote = costNote(job.Model, price, calls)
+	meta.CostNote = costNote(job.Model, price, calls, len(meta.StreamBreaks))
 	status, errMsg := FinalStatus(job, meta)
 	raw, err := json.Marshal(meta)
 	if err != nil {
@@ -312,12 +312,14 @@ func addCost(total *float64, c float64) *float64 {
 }
 
 // costNote explains a missing or incomplete cost estimate.
-func costNote(model string, price *store.Price, calls store.CallStats) string {
+func costNote(model string, price *store.Price, calls store.CallStats, streamBreaks int) string {
 	switch {
 	case price == nil:
 		return fmt.Sprintf("no price for model %q in model_prices; cost is not estimated", model)
 	case calls.Lost > 0:
 		return fmt.Sprintf("%d lost call(s) may have been billed; their usage is unknown and not in the estimate", calls.Lost)
+	case streamBreaks > 0:
+		return fmt.Sprintf("%d stream(s) broke before reporting usage; what they were billed is not in the estimate", streamBreaks)
 	}
 	return ""
 }
