@@ -45,37 +45,58 @@ func checkInvariants(t *testing.T, format string, parts []string) {
 	for i, p := range parts {
 		// JSON and JSON Lines (asked for, or chosen by auto) escape raw text
 		// into the string it continues.
-		if i == 0 || res.Format == "json" || res.Format == "jsonl" || chatterOnly(p) {
+		if i == 0 || res.Format == "json" || res.Format == "jsonl" || chatterOnly(p) || cutEcho(p, strings.Join(parts[:i], "")) {
 			continue
 		}
-		p = strings.TrimSpace(p)
-		// A closing fence ending the chunk may be the wrapper the merge
-		// removes: the content before it must survive.
-		if i := strings.LastIndexByte(p, '\n'); i >= 0 {
-			if _, fence := fenceLine(strings.TrimSpace(p[i+1:])); fence {
-				p = strings.TrimSpace(p[:i])
-			}
+		// Overlap markers are the protocol's, not content: the merge may
+		// drop them (and an echo the document already holds), or keep them
+		// as text where they are not markers. Either reading of the chunk
+		// must keep its end.
+		before := strings.Join(parts[:i], "")
+		stripped := strings.ReplaceAll(strings.ReplaceAll(p, beginOverlap, ""), endOverlap, "")
+		kept, tailOf := chunkEndKept(res, i, p, before), ""
+		if !kept && stripped != p {
+			kept = chunkEndKept(res, i, stripped, before)
 		}
-		if len(p) < 4 {
-			continue
-		}
-		tailOf := p[len(p)-4:]
-		if i := strings.LastIndexByte(tailOf, '\n'); i >= 0 {
-			// A line before the newline may be chatter the merge drops.
-			tailOf = tailOf[i+1:]
-		}
-		if m := res.Joins[i-1].Method; m == methodToken || m == methodWhitespace {
-			// A near repeat keeps the document's version of the repeated
-			// text: only what follows it is certain, down to the last rune.
-			_, size := utf8.DecodeLastRuneInString(p)
-			tailOf = p[len(p)-size:]
-		}
-		// Only new text must survive: a tail the document already holds
-		// may be a repeat the merge rightly removed.
-		if !strings.Contains(res.Content, tailOf) && !strings.Contains(strings.Join(parts[:i], ""), tailOf) {
+		if !kept {
+			tailOf = chunkEnd(res, i, p)
 			t.Fatalf("chunk %d's end %q lost from %q (parts %q)", i, tailOf, res.Content, parts)
 		}
 	}
+}
+
+// chunkEnd is the end of chunk i's content that the merge must keep: its
+// last 4 bytes (of the last line), less a closing fence that may be the
+// wrapper the merge removes; after a near repeat, only its last rune.
+func chunkEnd(res Result, i int, p string) string {
+	p = strings.TrimSpace(p)
+	if k := strings.LastIndexByte(p, '\n'); k >= 0 {
+		if _, fence := fenceLine(strings.TrimSpace(p[k+1:])); fence {
+			p = strings.TrimSpace(p[:k])
+		}
+	}
+	if len(p) < 4 {
+		return ""
+	}
+	tailOf := p[len(p)-4:]
+	if k := strings.LastIndexByte(tailOf, '\n'); k >= 0 {
+		// A line before the newline may be chatter the merge drops.
+		tailOf = tailOf[k+1:]
+	}
+	if m := res.Joins[i-1].Method; m == methodToken || m == methodWhitespace {
+		// A near repeat keeps the document's version of the repeated
+		// text: only what follows it is certain, down to the last rune.
+		_, size := utf8.DecodeLastRuneInString(p)
+		tailOf = p[len(p)-size:]
+	}
+	return tailOf
+}
+
+// chunkEndKept: only new text must survive; a tail the document already
+// holds may be a repeat the merge rightly removed.
+func chunkEndKept(res Result, i int, p, before string) bool {
+	tailOf := chunkEnd(res, i, p)
+	return tailOf == "" || strings.Contains(res.Content, tailOf) || strings.Contains(before, tailOf)
 }
 
 // chatterOnly reports whether a chunk is one line of chatter followed by
@@ -83,7 +104,7 @@ func checkInvariants(t *testing.T, format string, parts []string) {
 // the model wrapped around it. The merge may drop that line, so its last
 // bytes need not survive.
 func chatterOnly(p string) bool {
-	if fencesOnly(p) {
+	if fencesOnly(p) || markersOnly(p) {
 		return true
 	}
 	i := strings.IndexByte(p, '\n')
@@ -95,6 +116,33 @@ func chatterOnly(p string) bool {
 	}
 	line := strings.TrimSpace(p[:i])
 	return line != "" && chatterLine(line, preambleStarts) && introduces(line)
+}
+
+// cutEcho reports whether a chunk is an overlap echo cut off before its end
+// marker whose text the document already holds: the merge drops it.
+func cutEcho(p, before string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimLeft(p, " \t\r\n"), beginOverlap)
+	if !ok || strings.Contains(rest, endOverlap) {
+		return false
+	}
+	return strings.Contains(before, strings.TrimSpace(rest))
+}
+
+// markersOnly reports whether a chunk holds nothing but overlap markers: a
+// model cut off right after opening its echo wrote only the protocol's own
+// lines, which the merge drops.
+func markersOnly(p string) bool {
+	seen := false
+	for _, line := range strings.Split(p, "\n") {
+		switch strings.TrimSpace(line) {
+		case "":
+		case beginOverlap, endOverlap:
+			seen = true
+		default:
+			return false
+		}
+	}
+	return seen
 }
 
 // FuzzMergeText cuts arbitrary text into chunks and merges it as every
