@@ -270,40 +270,13 @@ func chainedHops(ctx context.Context, b *testing.B, work hopWork) float64 {
 // keeps chains jobs in flight like the baselines' chains. A warm-up job of a
 // few chunks per chain runs first, untimed.
 func pipeline(ctx context.Context, b *testing.B) float64 {
-	sim := httptest.NewServer(simulator.New(simulator.Config{}))
-	defer sim.Close()
-	queue := testenv.Queue(b)
-	cfg := config.Config{DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-bench", OpenAIBaseURL: sim.URL + "/v1",
-		Concurrency: concurrency, ChunkQueue: queue, LogLevel: "warn", HealthAddr: "127.0.0.1:0",
-		ReconcileInterval: time.Minute, StaleAfter: 5 * time.Minute, MaxRetry: 3, PollInterval: pollInterval, DelayedInterval: 250 * time.Millisecond}
-	// The worker logs at cfg.LogLevel, as cmd/worker would; the lines go nowhere.
+	// The worker logs at its configured level (warn), as cmd/worker would; the lines go nowhere.
 	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if os.Getenv("CARRYOVER_BENCH_LOGS") != "" {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	wctx, stop := context.WithCancel(ctx)
-	wdone := make(chan error, 1)
-	ready := make(chan struct{})
-	go func() {
-		wdone <- worker.Run(wctx, worker.Options{Config: cfg, Logger: logger, SkipMigrate: true,
-			OnHealthListen: func(string) { close(ready) }}) // after the asynq server started
-	}()
-	defer func() { stop(); <-wdone }()
-	select {
-	case <-ready:
-	case err := <-wdone:
-		b.Fatal("worker: ", err)
-	}
-	c, err := client.New(ctx, client.Config{DatabaseURL: dbURL, RedisURL: cfg.RedisURL, ChunkQueue: queue, Logger: logger})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	pool, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer pool.Close()
+	c, pool, stop := startWorker(ctx, b, logger)
+	defer stop()
 	listener, err := pool.Acquire(ctx)
 	if err != nil {
 		b.Fatal(err)
@@ -391,4 +364,43 @@ func pipeline(ctx context.Context, b *testing.B) float64 {
 		b.Fatalf("%d jobs did not succeed; %d chunks for about %d expected", bad, chunks, want)
 	}
 	return float64(chunks) / elapsed.Seconds()
+}
+
+// startWorker runs a worker against a zero-latency simulator on its own
+// queue, once its asynq server has started, and returns a client for that
+// queue and a pool; stop ends them all.
+func startWorker(ctx context.Context, b *testing.B, logger *slog.Logger) (*client.Client, *pgxpool.Pool, func()) {
+	sim := httptest.NewServer(simulator.New(simulator.Config{}))
+	queue := testenv.Queue(b)
+	cfg := config.Config{DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-bench", OpenAIBaseURL: sim.URL + "/v1",
+		Concurrency: concurrency, ChunkQueue: queue, LogLevel: "warn", HealthAddr: "127.0.0.1:0",
+		ReconcileInterval: time.Minute, StaleAfter: 5 * time.Minute, MaxRetry: 3, PollInterval: pollInterval, DelayedInterval: 250 * time.Millisecond}
+	wctx, stopWorker := context.WithCancel(ctx)
+	wdone := make(chan error, 1)
+	ready := make(chan struct{})
+	go func() {
+		wdone <- worker.Run(wctx, worker.Options{Config: cfg, Logger: logger, SkipMigrate: true,
+			OnHealthListen: func(string) { close(ready) }}) // after the asynq server started
+	}()
+	select {
+	case <-ready:
+	case err := <-wdone:
+		sim.Close()
+		b.Fatal("worker: ", err)
+	}
+	c, err := client.New(ctx, client.Config{DatabaseURL: dbURL, RedisURL: cfg.RedisURL, ChunkQueue: queue, Logger: logger})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, pool, func() {
+		pool.Close()
+		c.Close()
+		stopWorker()
+		<-wdone
+		sim.Close()
+	}
 }

@@ -5,19 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/carryover/carryover/client"
-	"github.com/carryover/carryover/internal/config"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/simulator"
-	"github.com/carryover/carryover/internal/testenv"
-	"github.com/carryover/carryover/internal/worker"
 )
 
 // BenchmarkStrategies runs the same documents through every continuation
@@ -28,27 +22,8 @@ import (
 // model's. A table per strategy and behavior follows.
 func BenchmarkStrategies(b *testing.B) {
 	ctx := context.Background()
-	sim := httptest.NewServer(simulator.New(simulator.Config{}))
-	defer sim.Close()
-	queue := testenv.Queue(b)
-	cfg := config.Config{DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-bench", OpenAIBaseURL: sim.URL + "/v1",
-		Concurrency: concurrency, ChunkQueue: queue, LogLevel: "warn",
-		ReconcileInterval: time.Minute, StaleAfter: 5 * time.Minute, MaxRetry: 3, PollInterval: pollInterval, DelayedInterval: 250 * time.Millisecond}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	wctx, stop := context.WithCancel(ctx)
-	wdone := make(chan error, 1)
-	go func() { wdone <- worker.Run(wctx, worker.Options{Config: cfg, Logger: logger, SkipMigrate: true}) }()
-	defer func() { stop(); <-wdone }()
-	c, err := client.New(ctx, client.Config{DatabaseURL: dbURL, RedisURL: cfg.RedisURL, ChunkQueue: queue, Logger: logger})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	pool, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer pool.Close()
+	c, pool, stop := startWorker(ctx, b, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer stop()
 
 	strategies := continuation.Strategies()
 	behaviors := []string{"exact", "repeat_tail", "restart_line", "preamble", "fence", "overlap", "ignore_overlap"}
