@@ -200,11 +200,15 @@ func (p ErrorPolicy) Normalized() ErrorPolicy {
 	if (p.Preset == PresetRetryAll || p.Preset == PresetRetryToolErrors) && p.MaxRetries == 0 {
 		p.MaxRetries = DefaultPresetRetries
 	}
-	for t, r := range p.Rules {
-		if r.Action == ActionRetry && r.MaxConsecutiveRetries == 0 {
-			r.MaxConsecutiveRetries = DefaultPresetRetries
-			p.Rules[t] = r
+	if len(p.Rules) > 0 {
+		rules := make(map[ErrorType]Rule, len(p.Rules)) // never the caller's map
+		for t, r := range p.Rules {
+			if r.Action == ActionRetry && r.MaxConsecutiveRetries == 0 {
+				r.MaxConsecutiveRetries = DefaultPresetRetries
+			}
+			rules[t] = r
 		}
+		p.Rules = rules
 	}
 	return p
 }
@@ -236,9 +240,15 @@ func (p ErrorPolicy) String() string {
 // preset. A rate limit waits (retry) under every preset; maxRetries is then
 // 0, meaning waits are bounded elsewhere, not by the policy.
 func (p ErrorPolicy) RuleFor(t ErrorType) Rule {
-	p = p.Normalized()
 	if r, ok := p.Rules[t]; ok {
+		if r.Action == ActionRetry && r.MaxConsecutiveRetries == 0 {
+			r.MaxConsecutiveRetries = DefaultPresetRetries
+		}
 		return r
+	}
+	p.Preset = p.presetName()
+	if p.MaxRetries == 0 {
+		p.MaxRetries = DefaultPresetRetries
 	}
 	if t == ErrRateLimit {
 		return Rule{Action: ActionRetry}

@@ -88,11 +88,6 @@ func (resp *wireResponse) normalize(latency time.Duration) (Response, error) {
 	out.Finish = NormalizeResponses(out.RawStatus, out.IncompleteReason, len(out.ToolCalls) > 0)
 	if len(out.ToolCalls) > 0 {
 		markToolCalls(out.ToolCalls, out.Finish == FinishLength)
-		for i, item := range resp.functionCalls() {
-			if item.Status == "incomplete" {
-				out.ToolCalls[i].Truncated = true
-			}
-		}
 	}
 	if out.Finish == FinishError {
 		return out, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("response %s %s: %s", resp.ID, resp.Status, resp.Error.Message)}
@@ -160,20 +155,12 @@ func (r *wireResponse) output() (string, []ToolCall) {
 			if item.Type == "custom_tool_call" {
 				args = item.Input
 			}
-			calls = append(calls, ToolCall{ID: item.ID, CallID: item.CallID, Name: item.Name, Arguments: args})
+			// An item the server left incomplete was cut off.
+			calls = append(calls, ToolCall{ID: item.ID, CallID: item.CallID, Name: item.Name, Arguments: args,
+				Truncated: item.Status == "incomplete"})
 		}
 	}
 	return string(text), calls
-}
-
-func (r *wireResponse) functionCalls() []wireItem {
-	var items []wireItem
-	for _, item := range r.Output {
-		if item.Type == "function_call" || item.Type == "custom_tool_call" {
-			items = append(items, item)
-		}
-	}
-	return items
 }
 
 // wireRequest is a Responses API create request. Instructions and tools are

@@ -42,8 +42,8 @@ func sseEvents(hr *http.Response, fn func(data []byte) (stop bool)) error {
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	if len(data) > 0 && fn(data) {
-		return nil
+	if len(data) > 0 {
+		fn(data) // an event not closed by a blank line
 	}
 	return nil
 }
@@ -125,10 +125,8 @@ func readChatStream(hr *http.Response, start time.Time) (Response, error) {
 	var text strings.Builder
 	var calls []ToolCall
 	var finish *string
-	done := false
 	err := sseEvents(hr, func(data []byte) bool {
 		if string(data) == "[DONE]" {
-			done = true
 			return true
 		}
 		var ch struct {
@@ -186,6 +184,5 @@ func readChatStream(hr *http.Response, start time.Time) (Response, error) {
 		// No finish_reason: the stream ended before the answer did.
 		return broken(cc.ID, text.String(), calls, latency, err)
 	}
-	_ = done // [DONE] after a finish_reason only confirms the end
 	return cc.normalize(finish, text.String(), calls, latency)
 }

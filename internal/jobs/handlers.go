@@ -227,12 +227,11 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 		if errors.Is(callErr, context.Canceled) && h.cancelled(job.ID) {
 			return h.callCancelled(log, claim, taskID, attempt, started, resp)
 		}
-		return h.callFailed(ctx, log, claim, cont, taskID, attempt, started, price, resp, callErr)
+		return h.callFailed(ctx, log, claim, cont, taskID, attempt, started, price, resp, callErr, -1)
 	}
 	log = log.With("response_id", resp.ID)
-	policy := cont.Policy()
 	toolErr := resp.ToolError()
-	toolRule := policy.RuleFor(continuation.ErrTool)
+	toolRule := cont.Policy().RuleFor(continuation.ErrTool)
 	if toolErr != "" && toolRule.Action == continuation.ActionRetry {
 		n, err := claim.Failures(ctx, string(continuation.ErrTool))
 		if err != nil {
@@ -240,7 +239,7 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 		}
 		if n < toolRule.MaxConsecutiveRetries {
 			return h.callFailed(ctx, log, claim, cont, taskID, attempt, started, price, resp,
-				&continuation.CallError{Type: continuation.ErrTool, HTTPStatus: 200, Err: fmt.Errorf("%s", toolErr)})
+				&continuation.CallError{Type: continuation.ErrTool, HTTPStatus: 200, Err: fmt.Errorf("%s", toolErr)}, n)
 		}
 	}
 
@@ -354,7 +353,7 @@ func (h *Handlers) cancelled(jobID string) bool {
 func (h *Handlers) callCancelled(log *slog.Logger, c *store.Claim, taskID string, attempt int, started time.Time, resp continuation.Response) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, _, err := c.Fail(ctx, store.CallFailure{TaskID: taskID, Attempt: attempt, Counted: false, ErrorType: "cancelled",
+	if _, err := c.Fail(ctx, store.CallFailure{TaskID: taskID, Attempt: attempt, Counted: false, ErrorType: "cancelled",
 		Error: "the job was cancelled during the call; the call was aborted", Started: started, Latency: time.Since(started)}, nil); err != nil {
 		return err
 	}
@@ -365,16 +364,17 @@ func (h *Handlers) callCancelled(log *slog.Logger, c *store.Claim, taskID string
 // failBeforeCall records a delivery that stopped before calling the model
 // (nothing was billed) and has asynq retry it.
 func (h *Handlers) failBeforeCall(ctx context.Context, c *store.Claim, taskID string, attempt int, cause error) error {
-	_, _, err := c.Fail(ctx, store.CallFailure{TaskID: taskID, Attempt: attempt, Counted: true, ErrorType: "internal",
+	_, err := c.Fail(ctx, store.CallFailure{TaskID: taskID, Attempt: attempt, Counted: true, ErrorType: "internal",
 		Error: "no call made: " + cause.Error(), Started: time.Now()}, nil)
 	return errors.Join(fmt.Errorf("job %s chunk %d: %w", c.Job.ID, c.Seq, cause), err)
 }
 
 // callFailed records a failed attempt and applies the job's error policy:
 // retry the task (with backoff, or after a rate limit's Retry-After), or
-// stop the job's generation.
+// stop the job's generation. prior is how many attempts at this chunk failed
+// before with the same error type, or -1 when the caller has not asked.
 func (h *Handlers) callFailed(ctx context.Context, log *slog.Logger, c *store.Claim, cont Continuation, taskID string,
-	attempt int, started time.Time, price *store.Price, resp continuation.Response, callErr error) error {
+	attempt int, started time.Time, price *store.Price, resp continuation.Response, callErr error, prior int) error {
 	ce := continuation.Classify(callErr)
 	msg := ce.Error()
 	if resp.ID != "" {
@@ -398,8 +398,9 @@ func (h *Handlers) callFailed(ctx context.Context, log *slog.Logger, c *store.Cl
 	if waiting && limit == 0 {
 		limit = h.cfg.MaxRateLimitWaits
 	}
-	prior := 0
-	if rule.Action == continuation.ActionRetry {
+	if rule.Action != continuation.ActionRetry {
+		prior = 0
+	} else if prior < 0 {
 		n, err := c.Failures(ctx, string(ce.Type))
 		if err != nil {
 			c.Release()
@@ -431,7 +432,7 @@ func (h *Handlers) callFailed(ctx context.Context, log *slog.Logger, c *store.Cl
 	}
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	_, status, err := c.Fail(saveCtx, f, st)
+	status, err := c.Fail(saveCtx, f, st)
 	if err != nil {
 		return err
 	}

@@ -89,12 +89,13 @@ type Continuation struct {
 	MaxOutputTokensCeiling int `json:"max_output_tokens_ceiling,omitempty"`
 }
 
-// Policy is the job's error policy, defaults filled.
+// Policy is the job's error policy (the zero policy is stop_on_any_error;
+// RuleFor fills every default).
 func (c Continuation) Policy() continuation.ErrorPolicy {
 	if c.ErrorPolicy == nil {
-		return continuation.ErrorPolicy{}.Normalized()
+		return continuation.ErrorPolicy{}
 	}
-	return c.ErrorPolicy.Normalized()
+	return *c.ErrorPolicy
 }
 
 // Budgets converts the settings for the criteria.

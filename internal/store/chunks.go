@@ -297,12 +297,11 @@ VALUES ($1::uuid, $2, $3, $4, $5, $6, nullif($7, ''), nullif($8, ''), nullif($9,
 	$16, $17, $18, $19, nullif($20, ''), $21, $22, $23, $24, nullif($25, ''), $26, $27, $28, $29, $30)
 ON CONFLICT DO NOTHING`
 
-// decisionEvent records the chunk's decision as an event, in the chunk's
-// statement ($31 its summary); ch is the chunk insert's CTE.
-const decisionEvent = `INSERT INTO job_events (job_id, seq, level, type, message, data)
-	SELECT job_id, $2, 'info', 'decision', $31, jsonb_build_object('should_continue', $19::boolean,
-		'decision', $21::jsonb->>'decision', 'resolved_by', $21::jsonb->>'resolved_by', 'stop_reason', nullif($20, ''))
-	FROM ch`
+// decisionRow is the chunk's 'decision' event, selected from the chunk
+// insert's CTE ch ($31 its summary); both save statements write it.
+const decisionRow = `SELECT ch.job_id, 'info' AS level, 'decision' AS type, $31::text AS message,
+	jsonb_build_object('should_continue', $19::boolean, 'decision', $21::jsonb->>'decision',
+		'resolved_by', $21::jsonb->>'resolved_by', 'stop_reason', nullif($20, '')) AS data FROM ch`
 
 // Save stores the chunk — which is also the record of its model call — and,
 // when generation stops, moves the job to merging; the lock session commits
@@ -342,7 +341,8 @@ func (c *Claim) saveReq(n NewChunk) *lockReq {
 	var sql string
 	if n.ShouldContinue {
 		sql = `WITH ch AS (` + insertChunk + ` RETURNING job_id
-), dev AS (` + decisionEvent + `
+), dev AS (
+	INSERT INTO job_events (job_id, seq, level, type, message, data) SELECT job_id, $2, level, type, message, data FROM (` + decisionRow + `) d
 ) SELECT $32::text FROM ch`
 		args = append(args, c.Job.Status)
 	} else {
@@ -369,9 +369,7 @@ const stopChunkSQL = `WITH ch AS (` + insertChunk + ` RETURNING job_id
 ), ev AS (
 	INSERT INTO job_events (job_id, seq, level, type, message, data)
 	SELECT job_id, $2, level, type, message, data FROM (
-		SELECT 1 AS o, ch.job_id, 'info' AS level, 'decision' AS type, $31::text AS message,
-		       jsonb_build_object('should_continue', $19::boolean, 'decision', $21::jsonb->>'decision',
-		                          'resolved_by', $21::jsonb->>'resolved_by', 'stop_reason', nullif($20, '')) AS data FROM ch
+		SELECT 1 AS o, d.* FROM (` + decisionRow + `) d
 		UNION ALL SELECT 2, j.id, $32::text, $33::text, $34::text, NULL FROM j WHERE $32::text IS NOT NULL
 		UNION ALL SELECT 3, j.id, 'info', 'status', j.status, jsonb_build_object('stop_reason', nullif($20, '')) FROM j
 		WHERE j.status = 'merging'
@@ -404,9 +402,9 @@ type Stop struct {
 
 // Fail records a failed attempt and, with stop, ends the job's generation,
 // while still holding the lock; then it commits and releases the claim. It
-// returns how many attempts at this chunk have failed with the same error
-// type (this one included) and, with stop, the job's status.
-func (c *Claim) Fail(ctx context.Context, f CallFailure, stop *Stop) (failed int, status string, err error) {
+// returns, with stop, the job's status. (A caller that decides by the count
+// of earlier failures asks Failures first.)
+func (c *Claim) Fail(ctx context.Context, f CallFailure, stop *Stop) (status string, err error) {
 	defer c.Release()
 	var status0 *int
 	if f.HTTPStatus != 0 {
@@ -429,8 +427,6 @@ INSERT INTO job_events (job_id, seq, level, type, message, data)
 VALUES ($1::uuid, $2, 'warn', 'call_failed', $10, jsonb_build_object('error_type', $9::text, 'http_status', $8::int, 'attempt', $4::int))`,
 		c.Job.ID, c.Seq, f.TaskID, f.Attempt, f.Counted, c.PrevResponseID, f.ResponseID, status0, f.ErrorType, f.Error,
 		u.Input, u.Cached, u.Output, u.Reasoning, f.CostUSD, f.Latency.Milliseconds(), f.Started)
-	b.Queue(`SELECT count(*) FROM call_failures WHERE job_id = $1::uuid AND seq = $2 AND status = 'failed' AND error_type = $3`,
-		c.Job.ID, c.Seq, f.ErrorType)
 	if stop != nil {
 		b.Queue(stopSQL, c.Job.ID, stop.Reason, stop.Error, stop.Merge)
 	}
@@ -441,7 +437,6 @@ VALUES ($1::uuid, $2, 'warn', 'call_failed', $10, jsonb_build_object('error_type
 	br := c.store.pool.SendBatch(ctx, b)
 	_, e1 := br.Exec()
 	_, e2 := br.Exec()
-	e3 := br.QueryRow().Scan(&failed)
 	var e4 error
 	if stop != nil {
 		e4 = br.QueryRow().Scan(&status)
@@ -451,10 +446,10 @@ VALUES ($1::uuid, $2, 'warn', 'call_failed', $10, jsonb_build_object('error_type
 	}
 	_, e5 := br.Exec()
 	e6 := br.Close()
-	if err := errors.Join(e1, e2, e3, e4, e5, e6); err != nil {
-		return 0, "", fmt.Errorf("store: record failed call of job %s chunk %d: %w", c.Job.ID, c.Seq, err)
+	if err := errors.Join(e1, e2, e4, e5, e6); err != nil {
+		return "", fmt.Errorf("store: record failed call of job %s chunk %d: %w", c.Job.ID, c.Seq, err)
 	}
-	return failed, status, nil
+	return status, nil
 }
 
 // Failures counts the failed attempts at this chunk with an error type.

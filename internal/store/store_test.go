@@ -129,7 +129,7 @@ func TestRecordLostAttempts(t *testing.T) {
 	id := newJob(t, s)
 	c, _ := s.ClaimChunk(ctx, id, 0)
 	// Attempt 0 failed and was recorded; attempts 1 and 2 died; this is attempt 3.
-	if _, _, err := c.Fail(ctx, store.CallFailure{TaskID: "t", Attempt: 0, Counted: true, ErrorType: "model", Error: "500", Started: time.Now()}, nil); err != nil {
+	if _, err := c.Fail(ctx, store.CallFailure{TaskID: "t", Attempt: 0, Counted: true, ErrorType: "model", Error: "500", Started: time.Now()}, nil); err != nil {
 		t.Fatal(err)
 	}
 	c, _ = s.ClaimChunk(ctx, id, 0)
