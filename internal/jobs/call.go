@@ -78,10 +78,8 @@ func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Cla
 		req.JSONSchema = opts.JSONSchema
 		return req, nil
 	}
-	hint, err := requestText(job)
-	if err != nil {
-		return req, err
-	}
+	// The request's own words, for the content type of an auto-format job.
+	hint := Request{Instructions: job.Instructions, Input: Input{Prompt: req.Input.Prompt, Messages: req.Input.Messages}}.Text()
 	if strategy == continuation.StrategyStateful && !c.PrevBroken {
 		req.PreviousID = c.PrevResponseID
 		req.Prompt = continuation.ContinuePrompt(contentKind(job.Format, hint, c.FirstHead))
