@@ -280,7 +280,7 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 		Usage: usage, CostUSD: cost, CumOutput: claim.CumOutput + usage.Output, CumCost: cumCost,
 		CallStarted: started, Latency: resp.Latency,
 		ShouldContinue: outcome.ShouldContinue, StopReason: string(outcome.StopReason), Decision: decision,
-		DecisionNote: decisionNote(p.Seq, outcome), Strategy: string(strategy), Prompt: req.Prompt,
+		DecisionNote: decisionNote(p.Seq, resp, outcome), Strategy: string(strategy), Prompt: req.Prompt,
 		MaxOutputTokens: req.MaxOutputTokens, ToolCalls: toolCalls, CumRecords: claim.CumRecords + records,
 		InQuote: inQuote, StreamBroken: resp.StreamBroken,
 	}
@@ -528,8 +528,15 @@ func reasoningOnly(r continuation.Response) bool {
 	return r.Finish == continuation.FinishLength && r.Text == "" && len(r.ToolCalls) == 0 && r.Usage.Reasoning > 0
 }
 
-// decisionNote is the one-line summary of a chunk's decision event.
-func decisionNote(seq int, o continuation.Outcome) string {
+// decisionNote is the one-line summary of a chunk's decision event, or ""
+// for a routine continuation — the reply was cut off by the token limit and
+// nothing else had a say — which gets no event: every chunk's row keeps its
+// whole decision (the chunk_decisions view), and an event per routine chunk
+// cost Postgres more than a third of the chunk's own insert.
+func decisionNote(seq int, r continuation.Response, o continuation.Outcome) string {
+	if o.ShouldContinue && o.ResolvedBy == "finish_reason" && r.Finish == continuation.FinishLength && !r.StreamBroken {
+		return ""
+	}
 	if o.ShouldContinue {
 		return fmt.Sprintf("chunk %d: continue (%s)", seq, o.ResolvedBy)
 	}

@@ -267,7 +267,8 @@ type NewChunk struct {
 	ShouldContinue   bool
 	StopReason       string // set when !ShouldContinue
 	Decision         json.RawMessage
-	// DecisionNote summarizes the decision for the chunk's 'decision' event.
+	// DecisionNote summarizes the decision for the chunk's 'decision' event;
+	// "" writes none (a routine continuation: the chunk row holds it all).
 	DecisionNote string
 	// Event, when set, is recorded with a stopping chunk (a warning).
 	Event           *EventNote
@@ -298,10 +299,18 @@ VALUES ($1::uuid, $2, $3, $4, $5, $6, nullif($7, ''), nullif($8, ''), nullif($9,
 ON CONFLICT DO NOTHING`
 
 // decisionRow is the chunk's 'decision' event, selected from the chunk
-// insert's CTE ch ($31 its summary); both save statements write it.
+// insert's CTE ch ($31 its summary, none when it is null); both save
+// statements write it.
 const decisionRow = `SELECT ch.job_id, 'info' AS level, 'decision' AS type, $31::text AS message,
 	jsonb_build_object('should_continue', $19::boolean, 'decision', $21::jsonb->>'decision',
-		'resolved_by', $21::jsonb->>'resolved_by', 'stop_reason', nullif($20, '')) AS data FROM ch`
+		'resolved_by', $21::jsonb->>'resolved_by', 'stop_reason', nullif($20, '')) AS data FROM ch WHERE $31::text IS NOT NULL`
+
+// notifyWatched is the save statements' final join: a chunk of a job
+// someone watches (Store.Listen) notifies its ID on commit. Unwatched
+// chunks — nearly all — pay one probe of an empty index, and no notifying
+// commit (which takes a global lock).
+const notifyWatched = ` LEFT JOIN LATERAL (SELECT pg_notify('carryover_jobs', ch.job_id::text) FROM job_watchers w
+	WHERE w.job_id = ch.job_id LIMIT 1) watched ON true`
 
 // Save stores the chunk — which is also the record of its model call — and,
 // when generation stops, moves the job to merging; the lock session commits
@@ -338,12 +347,12 @@ func (c *Claim) saveReq(n NewChunk) *lockReq {
 		n.Usage.Reasoning, n.CostUSD, n.Latency.Milliseconds(), n.CallStarted, n.ShouldContinue, n.StopReason, n.Decision,
 		n.CumOutput, n.CumCost, n.Strategy, n.Prompt, n.MaxOutputTokens, n.ToolCalls, n.CumRecords, n.InQuote,
 		n.StreamBroken, n.DecisionNote}
+	if n.DecisionNote == "" {
+		args[len(args)-1] = nil
+	}
 	var sql string
 	if n.ShouldContinue {
-		sql = `WITH ch AS (` + insertChunk + ` RETURNING job_id
-), dev AS (
-	INSERT INTO job_events (job_id, seq, level, type, message, data) SELECT job_id, $2, level, type, message, data FROM (` + decisionRow + `) d
-) SELECT $32::text FROM ch`
+		sql = continueChunkSQL
 		args = append(args, c.Job.Status)
 	} else {
 		var evLevel, evType, evMsg *string
@@ -355,6 +364,13 @@ func (c *Claim) saveReq(n NewChunk) *lockReq {
 	}
 	return &lockReq{kind: reqSave, claim: c, sql: sql, args: args, done: make(chan struct{})}
 }
+
+// continueChunkSQL stores a chunk after which generation goes on, and its
+// decision event unless the continuation is routine.
+const continueChunkSQL = `WITH ch AS (` + insertChunk + ` RETURNING job_id
+), dev AS (
+	INSERT INTO job_events (job_id, seq, level, type, message, data) SELECT job_id, $2, level, type, message, data FROM (` + decisionRow + `) d
+) SELECT $32::text FROM ch` + notifyWatched
 
 // stopChunkSQL stores a chunk that ends generation: the job moves to merging
 // (unless it was cancelled meanwhile). One INSERT writes the chunk's events
@@ -375,7 +391,7 @@ const stopChunkSQL = `WITH ch AS (` + insertChunk + ` RETURNING job_id
 		WHERE j.status = 'merging'
 	) e ORDER BY o
 )
-SELECT status FROM j`
+SELECT j.status FROM j JOIN ch ON true` + notifyWatched
 
 // CallFailure describes a model call attempt that produced no chunk.
 type CallFailure struct {

@@ -298,3 +298,83 @@ func TestLockSessionLost(t *testing.T) {
 		t.Fatal("lock still held after the save")
 	}
 }
+
+// What a save writes beside the chunk: a decision event only when the
+// chunk's decision has a note (routine continuations have none), a
+// notification only for a job someone watches; and deleting a job deletes
+// its chunks and events (a trigger, in place of foreign keys).
+func TestSaveEventsNotificationsAndDelete(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	decisions := func(id string) int {
+		var n int
+		if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM job_events WHERE job_id = $1::uuid AND type = 'decision'`, id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	save := func(id string, seq int, n store.NewChunk) {
+		t.Helper()
+		c, err := s.ClaimChunk(ctx, id, seq)
+		if err != nil || c.Outcome != store.Claimed {
+			t.Fatalf("claim %d: %v %v", seq, c.Outcome, err)
+		}
+		if _, err := c.Save(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	watched, unwatched := newJob(t, s), newJob(t, s)
+	lctx, stop := context.WithCancel(ctx)
+	defer stop()
+	notified := make(chan struct{}, 16)
+	listening := make(chan error, 1)
+	go func() { listening <- s.Listen(lctx, watched, func() { notified <- struct{}{} }) }()
+	// Listen registers its watcher after LISTEN; wait until it has.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var n int
+		_ = s.Pool().QueryRow(ctx, `SELECT count(*) FROM job_watchers WHERE job_id = $1::uuid`, watched).Scan(&n)
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watcher was never registered")
+		}
+	}
+	save(unwatched, 0, chunk("u0", true))
+	select {
+	case <-notified:
+		t.Fatal("a chunk of an unwatched job notified the watcher of another")
+	case <-time.After(300 * time.Millisecond):
+	}
+	routine := chunk("w0", true)
+	save(watched, 0, routine)
+	select {
+	case <-notified:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a chunk of a watched job did not notify")
+	}
+	if n := decisions(watched); n != 0 {
+		t.Fatalf("a routine continuation wrote %d decision events", n)
+	}
+	noted := chunk("w1", true)
+	noted.DecisionNote = "chunk 1: continue (stream_broken)"
+	save(watched, 1, noted)
+	last := chunk("w2", false)
+	last.DecisionNote = "chunk 2: stop, completed (finish_reason)"
+	save(watched, 2, last)
+	if n := decisions(watched); n != 2 {
+		t.Fatalf("%d decision events for a noted continuation and a stop, want 2", n)
+	}
+	stop()
+	if err := <-listening; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pool().Exec(ctx, `DELETE FROM jobs WHERE id IN ($1::uuid, $2::uuid)`, watched, unwatched); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM chunks WHERE job_id IN ($1::uuid, $2::uuid)) +
+		(SELECT count(*) FROM job_events WHERE job_id IN ($1::uuid, $2::uuid))`, watched, unwatched).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d chunks and events left after their jobs were deleted (%v)", left, err)
+	}
+}
