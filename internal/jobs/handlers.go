@@ -199,9 +199,6 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 	} else if n > 0 {
 		log.Warn("earlier deliveries of this chunk died without a trace; recorded as lost attempts", "lost", n, "attempt", attempt)
 	}
-	if err := claim.MarkRunning(ctx); err != nil {
-		return err
-	}
 	// Everything that can fail goes before the call, so a failure never
 	// leaves a paid-for response unstored.
 	cont, err := decodeContinuation(job.Continuation)

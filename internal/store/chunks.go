@@ -202,23 +202,18 @@ func (c *Claim) Release() {
 	}
 }
 
-// MarkRunning moves a queued job to running when its first chunk starts.
-func (c *Claim) MarkRunning(ctx context.Context) error {
-	if c.Job.Status != StatusQueued {
-		return nil
-	}
-	_, err := c.store.pool.Exec(ctx, `
-WITH j AS (
+// markRunningSQL moves a queued job to running as its first chunk is
+// claimed, in the claim's round trip. It does not wait for the claim's lock:
+// a first chunk's task found its job queued, so whichever delivery holds the
+// lock is starting the job, and only one of them moves it (and writes the
+// event). It reports whether this one did.
+const markRunningSQL = `WITH j AS (
 	UPDATE jobs SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
 	WHERE id = $1::uuid AND status = 'queued' RETURNING id
+), ev AS (
+	INSERT INTO job_events (job_id, level, type, message) SELECT id, 'info', 'status', 'running' FROM j
 )
-INSERT INTO job_events (job_id, level, type, message) SELECT id, 'info', 'status', 'running' FROM j`, c.Job.ID)
-	if err != nil {
-		return fmt.Errorf("store: mark job %s running: %w", c.Job.ID, err)
-	}
-	c.Job.Status = StatusRunning
-	return nil
-}
+SELECT EXISTS (SELECT 1 FROM j)`
 
 // RecordLostAttempts records the deliveries of taskID before this one
 // (attempts 0..retried-1) that left no trace: their worker died, maybe in the

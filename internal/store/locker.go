@@ -372,7 +372,8 @@ func (s *lockSession) saveOne(ctx context.Context, r *lockReq) bool {
 }
 
 // claim runs the unlocks, then takes each claim's lock and reads its job,
-// all in one round trip.
+// all in one round trip; a claim of a first chunk also moves its job from
+// queued to running there (markRunningSQL).
 func (s *lockSession) claim(claims, unlocks []*lockReq) {
 	ctx, cancel := context.WithTimeout(context.Background(), lockRoundTrip)
 	defer cancel()
@@ -400,6 +401,9 @@ func (s *lockSession) claim(claims, unlocks []*lockReq) {
 	for _, r := range claims {
 		b.Queue(`SELECT pg_try_advisory_lock($1, $2)`, lockClass, r.claim.key)
 		b.Queue(claimSQL, r.claim.jobID, r.claim.Seq)
+		if r.claim.Seq == 0 {
+			b.Queue(markRunningSQL, r.claim.jobID)
+		}
 	}
 	br := s.conn.SendBatch(ctx, b)
 	if len(keys) > 0 {
@@ -425,6 +429,14 @@ func (s *lockSession) claim(claims, unlocks []*lockReq) {
 		}
 		if err := c.scanRead(br.QueryRow()); err != nil && r.err == nil {
 			r.err = err
+		}
+		if c.Seq == 0 {
+			var started bool
+			if err := br.QueryRow().Scan(&started); err != nil && r.err == nil {
+				r.err = err
+			} else if started && c.Job.Status == StatusQueued {
+				c.Job.Status = StatusRunning
+			}
 		}
 		failed = failed || r.err != nil
 	}

@@ -56,8 +56,13 @@ func TestClaimLock(t *testing.T) {
 	if err != nil || second.Outcome != store.Leased {
 		t.Fatalf("second claim while the first holds the job: %v %v", second.Outcome, err)
 	}
-	if err := first.MarkRunning(ctx); err != nil {
-		t.Fatal(err)
+	// Claiming the first chunk started the job, once.
+	var status string
+	var runningEvents int
+	if err := s.Pool().QueryRow(ctx, `SELECT status, (SELECT count(*) FROM job_events WHERE job_id = $1::uuid AND message = 'running')
+		FROM jobs WHERE id = $1::uuid`, id).Scan(&status, &runningEvents); err != nil || status != store.StatusRunning || runningEvents != 1 ||
+		first.Job.Status != store.StatusRunning {
+		t.Fatalf("after the first claim: job %s, claim %s, %d running events (%v)", status, first.Job.Status, runningEvents, err)
 	}
 	if st, err := first.Save(ctx, chunk("a", true)); err != nil || st != store.StatusRunning {
 		t.Fatalf("save: %q %v", st, err)
@@ -187,7 +192,7 @@ func TestGroupCommitIsolatesAFailingSave(t *testing.T) {
 	bad.Content = "a NUL byte \x00 Postgres refuses in text"
 	saves := []store.TestReq{claims[0].SaveReq(chunk("a", true)), claims[1].SaveReq(bad), claims[2].SaveReq(chunk("c", false))}
 	sess.Run(saves...)
-	if saves[0].Err() != nil || saves[0].Status() != store.StatusQueued {
+	if saves[0].Err() != nil || saves[0].Status() != store.StatusRunning { // the claim started the job
 		t.Fatalf("first save: %q %v", saves[0].Status(), saves[0].Err())
 	}
 	if saves[1].Err() == nil {
@@ -291,7 +296,7 @@ func TestLockSessionLost(t *testing.T) {
 	if err != nil || again.Outcome != store.Claimed {
 		t.Fatalf("claim after the session was lost: %v %v", again.Outcome, err)
 	}
-	if st, err := again.Save(ctx, chunk("a", true)); err != nil || st != store.StatusQueued {
+	if st, err := again.Save(ctx, chunk("a", true)); err != nil || st != store.StatusRunning {
 		t.Fatalf("save on the new session: %q %v", st, err)
 	}
 	if !lockFree(t, s, id) {
