@@ -95,6 +95,7 @@ type Claim struct {
 	cumRec                    *int64
 	inQuote, prevBroken       *bool
 	prevStrategy, firstHead   *string
+	watched                   bool // someone listens to the job's progress (job_watchers)
 }
 
 // claimSQL reads what a chunk needs of its job — not the caller's metadata,
@@ -104,13 +105,15 @@ type Claim struct {
 // broken stream) — and its last chunk: one index probe gives the next
 // sequence number and what to continue from. The chunk's tail is read (and
 // a large chunk's text decompressed) only for a job with a stop sequence.
+// It also says whether anyone watches the job, so that its save notifies.
 const claimSQL = `SELECT j.id::text, j.status, j.model, j.format, j.instructions,
 	CASE WHEN $2 = 0 OR last.strategy <> 'stateful' OR last.stream_broken OR j.format = 'auto' THEN j.input END,
 	j.max_output_tokens, j.continuation, j.webhook_url, j.started_at, j.tenant_id, j.options,
 	last.seq, last.response_id, last.content_sha,
 	CASE WHEN j.continuation ? 'stop_sequence' THEN right(last.content, 256) END,
 	last.cum_output_tokens, last.cum_cost_usd::float8, last.cum_records, last.in_quote, last.strategy, last.stream_broken,
-	CASE WHEN j.format IN ('auto', 'json') AND last.seq IS NOT NULL THEN (SELECT left(content, 2048) FROM chunks WHERE job_id = j.id AND seq = 0) END
+	CASE WHEN j.format IN ('auto', 'json') AND last.seq IS NOT NULL THEN (SELECT left(content, 2048) FROM chunks WHERE job_id = j.id AND seq = 0) END,
+	EXISTS (SELECT 1 FROM job_watchers w WHERE w.job_id = j.id)
 FROM jobs j LEFT JOIN LATERAL (
 	SELECT seq, response_id, content_sha, content, cum_output_tokens, cum_cost_usd, cum_records, in_quote, strategy, stream_broken
 	FROM chunks WHERE job_id = j.id ORDER BY seq DESC LIMIT 1
@@ -122,7 +125,7 @@ func (c *Claim) scanRead(row pgx.Row) error {
 	j := &c.Job
 	err := row.Scan(&j.ID, &j.Status, &j.Model, &j.Format, &j.Instructions, rawJSON(&j.Input), &j.MaxOutputTokens, rawJSON(&j.Continuation),
 		&j.WebhookURL, &j.StartedAt, &j.TenantID, rawJSON(&j.Options), &c.lastSeq, &c.prevResp, &c.prevSHA, &c.prevTl, &c.cumOut, &c.CumCost,
-		&c.cumRec, &c.inQuote, &c.prevStrategy, &c.prevBroken, &c.firstHead)
+		&c.cumRec, &c.inQuote, &c.prevStrategy, &c.prevBroken, &c.firstHead, &c.watched)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
@@ -294,18 +297,11 @@ VALUES ($1::uuid, $2, $3, $4, $5, $6, nullif($7, ''), nullif($8, ''), nullif($9,
 ON CONFLICT DO NOTHING`
 
 // decisionRow is the chunk's 'decision' event, selected from the chunk
-// insert's CTE ch ($31 its summary, none when it is null); both save
-// statements write it.
+// insert's CTE ch ($31 its summary; none without one); the stopping and
+// the noted continuing save write it.
 const decisionRow = `SELECT ch.job_id, 'info' AS level, 'decision' AS type, $31::text AS message,
 	jsonb_build_object('should_continue', $19::boolean, 'decision', $21::jsonb->>'decision',
 		'resolved_by', $21::jsonb->>'resolved_by', 'stop_reason', nullif($20, '')) AS data FROM ch WHERE $31::text IS NOT NULL`
-
-// notifyWatched is the save statements' final join: a chunk of a job
-// someone watches (Store.Listen) notifies its ID on commit. Unwatched
-// chunks — nearly all — pay one probe of an empty index, and no notifying
-// commit (which takes a global lock).
-const notifyWatched = ` LEFT JOIN LATERAL (SELECT pg_notify('carryover_jobs', ch.job_id::text) FROM job_watchers w
-	WHERE w.job_id = ch.job_id LIMIT 1) watched ON true`
 
 // Save stores the chunk — which is also the record of its model call — and,
 // when generation stops, moves the job to merging; the lock session commits
@@ -346,10 +342,14 @@ func (c *Claim) saveReq(n NewChunk) *lockReq {
 		args[len(args)-1] = nil
 	}
 	var sql string
-	if n.ShouldContinue {
+	switch {
+	case n.ShouldContinue && n.DecisionNote == "":
+		sql = routineChunkSQL
+		args = append(args[:30], c.Job.Status)
+	case n.ShouldContinue:
 		sql = continueChunkSQL
 		args = append(args, c.Job.Status)
-	} else {
+	default:
 		var evLevel, evType, evMsg *string
 		if n.Event != nil {
 			evLevel, evType, evMsg = &n.Event.Level, &n.Event.Type, &n.Event.Message
@@ -357,15 +357,24 @@ func (c *Claim) saveReq(n NewChunk) *lockReq {
 		args = append(args, evLevel, evType, evMsg)
 		sql = stopChunkSQL
 	}
-	return &lockReq{kind: reqSave, claim: c, sql: sql, args: args, done: make(chan struct{})}
+	r := &lockReq{kind: reqSave, claim: c, sql: sql, args: args, done: make(chan struct{})}
+	if c.watched {
+		r.notify = c.Job.ID
+	}
+	return r
 }
 
-// continueChunkSQL stores a chunk after which generation goes on, and its
-// decision event unless the continuation is routine.
+// routineChunkSQL stores a chunk after a routine continuation: the insert
+// alone. Postgres spends more CPU setting up a statement's plan than on a
+// simple insert, so the common case gets the simplest statement.
+const routineChunkSQL = insertChunk + ` RETURNING $31::text`
+
+// continueChunkSQL stores a chunk after which generation goes on for a
+// reason worth an event, and its decision event.
 const continueChunkSQL = `WITH ch AS (` + insertChunk + ` RETURNING job_id
 ), dev AS (
 	INSERT INTO job_events (job_id, seq, level, type, message, data) SELECT job_id, $2, level, type, message, data FROM (` + decisionRow + `) d
-) SELECT $32::text FROM ch` + notifyWatched
+) SELECT $32::text FROM ch`
 
 // stopChunkSQL stores a chunk that ends generation: the job moves to merging
 // (unless it was cancelled meanwhile). One INSERT writes the chunk's events
@@ -386,7 +395,7 @@ const stopChunkSQL = `WITH ch AS (` + insertChunk + ` RETURNING job_id
 		WHERE j.status = 'merging'
 	) e ORDER BY o
 )
-SELECT j.status FROM j JOIN ch ON true` + notifyWatched
+SELECT status FROM j`
 
 // CallFailure describes a model call attempt that produced no chunk.
 type CallFailure struct {

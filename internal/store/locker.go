@@ -96,8 +96,11 @@ type lockReq struct {
 	claim *Claim
 	sql   string // reqSave: returns the job's status, or no row if the chunk exists
 	args  []any
-	key   int32  // reqUnlock
-	gen   uint64 // reqUnlock: the session the lock was taken on
+	// notify, for a save of a watched job, is the job ID its transaction
+	// notifies on commit (Store.Listen).
+	notify string
+	key    int32  // reqUnlock
+	gen    uint64 // reqUnlock: the session the lock was taken on
 	// Answers, valid once done is closed.
 	status string
 	err    error
@@ -284,7 +287,7 @@ func (s *lockSession) save(saves []*lockReq) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	for _, r := range saves {
-		b.Queue(r.sql, r.args...)
+		r.queue(b)
 	}
 	b.Queue("COMMIT")
 	if len(keys) > 0 {
@@ -296,8 +299,8 @@ func (s *lockSession) save(saves []*lockReq) {
 		if txErr != nil {
 			break
 		}
-		if err := br.QueryRow().Scan(&r.status); errors.Is(err, pgx.ErrNoRows) {
-			r.err = ErrChunkExists
+		if err := r.read(br); errors.Is(err, ErrChunkExists) {
+			r.err = err
 		} else if err != nil {
 			txErr = err
 		}
@@ -344,18 +347,42 @@ func (s *lockSession) save(saves []*lockReq) {
 	finish(saves, nil)
 }
 
+// queue adds a save's statements to a batch: the save, and its
+// notification if it has one.
+func (r *lockReq) queue(b *pgx.Batch) {
+	b.Queue(r.sql, r.args...)
+	if r.notify != "" {
+		b.Queue(`SELECT pg_notify('carryover_jobs', $1)`, r.notify)
+	}
+}
+
+// read reads what queue's statements returned: the job's status, or
+// ErrChunkExists if the chunk was stored already.
+func (r *lockReq) read(br pgx.BatchResults) error {
+	err := br.QueryRow().Scan(&r.status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = ErrChunkExists
+	}
+	if r.notify != "" {
+		if _, nerr := br.Exec(); nerr != nil {
+			return nerr
+		}
+	}
+	return err
+}
+
 // saveOne commits one save in a transaction of its own, reporting false if
 // the connection broke.
 func (s *lockSession) saveOne(ctx context.Context, r *lockReq) bool {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue(r.sql, r.args...)
+	r.queue(b)
 	b.Queue("COMMIT")
 	br := s.conn.SendBatch(ctx, b)
 	_, err := br.Exec()
 	if err == nil {
-		if err = br.QueryRow().Scan(&r.status); errors.Is(err, pgx.ErrNoRows) {
-			r.err, err = ErrChunkExists, nil
+		if err = r.read(br); errors.Is(err, ErrChunkExists) {
+			r.err, err = err, nil
 		}
 	}
 	if err == nil {
