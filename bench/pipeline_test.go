@@ -4,6 +4,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,16 +71,16 @@ func BenchmarkPipeline(b *testing.B) {
 	ctx := context.Background()
 	switch os.Getenv("CARRYOVER_BENCH_ONLY") { // for profiling one run alone
 	case "pipeline":
-		fmt.Printf("pipeline chunks/s: %.0f\n", pipeline(ctx, b))
+		printAlone("pipeline chunks/s", pipeline(ctx, b))
 		return
 	case "durable":
-		fmt.Printf("durable hops/s: %.0f\n", chainedHops(ctx, b, hopInsert))
+		printAlone("durable hops/s", chainedHops(ctx, b, hopInsert))
 		return
 	case "raw":
-		fmt.Printf("raw hops/s: %.0f\n", chainedHops(ctx, b, hopNoop))
+		printAlone("raw hops/s", chainedHops(ctx, b, hopNoop))
 		return
 	case "call":
-		fmt.Printf("model-call hops/s: %.0f\n", chainedHops(ctx, b, hopCall))
+		printAlone("model-call hops/s", chainedHops(ctx, b, hopCall))
 		return
 	}
 	// The machine is shared and its load changes within seconds, so the
@@ -88,19 +89,21 @@ func BenchmarkPipeline(b *testing.B) {
 	// is the median of its rounds. A ratio is the median of the rounds'
 	// ratios: the runs of one round are measured minutes closer together
 	// than the medians.
-	runs := []func() float64{
-		func() float64 { return chainedHops(ctx, b, hopNoop) },
-		func() float64 { return chainedHops(ctx, b, hopInsert) },
-		func() float64 { return chainedHops(ctx, b, hopCall) },
-		func() float64 { return pipeline(ctx, b) },
+	runs := []func() result{
+		func() result { return chainedHops(ctx, b, hopNoop) },
+		func() result { return chainedHops(ctx, b, hopInsert) },
+		func() result { return chainedHops(ctx, b, hopCall) },
+		func() result { return pipeline(ctx, b) },
 	}
 	got := make([][]float64, len(runs)) // got[run][round]
+	cpu := make([][]cpuTimes, len(runs))
 	for r := range rounds {
 		for i := range runs {
 			if r%2 == 1 {
 				i = len(runs) - 1 - i
 			}
-			got[i] = append(got[i], runs[i]())
+			res := runs[i]()
+			got[i], cpu[i] = append(got[i], res.rate), append(cpu[i], res.cpu)
 		}
 	}
 	raws, durables, calls, pipes := got[0], got[1], got[2], got[3]
@@ -132,12 +135,45 @@ func BenchmarkPipeline(b *testing.B) {
 	fmt.Printf("pipeline / raw hop          = %.2f\n", pipeRaw)
 	fmt.Printf("pipeline / durable hop      = %.2f   (target >= 0.70)\n", pipeDurable)
 	fmt.Printf("model-call hop / durable hop = %.2f   (the call alone, before any persistence)\n\n", callDurable)
+	// Where the CPU goes: the machine is busy for the whole of every run, so
+	// a hop's CPU time (the median round's, by process) is what its rate
+	// is the inverse of.
+	fmt.Printf("CPU time per hop or chunk, microseconds (median round): %10s %10s %10s %10s\n", "all", "Go process", "Postgres", "Redis")
+	names := []string{"raw asynq chained no-op hops", "minimal durable hops (+1 committed insert)",
+		"reference: hops + 1 model call, no Postgres", "pipeline chunks (zero-latency simulator)"}
+	for i, name := range names {
+		c := medianCPU(cpu[i])
+		fmt.Printf("%-55s %10.0f %10.0f %10.0f %10.0f\n", name, c.total(), c.self, c.postgres, c.redis)
+	}
+	fmt.Println()
 	raw, durable, called, pipe := median(raws), median(durables), median(calls), median(pipes)
+	b.ReportMetric(medianCPU(cpu[3]).total(), "pipeline_cpu_us/chunk")
+	b.ReportMetric(medianCPU(cpu[1]).total(), "durable_cpu_us/hop")
 	b.ReportMetric(raw, "raw_hops/s")
 	b.ReportMetric(durable, "durable_hops/s")
 	b.ReportMetric(pipe, "pipeline_chunks/s")
 	b.ReportMetric(called, "call_hops/s")
 	b.ReportMetric(pipeDurable, "pipeline/durable")
+}
+
+// result is one run's rate (hops or chunks per second) and the CPU time
+// each hop or chunk took.
+type result struct {
+	rate float64
+	cpu  cpuTimes
+}
+
+// medianCPU is the CPU use of the round whose total is the median.
+func medianCPU(cs []cpuTimes) cpuTimes {
+	s := slices.Clone(cs)
+	slices.SortFunc(s, func(a, b cpuTimes) int { return cmp.Compare(a.total(), b.total()) })
+	return s[len(s)/2]
+}
+
+// printAlone prints one run made alone (CARRYOVER_BENCH_ONLY).
+func printAlone(what string, r result) {
+	fmt.Printf("%s: %.0f   CPU per hop (us): all %.0f, Go process %.0f, Postgres %.0f, Redis %.0f\n",
+		what, r.rate, r.cpu.total(), r.cpu.self, r.cpu.postgres, r.cpu.redis)
 }
 
 func median(xs []float64) float64 {
@@ -176,7 +212,7 @@ const (
 // chainedHops runs chains × hopsEach tasks where each task enqueues the next
 // (with a TaskID, as the pipeline does) and returns hops per second. A
 // warm-up of chains × warmEach hops runs first, untimed.
-func chainedHops(ctx context.Context, b *testing.B, work hopWork) float64 {
+func chainedHops(ctx context.Context, b *testing.B, work hopWork) result {
 	rdb := redisClient(b)
 	queue := testenv.Queue(b)
 	aq := asynq.NewClientFromRedisClient(rdb)
@@ -259,7 +295,9 @@ func chainedHops(ctx context.Context, b *testing.B, work hopWork) float64 {
 		return time.Since(start)
 	}
 	run("warm", warmEach)
-	return float64(chains*hopsEach) / run("timed", hopsEach).Seconds()
+	before := sampleCPU()
+	elapsed := run("timed", hopsEach)
+	return result{rate: float64(chains*hopsEach) / elapsed.Seconds(), cpu: sampleCPU().perHop(before, chains*hopsEach)}
 }
 
 // pipeline runs chains chains of jobsEach jobs of about chunksEach chunks
@@ -269,7 +307,7 @@ func chainedHops(ctx context.Context, b *testing.B, work hopWork) float64 {
 // (LISTEN on the job notifications, so no poll interval is measured), which
 // keeps chains jobs in flight like the baselines' chains. A warm-up job of a
 // few chunks per chain runs first, untimed.
-func pipeline(ctx context.Context, b *testing.B) float64 {
+func pipeline(ctx context.Context, b *testing.B) result {
 	// The worker logs at its configured level (warn), as cmd/worker would; the lines go nowhere.
 	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if os.Getenv("CARRYOVER_BENCH_LOGS") != "" {
@@ -353,7 +391,9 @@ func pipeline(ctx context.Context, b *testing.B) float64 {
 		return ids, time.Since(start)
 	}
 	run(1, warmEach)
+	before := sampleCPU()
 	ids, elapsed := run(jobsEach, chunksEach)
+	after := sampleCPU()
 	var chunks, bad int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM chunks WHERE job_id = ANY($1::uuid[])`, ids).Scan(&chunks); err != nil {
 		b.Fatal(err)
@@ -363,7 +403,7 @@ func pipeline(ctx context.Context, b *testing.B) float64 {
 	if want := len(ids) * chunksEach; bad > 0 || chunks < want*95/100 {
 		b.Fatalf("%d jobs did not succeed; %d chunks for about %d expected", bad, chunks, want)
 	}
-	return float64(chunks) / elapsed.Seconds()
+	return result{rate: float64(chunks) / elapsed.Seconds(), cpu: after.perHop(before, chunks)}
 }
 
 // startWorker runs a worker against a zero-latency simulator on its own

@@ -187,7 +187,7 @@ func (c *Client) Status(ctx context.Context, id string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	chunks, err := c.store.Chunks(ctx, id, false)
+	chunks, err := c.store.Chunks(ctx, id, store.ChunkDecisions)
 	if err != nil {
 		return Status{}, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/jobs"
+	"github.com/carryover/carryover/internal/store"
 )
 
 // Every strategy on every content type, through the simulator (Responses
@@ -59,7 +60,7 @@ func TestStrategies(t *testing.T) {
 					t.Fatal(err)
 				}
 				if st.Status != "succeeded" || res.Content != r.j.doc {
-					chunks, _ := h.store.Chunks(context.Background(), r.j.id, true)
+					chunks, _ := h.store.Chunks(context.Background(), r.j.id, store.ChunkTexts)
 					var b strings.Builder
 					for _, c := range chunks {
 						fmt.Fprintf(&b, "--- chunk %d (%s)\n%s\n", c.Seq, c.FinishReason, c.Content)

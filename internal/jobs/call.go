@@ -85,7 +85,7 @@ func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Cla
 		req.Prompt = continuation.ContinuePrompt(contentKind(job.Format, hint, c.FirstHead))
 		return req, nil
 	}
-	chunks, err := h.cfg.Store.Chunks(ctx, job.ID, true)
+	chunks, err := h.cfg.Store.Chunks(ctx, job.ID, store.ChunkTexts)
 	if err != nil {
 		return req, err
 	}

@@ -167,7 +167,7 @@ func (e *Enqueuer) Resume(ctx context.Context, jobID string, o ResumeOptions) er
 		MaxOutputTokens: job.MaxOutputTokens, Continuation: cont}).Normalize(); err != nil {
 		return err
 	}
-	chunks, err := e.store.Chunks(ctx, jobID, false)
+	chunks, err := e.store.Chunks(ctx, jobID, store.ChunkDecisions)
 	if err != nil {
 		return err
 	}

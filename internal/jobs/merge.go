@@ -111,7 +111,7 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 		log.Debug("merge: job is not merging; nothing to do", "status", job.Status)
 		return nil
 	}
-	chunks, err := h.cfg.Store.Chunks(ctx, job.ID, true)
+	chunks, err := h.cfg.Store.Chunks(ctx, job.ID, store.ChunkTexts)
 	if err != nil {
 		return err
 	}

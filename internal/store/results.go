@@ -36,16 +36,27 @@ type Chunk struct {
 	StreamBroken     bool            `json:"stream_broken,omitempty"`
 }
 
-// Chunks loads a job's chunks in order; withContent=false skips the text
-// (status pages need only the figures).
-func (s *Store) Chunks(ctx context.Context, jobID string, withContent bool) ([]Chunk, error) {
-	content := "''"
-	if withContent {
-		content = "content"
+// ChunkFields picks what Chunks reads besides every chunk's figures.
+type ChunkFields int
+
+const (
+	// ChunkDecisions reads each chunk's whole decision (status pages), not its text.
+	ChunkDecisions ChunkFields = iota
+	// ChunkTexts reads each chunk's text (merges, transcripts), not its whole
+	// decision, which they never use: rendering a 40-chunk job's decisions
+	// as JSON text took half or more of the read's time in Postgres.
+	ChunkTexts
+)
+
+// Chunks loads a job's chunks in order, with the fields asked for.
+func (s *Store) Chunks(ctx context.Context, jobID string, fields ChunkFields) ([]Chunk, error) {
+	content, decision := "''", "decision"
+	if fields == ChunkTexts {
+		content, decision = "content", "NULL::jsonb"
 	}
 	rows, err := s.pool.Query(ctx, `SELECT seq, `+content+`, length(content), finish_reason, raw_status, incomplete_reason,
 	response_id, task_id, attempt, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd::float8,
-	latency_ms, should_continue, stop_reason, coalesce(decision->>'resolved_by', ''), decision, created_at, strategy, prompt,
+	latency_ms, should_continue, stop_reason, coalesce(decision->>'resolved_by', ''), `+decision+`, created_at, strategy, prompt,
 	max_output_tokens, tool_calls, stream_broken
 FROM chunks WHERE job_id = $1::uuid ORDER BY seq`, jobID)
 	if err != nil {

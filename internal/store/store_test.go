@@ -205,7 +205,7 @@ func TestGroupCommitIsolatesAFailingSave(t *testing.T) {
 		if !lockFree(t, s, id) {
 			t.Fatalf("job %d still locked after its save", i)
 		}
-		chunks, err := s.Chunks(ctx, id, false)
+		chunks, err := s.Chunks(ctx, id, store.ChunkDecisions)
 		if err != nil || len(chunks) != map[int]int{0: 1, 1: 0, 2: 1}[i] {
 			t.Fatalf("job %d: %d chunks stored, %v", i, len(chunks), err)
 		}
