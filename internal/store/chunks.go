@@ -288,12 +288,15 @@ type EventNote struct {
 // should make impossible; the caller treats it as a redelivery.
 var ErrChunkExists = errors.New("chunk already stored")
 
+// insertChunk's costs are sent as float8 and become numeric in Postgres:
+// pgx's own float64-to-numeric encoding cost more than a percent of the
+// pipeline's CPU.
 const insertChunk = `INSERT INTO chunks (job_id, seq, content, content_sha, finish_reason, raw_status, incomplete_reason,
 	response_id, previous_response_id, task_id, attempt, input_tokens, cached_tokens, output_tokens, reasoning_tokens,
 	cost_usd, latency_ms, call_started_at, should_continue, stop_reason, decision, cum_output_tokens, cum_cost_usd,
 	strategy, prompt, max_output_tokens, tool_calls, cum_records, in_quote, stream_broken)
 VALUES ($1::uuid, $2, $3, $4, $5, $6, nullif($7, ''), nullif($8, ''), nullif($9, ''), $10, $11, $12, $13, $14, $15,
-	$16, $17, $18, $19, nullif($20, ''), $21, $22, $23, $24, nullif($25, ''), $26, $27, $28, $29, $30)
+	$16::float8, $17, $18, $19, nullif($20, ''), $21, $22, $23::float8, $24, nullif($25, ''), $26, $27, $28, $29, $30)
 ON CONFLICT DO NOTHING`
 
 // decisionRow is the chunk's 'decision' event, selected from the chunk
