@@ -62,10 +62,7 @@ func NewHandlers(cfg HandlerConfig) *Handlers {
 // Register adds the handlers to an asynq mux.
 func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypeChunk, h.timedChunk)
-	mux.HandleFunc(TypeMerge, func(ctx context.Context, t *asynq.Task) error {
-		reserveStack()
-		return h.HandleMerge(ctx, t)
-	})
+	mux.HandleFunc(TypeMerge, h.HandleMerge)
 	mux.HandleFunc(TypeWebhook, h.HandleWebhook)
 }
 
@@ -131,7 +128,8 @@ func (h *Handlers) timedChunk(ctx context.Context, t *asynq.Task) error {
 }
 
 // reserveStack grows the calling goroutine's stack to about 32 KB at once,
-// while it is still shallow. asynq runs every task on a new goroutine, which
+// while it is still shallow (chunk tasks only: one per chunk, against one
+// merge per job). asynq runs every task on a new goroutine, which
 // starts with a small stack, and a chunk's path — the handler, openai-go,
 // net/http, pgx, go-redis — is deep: the runtime grew the stack several
 // times per chunk, each time copying every frame and adjusting its

@@ -217,7 +217,7 @@ func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result
 		}
 		meta.Decisions[i] = note
 		meta.Strategy = c.Strategy
-		meta.Prompts[i] = deref(c.Prompt)
+		meta.Prompts[i] = c.Prompt
 		meta.ChunkInputTokens[i] = c.Usage.Input
 		if len(c.ToolCalls) > 0 {
 			var calls []continuation.ToolCall
@@ -322,11 +322,4 @@ func costNote(model string, price *store.Price, calls store.CallStats, streamBre
 		return fmt.Sprintf("%d stream(s) broke before reporting usage; what they were billed is not in the estimate", streamBreaks)
 	}
 	return ""
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -134,7 +134,8 @@ func (c *Claim) scanRead(row pgx.Row) error {
 }
 
 // ClaimChunk tries to lock the job for chunk seq and reads what the call
-// needs, in one round trip of the lock session and without writing. The job is
+// needs, in one round trip of the lock session; a claim of chunk 0 also
+// starts a queued job there (markRunningSQL), the only write. The job is
 // read after the lock is held (a new snapshot), so a chunk committed by the
 // previous holder is always seen.
 func (s *Store) ClaimChunk(ctx context.Context, jobID string, seq int) (*Claim, error) {

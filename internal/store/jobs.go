@@ -104,7 +104,7 @@ func jobDest(j *Job) []any {
 	return []any{&j.ID, &j.TenantID, &j.Status, &j.Model, &j.Format, &j.Instructions, rawJSON(&j.Input), &j.MaxOutputTokens,
 		rawJSON(&j.Continuation), rawJSON(&j.Metadata), &j.IdempotencyKey, &j.WebhookURL, &j.StopReason, &j.Error, &j.ChunkCount,
 		&j.InputTokens, &j.CachedTokens, &j.OutputTokens, &j.ReasoningTokens, &j.CostUSD,
-		&j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt, &j.ActiveMS, &j.Options}
+		&j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt, &j.ActiveMS, rawJSON(&j.Options)}
 }
 
 // InsertJob stores a new job in status queued. With an idempotency key that

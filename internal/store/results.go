@@ -30,7 +30,7 @@ type Chunk struct {
 	Decision         json.RawMessage `json:"decision"`
 	CreatedAt        time.Time       `json:"created_at"`
 	Strategy         string          `json:"strategy"`
-	Prompt           *string         `json:"prompt,omitempty"`
+	Prompt           string          `json:"prompt,omitempty"` // the continuation prompt sent ("" for none)
 	MaxOutputTokens  *int            `json:"max_output_tokens,omitempty"`
 	ToolCalls        json.RawMessage `json:"tool_calls,omitempty"`
 	StreamBroken     bool            `json:"stream_broken,omitempty"`
@@ -56,7 +56,7 @@ func (s *Store) Chunks(ctx context.Context, jobID string, fields ChunkFields) ([
 	}
 	rows, err := s.pool.Query(ctx, `SELECT seq, `+content+`, length(content), finish_reason, raw_status, incomplete_reason,
 	response_id, task_id, attempt, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd::float8,
-	latency_ms, should_continue, stop_reason, coalesce(decision->>'resolved_by', ''), `+decision+`, created_at, strategy, prompt,
+	latency_ms, should_continue, stop_reason, coalesce(decision->>'resolved_by', ''), `+decision+`, created_at, strategy, coalesce(prompt, ''),
 	max_output_tokens, tool_calls, stream_broken
 FROM chunks WHERE job_id = $1::uuid ORDER BY seq`, jobID)
 	if err != nil {
