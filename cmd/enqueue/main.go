@@ -2,7 +2,7 @@
 //
 //	enqueue [--model M] [--format F] [--instructions S] [--max-output-tokens N] [--max-attempts N]
 //	        [--on-failure P] [--prompt-file FILE | PROMPT] [--wait]
-//	enqueue status ID [--json]
+//	enqueue status ID [--json] [--evaluations]
 //	enqueue result ID [--meta]
 //	enqueue cancel ID
 //	enqueue wait ID [--timeout D]
@@ -120,7 +120,7 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 	wait := fs.Bool("wait", false, "wait for the job, show progress on stderr, print the result on stdout")
 	timeout := fs.Duration("timeout", 0, "with --wait: give up after this long (0 = no limit)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: enqueue [flags] [--prompt-file FILE | PROMPT] [--wait]\n       enqueue status ID [--json]\n       enqueue result ID [--meta]\n       enqueue cancel ID\n       enqueue wait ID [--timeout D]\n       enqueue remerge ID\n       enqueue resume ID [--max-attempts N] [--max-total-output-tokens N] [--max-cost-usd X] [--time-limit-seconds S] [--max-records N] [--error-policy P]\nflags:")
+		fmt.Fprintln(stderr, "usage: enqueue [flags] [--prompt-file FILE | PROMPT] [--wait]\n       enqueue status ID [--json] [--evaluations]\n       enqueue result ID [--meta]\n       enqueue cancel ID\n       enqueue wait ID [--timeout D]\n       enqueue remerge ID\n       enqueue resume ID [--max-attempts N] [--max-total-output-tokens N] [--max-cost-usd X] [--time-limit-seconds S] [--max-records N] [--error-policy P]\nflags:")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, args)

@@ -61,15 +61,44 @@ func (s *Server) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", s.ready)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		problem(w, http.StatusNotFound, "not found", r.Method+" "+r.URL.Path+" is not a route of this API (see /openapi.json)")
-	})
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(OpenAPI)
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		// No route: the mux answers 404, or 405 with Allow for a known
+		// path; either becomes a problem document like every other error.
+		var miss missed
+		h.ServeHTTP(&miss, r)
+		if miss.status == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", miss.header.Get("Allow"))
+			problem(w, miss.status, "method not allowed", r.Method+" is not allowed on "+r.URL.Path+" (allowed: "+miss.header.Get("Allow")+")")
+			return
+		}
+		problem(w, http.StatusNotFound, "not found", r.Method+" "+r.URL.Path+" is not a route of this API (see /openapi.json)")
+	})
 }
+
+// missed records the status and headers of the mux's own answer to a request
+// no route matched, discarding its plain-text body.
+type missed struct {
+	header http.Header
+	status int
+}
+
+func (m *missed) Header() http.Header {
+	if m.header == nil {
+		m.header = http.Header{}
+	}
+	return m.header
+}
+func (m *missed) Write(b []byte) (int, error) { return len(b), nil }
+func (m *missed) WriteHeader(status int)      { m.status = status }
 
 type tenantKey struct{}
 

@@ -246,6 +246,10 @@ func TestBadRequestsEnqueueNothing(t *testing.T) {
 	if resp, b := e.do("GET", "/v2/nothing", ""); resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/problem+json" {
 		t.Fatalf("unknown route: %d %s", resp.StatusCode, b)
 	}
+	if resp, b := e.do("DELETE", "/v1/jobs/6f1f7c0e-0000-4000-8000-000000000000", ""); resp.StatusCode != 405 ||
+		!strings.Contains(resp.Header.Get("Allow"), "GET") || resp.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("a method the route does not have: %d Allow=%q %s", resp.StatusCode, resp.Header.Get("Allow"), b)
+	}
 	if resp, _ := e.do("GET", "/readyz", ""); resp.StatusCode != 200 {
 		t.Fatalf("readyz: %d", resp.StatusCode)
 	}

@@ -36,9 +36,11 @@ func specRouter(t *testing.T) routers.Router {
 }
 
 // conform wraps the API so that every response is validated against
-// openapi.json: a route, status, header or body the document does not
-// describe fails the test. The event stream is passed through (it does not
-// end); its framing is checked by TestStream.
+// openapi.json — a route, status, header or body the document does not
+// describe fails the test — and so is every request the API accepted (a
+// 2xx answer): a field the server takes but the document lacks fails too.
+// The event stream is passed through (it does not end); its framing is
+// checked by TestStream.
 func conform(t *testing.T, next http.Handler) http.Handler {
 	router := specRouter(t)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -48,11 +50,12 @@ func conform(t *testing.T, next http.Handler) http.Handler {
 		}
 		route, params, err := router.FindRoute(r)
 		if err != nil {
-			// Only the catch-all may answer a route the document lacks, and
-			// only with a problem document.
+			// A route the document lacks is answered only with a problem
+			// document: 404, or 405 for a method a known path does not have.
 			rec := httptest.NewRecorder()
 			next.ServeHTTP(rec, r)
-			if rec.Code != http.StatusNotFound || rec.Header().Get("Content-Type") != "application/problem+json" {
+			if (rec.Code != http.StatusNotFound && rec.Code != http.StatusMethodNotAllowed) ||
+				rec.Header().Get("Content-Type") != "application/problem+json" {
 				t.Errorf("%s %s is not in openapi.json, yet answered %d", r.Method, r.URL.Path, rec.Code)
 			}
 			for k, v := range rec.Header() {
@@ -62,9 +65,22 @@ func conform(t *testing.T, next http.Handler) http.Handler {
 			_, _ = w.Write(rec.Body.Bytes())
 			return
 		}
+		reqBody, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(reqBody))
 		rec := httptest.NewRecorder()
 		next.ServeHTTP(rec, r)
 		body := rec.Body.Bytes()
+		if rec.Code < 300 {
+			accepted := r.Clone(r.Context())
+			accepted.Body = io.NopCloser(bytes.NewReader(reqBody))
+			if err := openapi3filter.ValidateRequest(r.Context(), &openapi3filter.RequestValidationInput{Request: accepted,
+				PathParams: params, Route: route, Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}); err != nil {
+				t.Errorf("%s %s was accepted (%d) but openapi.json does not describe the request: %v\n%.500s", r.Method, r.URL.Path, rec.Code, err, reqBody)
+			}
+		}
 		in := &openapi3filter.ResponseValidationInput{
 			RequestValidationInput: &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
 				Options: &openapi3filter.Options{ExcludeRequestBody: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}},

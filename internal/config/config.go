@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/carryover/carryover/internal/continuation"
 )
 
 // Defaults point at the local services of a development machine.
@@ -150,18 +152,24 @@ func (c Config) Validate() error {
 	case c.Provider != "" && c.Provider != "openai" && c.Provider != "vllm" && c.Provider != "chat":
 		return fmt.Errorf("provider must be openai, vllm or chat, got %q", c.Provider)
 	}
-	switch c.DefaultStrategy() {
-	case "stateful", "history", "prefill", "overlap":
-	default:
-		return fmt.Errorf("strategy must be stateful, history, prefill or overlap, got %q", c.Strategy)
+	if !continuation.ValidStrategy(continuation.Strategy(c.DefaultStrategy())) {
+		return fmt.Errorf("strategy must be one of %v, got %q", continuation.Strategies(), c.Strategy)
 	}
-	if c.PrefillFields != "" {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(c.PrefillFields), &m); err != nil {
-			return fmt.Errorf("prefill-fields must be a JSON object: %v", err)
-		}
+	_, err := c.Prefill()
+	return err
+}
+
+// Prefill decodes PrefillFields: the request fields a prefill call adds
+// (nil for the provider's defaults).
+func (c Config) Prefill() (map[string]any, error) {
+	if c.PrefillFields == "" {
+		return nil, nil
 	}
-	return nil
+	var m map[string]any
+	if err := json.Unmarshal([]byte(c.PrefillFields), &m); err != nil {
+		return nil, fmt.Errorf("prefill-fields must be a JSON object: %v", err)
+	}
+	return m, nil
 }
 
 func env(key, def string) string {

@@ -162,18 +162,20 @@ func (e *Enqueuer) Resume(ctx context.Context, jobID string, o ResumeOptions) er
 	if o.ErrorPolicy != nil {
 		cont.ErrorPolicy = o.ErrorPolicy
 	}
-	// Validate the settings as a request would be.
-	if _, err := (Request{Model: job.Model, Input: Input{Prompt: "resume"}, Format: job.Format,
-		MaxOutputTokens: job.MaxOutputTokens, Continuation: cont}).Normalize(); err != nil {
-		return err
-	}
-	chunks, err := e.store.Chunks(ctx, jobID, store.ChunkDecisions)
+	// Validate and normalize the settings as a new request's would be.
+	norm, err := (Request{Model: job.Model, Input: Input{Prompt: "resume"}, Format: job.Format,
+		MaxOutputTokens: job.MaxOutputTokens, Continuation: cont}).Normalize()
 	if err != nil {
 		return err
 	}
-	if cont.MaxAttempts <= len(chunks) {
+	cont = norm.Continuation
+	calls, err := e.store.CallStats(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	if stored := calls.Succeeded; cont.MaxAttempts <= stored {
 		return &ValidationError{Fields: []FieldError{{Field: "continuation.max_attempts",
-			Message: fmt.Sprintf("must be more than the %d chunks already stored, got %d", len(chunks), cont.MaxAttempts)}}}
+			Message: fmt.Sprintf("must be more than the %d chunks already stored, got %d", stored, cont.MaxAttempts)}}}
 	}
 	raw, err := json.Marshal(cont)
 	if err != nil {

@@ -245,10 +245,10 @@ func (r Request) Normalize() (Request, error) {
 		}
 	}
 	if s := r.Continuation.Strategy; s != "" && !continuation.ValidStrategy(s) {
-		bad("continuation.strategy", "must be one of stateful, history, prefill, overlap; got %q", s)
+		bad("continuation.strategy", "must be one of %v; got %q", continuation.Strategies(), s)
 	}
 	if n := r.Continuation.OverlapLines; n < 0 || n > 200 {
-		bad("continuation.overlap_lines", "must be between 1 and 200, got %d", n)
+		bad("continuation.overlap_lines", "must be between 1 and 200 (0 for the content type's default), got %d", n)
 	}
 	if c := r.Continuation.MaxOutputTokensCeiling; c != 0 && (c < r.MaxOutputTokens || c > MaxMaxOutputTokens) {
 		bad("continuation.max_output_tokens_ceiling", "must be between max_output_tokens (%d) and %d, got %d", r.MaxOutputTokens, MaxMaxOutputTokens, c)

@@ -5,7 +5,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -77,11 +76,9 @@ func Run(ctx context.Context, o Options) error {
 	tasks := jobs.NewDispatcher(aclient, queues, jobs.TaskOptions{MaxRetry: cfg.MaxRetry, Timeout: jobs.DefaultTaskOptions().Timeout})
 	provider := o.Provider
 	if provider == nil {
-		var prefill map[string]any
-		if cfg.PrefillFields != "" {
-			if err := json.Unmarshal([]byte(cfg.PrefillFields), &prefill); err != nil {
-				return fmt.Errorf("prefill fields: %w", err)
-			}
+		prefill, err := cfg.Prefill()
+		if err != nil {
+			return err
 		}
 		provider = continuation.NewProvider(continuation.ProviderConfig{
 			BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, PrefillFields: prefill,
