@@ -58,6 +58,9 @@ func introduces(line string) bool {
 // fenceLine reports whether line (without its newline) opens or closes a
 // Markdown code fence, returning the fence's info string.
 func fenceLine(line string) (info string, ok bool) {
+	if !maybeFence(line) {
+		return "", false
+	}
 	l := strings.TrimRight(line, " \t\r")
 	trimmed := strings.TrimLeft(l, " ")
 	if len(l)-len(trimmed) > 3 {
@@ -416,17 +419,7 @@ func junctionVote(t string, ctx chatterCtx) (keep, decided bool) {
 	if ctx.doc == "" || ctx.end == 0 {
 		return false, false
 	}
-	m, r := 0, t
-	for {
-		if strings.HasPrefix(r, "\n") {
-			r = r[1:]
-		} else if strings.HasPrefix(r, "\r\n") {
-			r = r[2:]
-		} else {
-			break
-		}
-		m++
-	}
+	m, r := leadingBreaks(t)
 	if m == 0 || r == "" {
 		return false, false
 	}
@@ -446,6 +439,21 @@ func junctionVote(t string, ctx chatterCtx) (keep, decided bool) {
 		}
 	}
 	return false, false
+}
+
+// leadingBreaks counts the line breaks (LF or CRLF) t opens with and
+// returns them with the rest of t.
+func leadingBreaks(t string) (m int, rest string) {
+	for {
+		if strings.HasPrefix(t, "\n") {
+			t = t[1:]
+		} else if strings.HasPrefix(t, "\r\n") {
+			t = t[2:]
+		} else {
+			return m, t
+		}
+		m++
+	}
 }
 
 // junctions counts the places in w where a is followed by exactly n1 line
@@ -494,17 +502,7 @@ func gapVote(t string, ctx chatterCtx) (keep, decided bool) {
 	if ctx.doc == "" || ctx.end == 0 {
 		return false, false
 	}
-	m, r := 0, t
-	for {
-		if strings.HasPrefix(r, "\n") {
-			r = r[1:]
-		} else if strings.HasPrefix(r, "\r\n") {
-			r = r[2:]
-		} else {
-			break
-		}
-		m++
-	}
+	m, r := leadingBreaks(t)
 	if m == 0 || r == "" || r[0] == '\r' {
 		return false, false
 	}
@@ -850,9 +848,6 @@ func fenceAnomalies(body string, inFence bool) int {
 		}
 		line := body[:i]
 		body = body[i+1:]
-		if !maybeFence(line) {
-			continue
-		}
 		info, ok := fenceLine(line)
 		if !ok {
 			continue
@@ -901,10 +896,8 @@ func wrappedWhole(t, info string, ctx chatterCtx) bool {
 		} else {
 			body = ""
 		}
-		if maybeFence(line) {
-			if _, ok := fenceLine(line); ok {
-				return false
-			}
+		if _, ok := fenceLine(line); ok {
+			return false
 		}
 	}
 	return true

@@ -200,9 +200,6 @@ func (f *csvFormat) observe(doc string, from int) {
 	f.inQuote, f.fields = in, n
 }
 
-// restarts: the record in progress, and the line of it in progress when it
-// runs over several lines (a quoted value with line breaks): a model
-// restarts the line it was cut in as much as the record.
 // countRecord follows the first field of the record doc[start:end] as a
 // counter: the records' numbers, when they count up by one.
 func (f *csvFormat) countRecord(doc string, start, end int) {
@@ -232,6 +229,9 @@ func firstNumber(rec string, delim byte) int {
 	return n
 }
 
+// restarts: the record in progress, and the line of it in progress when it
+// runs over several lines (a quoted value with line breaks): a model
+// restarts the line it was cut in as much as the record.
 func (f *csvFormat) restarts(doc string) []int {
 	if ls := strings.LastIndexByte(doc, '\n') + 1; ls > f.recStart {
 		return []int{f.recStart, ls}

@@ -113,10 +113,8 @@ func (f *lineFormat) scanFences(region string) {
 
 func (f *lineFormat) markdownLine(line string) {
 	line = strings.TrimSuffix(line, "\r")
-	if maybeFence(line) {
-		if _, ok := fenceLine(line); ok {
-			f.inFence = !f.inFence
-		}
+	if _, ok := fenceLine(line); ok {
+		f.inFence = !f.inFence
 	}
 	pipe := strings.IndexByte(line, '|') >= 0
 	switch {
@@ -138,7 +136,7 @@ func (f *lineFormat) markdownLine(line string) {
 }
 
 // maybeFence reports whether line could be a fence line: at most three
-// spaces, then a backtick or a tilde.
+// spaces, then a backtick or a tilde. It is fenceLine's quick first test.
 func maybeFence(line string) bool {
 	i := 0
 	for i < len(line) && i < 4 && line[i] == ' ' {

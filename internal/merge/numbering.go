@@ -30,27 +30,15 @@ func numberedValues(s string, inStr bool, key string) []numRef {
 		if q < 0 {
 			break
 		}
-		i += q
-		at := i
-		i += len(key)
-		if backslashes(s[:at])%2 == 1 {
-			continue
+		at := i + q
+		// After a value the search goes on from its end, else past the key:
+		// the spaces, colon and digits between the two hold no quote, so
+		// no key (each starts with one) starts there.
+		i = at + len(key)
+		if r, ok := numberedValueAt(s, at, key); ok {
+			out = append(out, r)
+			i = r.end
 		}
-		j := skipSpace(s, i)
-		if j >= len(s) || s[j] != ':' {
-			continue
-		}
-		j = skipSpace(s, j+1)
-		k := j
-		for k < len(s) && s[k] >= '0' && s[k] <= '9' {
-			k++
-		}
-		if k > j && k < len(s) && k-j < 10 {
-			if v, err := strconv.Atoi(s[j:k]); err == nil {
-				out = append(out, numRef{j, k, v})
-			}
-		}
-		i = k
 	}
 	return out
 }
@@ -229,6 +217,20 @@ func numberedValueAt(s string, at int, key string) (numRef, bool) {
 	return numRef{}, false
 }
 
+// firstNumberedValue is the first of numberedValues(s, _, key), if any.
+func firstNumberedValue(s, key string) (numRef, bool) {
+	for i := 0; ; {
+		q := strings.Index(s[i:], key)
+		if q < 0 {
+			return numRef{}, false
+		}
+		if r, ok := numberedValueAt(s, i+q, key); ok {
+			return r, true
+		}
+		i += q + len(key)
+	}
+}
+
 // renumber shifts the numbers of rest when its first one restarts below the
 // expected value. recStart is where the record in progress began in doc (-1
 // when none); recEnd(rest) returns where that record ends in rest (-1 when it
@@ -259,15 +261,9 @@ func (n *numbering) renumber(doc, rest string, inStr bool, recStart int, recEnd 
 		return rest, false
 	}
 	// The first number decides; the others are read only to be shifted.
-	var first numRef
-	found := false
-	for i := 0; !found; {
-		q := strings.Index(rest[i:], key)
-		if q < 0 {
-			return rest, false
-		}
-		first, found = numberedValueAt(rest, i+q, key)
-		i += q + len(key)
+	first, ok := firstNumberedValue(rest, key)
+	if !ok {
+		return rest, false
 	}
 	expected := last + 1
 	if recStart >= 0 && recStart < len(doc) && lastAt < recStart {

@@ -134,14 +134,12 @@ func continuationHabit(kind string, chunks []Chunk) []int8 {
 			ev[i] = 1
 		default:
 			short := len(bs) > 0 && bs[0] >= 3
-			if n, _ := sc.whitespaceOverlap(prev, t); n > 0 {
+			if n, _ := sc.whitespaceOverlap(prev, t, 0); n > 0 {
 				ev[i], cut = rewrapped, n
 				break
 			}
 			// A shorter re-wrapped repeat is half the evidence.
-			sc.habit = 1
-			n, _ := sc.whitespaceOverlap(prev, t)
-			sc.habit = 0
+			n, _ := sc.whitespaceOverlap(prev, t, 1)
 			switch {
 			case n > 0:
 				ev[i], cut = weakRepeat, n
@@ -700,16 +698,18 @@ func normTailStart(doc string, need, window int) int {
 
 // whitespaceOverlap finds a repeat that differs from the document only in
 // whitespace (re-wrapped or re-indented) and returns how many bytes of next it
-// spans. Only as much of the document's tail is normalized as a repeat of
-// next's head could span; the wider look back that rejects familiar phrases
-// runs only for a candidate.
-func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
+// spans. habit is how the model is taken to continue at the other joins (as
+// s.habit; callers may weaken it): from one that starts over (habit > 0) a
+// shorter repeat will do. Only as much of the document's tail is normalized
+// as a repeat of next's head could span; the wider look back that rejects
+// familiar phrases runs only for a candidate.
+func (s *scratch) whitespaceOverlap(doc, next string, habit int) (int, float64) {
 	const window = 4 << 10
 	// The shortest repeat taken: strongOverlap normalized bytes, or two
 	// thirds of that from a model that re-emits what it wrote at the other
 	// joins.
 	minLen := strongOverlap
-	if s.habit > 0 {
+	if habit > 0 {
 		minLen = strongOverlap * 2 / 3
 	}
 	// A border of minLen bytes or more ends with the document's last minLen
@@ -770,7 +770,7 @@ func (s *scratch) whitespaceOverlap(doc, next string) (int, float64) {
 	if sp := countByte(rep, ' '); l < minLen || sp < 3 && (sp < 1 || l < 2*strongOverlap) || !substantive(bytesView(rep)) {
 		// From a model that re-wraps its repeats at the other joins, any
 		// repeat of two words or more and some variety will do.
-		if nonSpace, distinct := contentBytes(bytesView(rep)); !s.rewraps || s.habit <= 0 || l < minLen || sp < 1 || nonSpace < 6 || distinct < 2 || distinct < 3 && nonSpace < 10 {
+		if nonSpace, distinct := contentBytes(bytesView(rep)); !s.rewraps || habit <= 0 || l < minLen || sp < 1 || nonSpace < 6 || distinct < 2 || distinct < 3 && nonSpace < 10 {
 			return 0, 0
 		}
 	}
@@ -1351,10 +1351,7 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 				// A re-wrapped repeat of more than the partial record
 				// starts with it too; it must be long enough by itself to
 				// outweigh the restart.
-				habit := s.habit
-				s.habit = 0
-				n, conf := s.whitespaceOverlap(doc, next)
-				s.habit = habit
+				n, conf := s.whitespaceOverlap(doc, next, 0)
 				if n > len(partial) {
 					return overlap{cut: n, method: methodWhitespace, confidence: conf}
 				}
@@ -1370,10 +1367,9 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 				// re-wraps what it repeats at the other joins).
 				habit := s.habit
 				if !s.rewraps {
-					s.habit = 0
+					habit = 0
 				}
-				n, wconf := s.whitespaceOverlap(doc, next)
-				s.habit = habit
+				n, wconf := s.whitespaceOverlap(doc, next, habit)
 				if n > b0 && nonSpaceCount(next[:n]) > nonSpaceCount(next[:b0]) {
 					return overlap{cut: n, method: methodWhitespace, confidence: wconf}
 				}
@@ -1381,7 +1377,7 @@ func (s *scratch) findOverlap(doc, next string, restarts []int, tokens, bias boo
 			return overlap{cut: b0, method: methodExact, confidence: conf}
 		}
 	}
-	if n, conf := s.whitespaceOverlap(doc, next); n > 0 {
+	if n, conf := s.whitespaceOverlap(doc, next, s.habit); n > 0 {
 		return overlap{cut: n, method: methodWhitespace, confidence: conf}
 	}
 	if tokens {
