@@ -173,43 +173,17 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	cc.Usage.CompletionTokensDetails.ReasoningTokens = t.reasoning
 	cc.Usage.TotalTokens = cc.Usage.PromptTokens + cc.Usage.CompletionTokens
 
-	call.ResponseID, call.OutputTokens, call.Status = cc.ID, t.outputTokens, http.StatusOK
-	call.Outcome = t.status
-	if t.reason != "" {
-		call.Outcome += ":" + t.reason
-	}
-	call.ToolCall = toolCallState(t)
-	malformed := faulted && fault.Kind == FaultMalformed
-	broken := faulted && fault.Kind == FaultBreak
-	switch {
-	case malformed:
-		call.Outcome = FaultMalformed
-	case broken:
-		call.Outcome = FaultBreak
-	}
-	if req.Stream {
-		s.record(call)
-		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-		if err := writeChatStream(w, &cc, includeUsage, malformed || broken); err != nil {
-			s.log.Debug("stream aborted", "id", cc.ID, "err", err)
-		}
-		if broken {
-			panic(http.ErrAbortHandler) // close the connection without ending the body
-		}
-		return
-	}
-	body, err := json.Marshal(cc)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "server_error", "", "", "simulator: encoding completion: "+err.Error())
-		return
-	}
-	if malformed {
-		s.record(call)
-		writeMalformed(w, body)
-		return
-	}
-	s.record(call)
-	writeBody(w, http.StatusOK, body)
+	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	s.answer(w, call, t, reply{id: cc.ID, streamed: req.Stream,
+		malformed: faulted && fault.Kind == FaultMalformed, broken: faulted && fault.Kind == FaultBreak,
+		stream: func(cut bool) error { return writeChatStream(w, &cc, includeUsage, cut) },
+		encode: func() ([]byte, error) {
+			body, err := json.Marshal(cc)
+			if err != nil {
+				return nil, fmt.Errorf("encoding completion: %w", err)
+			}
+			return body, nil
+		}})
 }
 
 // finishReason maps a turn to Chat Completions' finish_reason; a cutoff has

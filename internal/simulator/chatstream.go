@@ -16,10 +16,7 @@ var jsonNull = json.RawMessage("null")
 // the stream stops after about half the text (content and arguments
 // together), with no finish_reason and no [DONE].
 func writeChatStream(w http.ResponseWriter, cc *chatCompletion, includeUsage, cut bool) error {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	startSSE(w)
 
 	var werr error
 	base := chatChunk{ID: cc.ID, Object: "chat.completion.chunk", Created: cc.Created, Model: cc.Model,
@@ -49,43 +46,29 @@ func writeChatStream(w http.ResponseWriter, cc *chatCompletion, includeUsage, cu
 	if msg.Content != nil {
 		text = *msg.Content
 	}
-	total := len(text)
+	p := pacer{cut: cut, total: len(text)}
 	for _, tc := range msg.ToolCalls {
-		total += len(tc.Function.Arguments)
+		p.total += len(tc.Function.Arguments)
 	}
-	delivered := 0
-	stop := func() bool { return cut && delivered >= total/2 }
 
 	empty := ""
 	delta(chatDelta{Role: "assistant", Content: &empty}, nil)
-	if stop() && total == 0 {
+	if p.stop() && p.total == 0 {
 		flush(w)
 		return werr
 	}
-	for off := 0; off < len(text); {
-		end, _ := advance(text, off, deltaTokens)
-		piece := text[off:end]
-		delta(chatDelta{Content: &piece}, nil)
-		delivered += end - off
-		off = end
-		if stop() {
-			flush(w)
-			return werr
-		}
+	if p.send(text, func(d string) { delta(chatDelta{Content: &d}, nil) }) {
+		flush(w)
+		return werr
 	}
 	for i, tc := range msg.ToolCalls {
 		delta(chatDelta{ToolCalls: []chatToolCallDelta{{Index: i, ID: tc.ID, Type: tc.Type,
 			Function: chatFunctionDelta{Name: tc.Function.Name}}}}, nil)
-		args := tc.Function.Arguments
-		for off := 0; off < len(args); {
-			end, _ := advance(args, off, deltaTokens)
-			delta(chatDelta{ToolCalls: []chatToolCallDelta{{Index: i, Function: chatFunctionDelta{Arguments: args[off:end]}}}}, nil)
-			delivered += end - off
-			off = end
-			if stop() {
-				flush(w)
-				return werr
-			}
+		if p.send(tc.Function.Arguments, func(d string) {
+			delta(chatDelta{ToolCalls: []chatToolCallDelta{{Index: i, Function: chatFunctionDelta{Arguments: d}}}}, nil)
+		}) {
+			flush(w)
+			return werr
 		}
 	}
 	if cut {

@@ -34,7 +34,7 @@ func TestResponsesIncompleteAndUsage(t *testing.T) {
 	}
 	prevTurns := len(prompt) + len(first.OutputText())
 	// The stored conversation is cached, in whole 16-token blocks.
-	if second.Usage.InputTokensDetails.CachedTokens != int64(tokensOf(prevTurns)/16*16) ||
+	if second.Usage.InputTokensDetails.CachedTokens != int64(cachedTokens(tokensOf(prevTurns))) ||
 		second.Usage.InputTokens != int64(tokensOf(prevTurns+len("go on"))) {
 		t.Fatalf("usage = %+v", second.Usage)
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // appendJSON appends the response's JSON, the same document json.Marshal
-// writes (response_test compares the two), without reflection: encoding the
+// writes (encode_test compares the two), without reflection: encoding the
 // reply was a fifth of the simulator's CPU per call, and the simulator's
 // CPU is not what a benchmark of the worker should measure.
 func (r *response) appendJSON(b []byte) []byte {
@@ -95,6 +95,20 @@ func (r *response) appendJSON(b []byte) []byte {
 					}
 					b = append(b, ']')
 				}
+				b = append(b, '}')
+			case functionCallItem:
+				b = append(b, `{"type":`...)
+				b = appendString(b, it.Type)
+				b = append(b, `,"id":`...)
+				b = appendString(b, it.ID)
+				b = append(b, `,"call_id":`...)
+				b = appendString(b, it.CallID)
+				b = append(b, `,"name":`...)
+				b = appendString(b, it.Name)
+				b = append(b, `,"arguments":`...)
+				b = appendString(b, it.Arguments)
+				b = append(b, `,"status":`...)
+				b = appendString(b, it.Status)
 				b = append(b, '}')
 			default:
 				return nil // no other item is made; the caller falls back to json.Marshal

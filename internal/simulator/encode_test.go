@@ -16,7 +16,8 @@ func TestAppendJSONIsJSONMarshal(t *testing.T) {
 		TopP: 1, Truncation: "disabled", IncompleteDetails: &incompleteDetails{Reason: "max_output_tokens"},
 		Output: []any{reasoningItem{Type: "reasoning", ID: "rs_1", Summary: []struct{}{}},
 			messageItem{Type: "message", ID: "msg_1", Status: "incomplete", Role: "assistant",
-				Content: []outputText{{Type: "output_text", Text: text, Annotations: []struct{}{}}}}},
+				Content: []outputText{{Type: "output_text", Text: text, Annotations: []struct{}{}}}},
+			functionCallItem{Type: "function_call", ID: "fc_1", CallID: "call_1", Name: "look<up>", Arguments: `{"q":"` + text + `"}`, Status: "incomplete"}},
 		Usage: &responseUsage{InputTokens: 10, OutputTokens: 64, TotalTokens: 74}}
 	full.Reasoning.Effort = str("medium")
 	full.Usage.InputTokensDetails.CachedTokens = 3
@@ -27,7 +28,7 @@ func TestAppendJSONIsJSONMarshal(t *testing.T) {
 		"failed":  {ID: "resp_2", Status: "failed", Error: &responseError{Code: "server_error", Message: "x"}, Output: []any{}, Text: defaultTextConfig},
 		"floats":  {Temperature: 1e-7, TopP: 2.5e21, Text: defaultTextConfig},
 		"floats2": {Temperature: -0.000001, TopP: 123456.789, Text: defaultTextConfig},
-		"nils":    {Output: []any{messageItem{Type: "message"}}, Text: defaultTextConfig},
+		"nils":    {Output: []any{messageItem{Type: "message"}, functionCallItem{}}, Text: defaultTextConfig},
 	}
 	for name, r := range cases {
 		want, err := json.Marshal(r)
@@ -55,7 +56,8 @@ func FuzzAppendJSON(f *testing.F) {
 	f.Add("text \"q\" <&> \n é \xff \u2028", 0.7, 1.0, 12, 64)
 	f.Fuzz(func(t *testing.T, text string, temp, topP float64, in, out int) {
 		r := &response{ID: text, Status: "completed", Temperature: temp, TopP: topP, Text: defaultTextConfig,
-			Output:       []any{messageItem{Type: "message", Content: []outputText{{Type: "output_text", Text: text, Annotations: []struct{}{}}}}},
+			Output: []any{messageItem{Type: "message", Content: []outputText{{Type: "output_text", Text: text, Annotations: []struct{}{}}}},
+				functionCallItem{Type: "function_call", Name: text, Arguments: text}},
 			Instructions: &text, Usage: &responseUsage{InputTokens: in, OutputTokens: out}}
 		want, err := json.Marshal(r)
 		got := r.appendJSON(nil)

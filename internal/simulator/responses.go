@@ -126,53 +126,88 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		cached = cachedTokens(tokensOf(resent + prevChars))
 	}
 	resp := s.buildResponse(&req, t, maxTokens, prevID, tokensOf(resent+prevChars+in.chars), cached)
-	call.ResponseID, call.OutputTokens, call.Status = resp.ID, t.outputTokens, http.StatusOK
-	call.Outcome = t.status
-	if t.reason != "" {
-		call.Outcome += ":" + t.reason
-	}
-	call.ToolCall = toolCallState(t)
+	malformed := faulted && fault.Kind == FaultMalformed
 
 	// A malformed or broken reply never reached the client intact, so it is
 	// not stored: the client cannot continue from it (it continues from the
 	// previous response, sending back what text it received, if any).
-	malformed := faulted && fault.Kind == FaultMalformed
-	switch {
-	case malformed:
-		call.Outcome = FaultMalformed
-	case broken:
-		call.Outcome = FaultBreak
-	case resp.Store:
+	if !malformed && !broken && resp.Store {
 		conv := prevChars + in.chars + len(t.text)
 		if t.call != nil {
 			conv += len(t.call.args)
 		}
 		s.store(resp.ID, &respState{resp: resp, spec: spec, doc: doc, end: t.end, depth: depth, convChars: conv})
 	}
-	if req.Stream {
+	s.answer(w, call, t, reply{id: resp.ID, streamed: req.Stream, malformed: malformed, broken: broken,
+		stream: func(cut bool) error { return writeStream(w, resp, cut) },
+		encode: func() ([]byte, error) {
+			size := 1024 + 2*len(t.text)
+			if t.call != nil {
+				size += 2 * len(t.call.args)
+			}
+			if body := resp.appendJSON(make([]byte, 0, size)); body != nil {
+				return body, nil
+			}
+			body, err := json.Marshal(resp)
+			if err != nil {
+				return nil, fmt.Errorf("encoding response: %w", err)
+			}
+			return body, nil
+		}})
+}
+
+// reply is how a handler's turn goes back to the client.
+type reply struct {
+	id                string // the response's or completion's id
+	streamed          bool   // the request asked for a stream
+	malformed, broken bool   // a fault spoils the reply
+	// stream writes the reply as events, cut short (no terminal event) when
+	// cut is true.
+	stream func(cut bool) error
+	// encode returns the reply's JSON body.
+	encode func() ([]byte, error)
+}
+
+// answer records the call with the turn's outcome, or the fault's that
+// spoils it, and sends the reply. A stream is cut short when the reply is
+// malformed or broken, and a broken one then closes the connection without
+// ending the body (a broken non-streaming call never gets here: it dropped
+// the connection before the turn). A body goes out whole, or only its first
+// half when malformed. A body that cannot be encoded is a 500 and the call
+// is not recorded.
+func (s *Server) answer(w http.ResponseWriter, call Call, t turn, rp reply) {
+	call.ResponseID, call.OutputTokens, call.Status = rp.id, t.outputTokens, http.StatusOK
+	call.Outcome = t.status
+	if t.reason != "" {
+		call.Outcome += ":" + t.reason
+	}
+	call.ToolCall = toolCallState(t)
+	switch {
+	case rp.malformed:
+		call.Outcome = FaultMalformed
+	case rp.broken:
+		call.Outcome = FaultBreak
+	}
+	if rp.streamed {
 		s.record(call)
-		if err := writeStream(w, resp, malformed || broken); err != nil {
-			s.log.Debug("stream aborted", "response_id", resp.ID, "err", err)
+		if err := rp.stream(rp.malformed || rp.broken); err != nil {
+			s.log.Debug("stream aborted", "response_id", rp.id, "err", err)
 		}
-		if broken {
+		if rp.broken {
 			panic(http.ErrAbortHandler) // close the connection without ending the body
 		}
 		return
 	}
-	body := resp.appendJSON(make([]byte, 0, 1024+2*len(t.text)))
-	if body == nil {
-		var err error
-		if body, err = json.Marshal(resp); err != nil {
-			writeError(w, http.StatusInternalServerError, "server_error", "", "", "simulator: encoding response: "+err.Error())
-			return
-		}
-	}
-	if malformed {
-		s.record(call)
-		writeMalformed(w, body)
+	body, err := rp.encode()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "server_error", "", "", "simulator: "+err.Error())
 		return
 	}
 	s.record(call)
+	if rp.malformed {
+		writeMalformed(w, body)
+		return
+	}
 	writeBody(w, http.StatusOK, body)
 }
 

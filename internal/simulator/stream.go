@@ -18,6 +18,41 @@ type streamWriter struct {
 	err error
 }
 
+// startSSE starts a Server-Sent Events reply.
+func startSSE(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+}
+
+// pacer sends a stream's texts (message text and tool call arguments) in
+// deltas of deltaTokens tokens and, when the stream is cut, tells when about
+// half of them all has gone out.
+type pacer struct {
+	cut       bool
+	total     int // bytes of all the texts
+	delivered int // bytes sent so far
+}
+
+// stop reports whether a cut is due.
+func (p *pacer) stop() bool { return p.cut && p.delivered >= p.total/2 }
+
+// send emits text in token-sized deltas and reports whether the stream must
+// stop after the last one it emitted.
+func (p *pacer) send(text string, emit func(delta string)) (stop bool) {
+	for off := 0; off < len(text); {
+		end, _ := advance(text, off, deltaTokens)
+		emit(text[off:end])
+		p.delivered += end - off
+		off = end
+		if p.stop() {
+			return true
+		}
+	}
+	return false
+}
+
 func (sw *streamWriter) event(typ string, fields map[string]any) {
 	if sw.err != nil {
 		return
@@ -38,10 +73,7 @@ func (sw *streamWriter) event(typ string, fields map[string]any) {
 // the text (message text and function call arguments together), with no
 // terminal event, as a dropped connection would leave it.
 func writeStream(w http.ResponseWriter, resp *response, cut bool) error {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	startSSE(w)
 	sw := &streamWriter{w: w}
 
 	start := *resp
@@ -51,19 +83,16 @@ func writeStream(w http.ResponseWriter, resp *response, cut bool) error {
 	sw.event("response.created", map[string]any{"response": &start})
 	sw.event("response.in_progress", map[string]any{"response": &start})
 
-	total := 0
+	p := pacer{cut: cut}
 	for _, item := range resp.Output {
 		switch it := item.(type) {
 		case messageItem:
-			total += len(it.Content[0].Text)
+			p.total += len(it.Content[0].Text)
 		case functionCallItem:
-			total += len(it.Arguments)
+			p.total += len(it.Arguments)
 		}
 	}
-	// delivered counts the text sent; stop reports whether a cut is due.
-	delivered := 0
-	stop := func() bool { return cut && delivered >= total/2 }
-	if stop() && total == 0 {
+	if p.stop() && p.total == 0 {
 		flush(w)
 		return sw.err
 	}
@@ -76,16 +105,12 @@ func writeStream(w http.ResponseWriter, resp *response, cut bool) error {
 			added := messageItem{Type: it.Type, ID: it.ID, Status: "in_progress", Role: it.Role, Content: []outputText{}}
 			sw.event("response.output_item.added", map[string]any{"output_index": i, "item": added})
 			sw.event("response.content_part.added", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "part": empty})
-			for off := 0; off < len(text); {
-				end, _ := advance(text, off, deltaTokens)
+			if p.send(text, func(d string) {
 				sw.event("response.output_text.delta", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0,
-					"delta": text[off:end], "logprobs": []struct{}{}})
-				delivered += end - off
-				off = end
-				if stop() {
-					flush(w)
-					return sw.err
-				}
+					"delta": d, "logprobs": []struct{}{}})
+			}) {
+				flush(w)
+				return sw.err
 			}
 			sw.event("response.output_text.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0,
 				"text": text, "logprobs": []struct{}{}})
@@ -95,16 +120,11 @@ func writeStream(w http.ResponseWriter, resp *response, cut bool) error {
 			added := it
 			added.Arguments, added.Status = "", "in_progress"
 			sw.event("response.output_item.added", map[string]any{"output_index": i, "item": added})
-			for off := 0; off < len(it.Arguments); {
-				end, _ := advance(it.Arguments, off, deltaTokens)
-				sw.event("response.function_call_arguments.delta", map[string]any{"item_id": it.ID, "output_index": i,
-					"delta": it.Arguments[off:end]})
-				delivered += end - off
-				off = end
-				if stop() {
-					flush(w)
-					return sw.err
-				}
+			if p.send(it.Arguments, func(d string) {
+				sw.event("response.function_call_arguments.delta", map[string]any{"item_id": it.ID, "output_index": i, "delta": d})
+			}) {
+				flush(w)
+				return sw.err
 			}
 			sw.event("response.function_call_arguments.done", map[string]any{"item_id": it.ID, "output_index": i,
 				"name": it.Name, "arguments": it.Arguments})

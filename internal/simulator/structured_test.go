@@ -206,7 +206,7 @@ func TestResponsesCachedTokens(t *testing.T) {
 	}
 	r1 := call("continue", r0.ID)
 	stored := tokensOf(len(instructions) + len(prompt) + len(r0.OutputText()))
-	if u := r1.Usage; u.InputTokensDetails.CachedTokens != int64(stored/16*16) ||
+	if u := r1.Usage; u.InputTokensDetails.CachedTokens != int64(cachedTokens(stored)) ||
 		u.InputTokens != int64(tokensOf(len(instructions)+len(prompt)+len(r0.OutputText())+len("continue"))) {
 		t.Fatalf("usage %+v, stored conversation %d tokens", u, stored)
 	}
