@@ -71,10 +71,7 @@ func TestSimulatorConversationsMergeExactly(t *testing.T) {
 							t.Fatal(err)
 						}
 						if res.Content != doc {
-							n := 0
-							for n < len(res.Content) && n < len(doc) && res.Content[n] == doc[n] {
-								n++
-							}
+							n := firstDiff(res.Content, doc)
 							t.Errorf("merged document differs from the model's at byte %d (merge_success=%v %s):\n got  %q\n want %q", n, res.Success, res.Error, res.Content[max(0, n-40):min(len(res.Content), n+40)], doc[max(0, n-40):min(len(doc), n+40)])
 							if res.Success {
 								t.Errorf("a wrong document was reported as a successful merge")

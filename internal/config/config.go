@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/jobs"
 )
 
 // Defaults point at the local services of a development machine.
@@ -82,7 +83,7 @@ func FromEnv() Config {
 		HealthAddr:        os.Getenv("HEALTH_ADDR"),
 		ReconcileInterval: envDuration("CARRYOVER_RECONCILE_INTERVAL", 15*time.Second),
 		StaleAfter:        envDuration("CARRYOVER_STALE_AFTER", 2*time.Minute),
-		MaxRetry:          envInt("CARRYOVER_MAX_RETRY", 60),
+		MaxRetry:          envInt("CARRYOVER_MAX_RETRY", jobs.DefaultTaskOptions().MaxRetry),
 		PollInterval:      envDuration("CARRYOVER_POLL_INTERVAL", 50*time.Millisecond),
 		DelayedInterval:   envDuration("CARRYOVER_DELAYED_INTERVAL", 250*time.Millisecond),
 		Retention:         envDuration("CARRYOVER_RETENTION", 0),
