@@ -61,33 +61,44 @@ func contentKind(format, hint, head string) string {
 	return format
 }
 
-// buildRequest makes the call for chunk seq of the job under its strategy.
+// buildRequest makes the call for chunk seq of the job under its strategy,
+// and says which content type its prompt was written for ("" for chunk 0).
 // It loads the stored chunks only when the strategy needs the answer so far.
 func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Claim, cont Continuation, opts Options,
-	strategy continuation.Strategy) (continuation.CallRequest, error) {
-	req := continuation.CallRequest{Model: job.Model, Instructions: job.Instructions, MaxOutputTokens: job.MaxOutputTokens,
+	strategy continuation.Strategy) (req continuation.CallRequest, kind string, err error) {
+	req = continuation.CallRequest{Model: job.Model, Instructions: job.Instructions, MaxOutputTokens: job.MaxOutputTokens,
 		Strategy: strategy, Tools: opts.Tools, Stream: opts.Stream}
 	// The claim reads the input only when the call sends it (or an auto
-	// format job's prompt hints at its content type).
+	// format job's content type is not known yet).
 	if len(job.Input) > 0 {
 		if err := json.Unmarshal(job.Input, &req.Input); err != nil {
-			return req, fmt.Errorf("job input: %w", err)
+			return req, "", fmt.Errorf("job input: %w", err)
 		}
 	}
 	if c.Seq == 0 {
 		req.JSONSchema = opts.JSONSchema
-		return req, nil
+		return req, "", nil
 	}
-	// The request's own words, for the content type of an auto-format job.
-	hint := Request{Instructions: job.Instructions, Input: Input{Prompt: req.Input.Prompt, Messages: req.Input.Messages}}.Text()
+	// The content type: the previous chunk's, or detected from the
+	// request's own words and the answer's opening.
+	hint := func() string {
+		return Request{Instructions: job.Instructions, Input: Input{Prompt: req.Input.Prompt, Messages: req.Input.Messages}}.Text()
+	}
+	kindOf := func(head string) string {
+		if c.PrevKind != "" {
+			return c.PrevKind
+		}
+		return contentKind(job.Format, hint(), head)
+	}
 	if strategy == continuation.StrategyStateful && !c.PrevBroken {
+		kind = kindOf(c.FirstHead)
 		req.PreviousID = c.PrevResponseID
-		req.Prompt = continuation.ContinuePrompt(contentKind(job.Format, hint, c.FirstHead))
-		return req, nil
+		req.Prompt = continuation.ContinuePrompt(kind)
+		return req, kind, nil
 	}
 	chunks, err := h.cfg.Store.Chunks(ctx, job.ID, store.ChunkTexts)
 	if err != nil {
-		return req, err
+		return req, "", err
 	}
 	if len(chunks) > c.Seq {
 		chunks = chunks[:c.Seq]
@@ -96,7 +107,7 @@ func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Cla
 	if len(chunks) > 0 {
 		head = chunks[0].Content
 	}
-	kind := contentKind(job.Format, hint, head)
+	kind = kindOf(head)
 	if strategy == continuation.StrategyStateful {
 		// After a broken stream: continue the last response that completed
 		// on the server, sending what the broken ones delivered after it.
@@ -113,15 +124,15 @@ func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Cla
 		}
 		req.Partial = b.String()
 		req.Prompt = continuation.ContinuePrompt(kind)
-		return req, nil
+		return req, kind, nil
 	}
 	in := make([]merge.Chunk, len(chunks))
 	for i, ch := range chunks {
 		in[i] = merge.Chunk{Seq: ch.Seq, Text: ch.Content, FinishReason: ch.FinishReason}
 	}
-	res, err := merge.Merge(merge.Options{Format: job.Format, Hint: hint, Partial: true}, in)
+	res, err := merge.Merge(merge.Options{Format: job.Format, Hint: hint(), Partial: true}, in)
 	if err != nil {
-		return req, err
+		return req, "", err
 	}
 	req.Partial = res.Content
 	switch strategy {
@@ -135,7 +146,7 @@ func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Cla
 			req.Prompt = continuation.OverlapPrompt(kind, n)
 		}
 	}
-	return req, nil
+	return req, kind, nil
 }
 
 // countRecords counts the records a chunk adds — CSV rows (quote-aware, the

@@ -212,7 +212,7 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 		return h.failBeforeCall(ctx, claim, taskID, attempt, err)
 	}
 	strategy := h.strategyFor(cont, claim)
-	req, err := h.buildRequest(ctx, job, claim, cont, opts, strategy)
+	req, kind, err := h.buildRequest(ctx, job, claim, cont, opts, strategy)
 	if err != nil {
 		return h.failBeforeCall(ctx, claim, taskID, attempt, err)
 	}
@@ -301,7 +301,7 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 		ShouldContinue: outcome.ShouldContinue, StopReason: string(outcome.StopReason), Decision: decision,
 		DecisionNote: decisionNote(p.Seq, resp, outcome), Strategy: string(strategy), Prompt: req.Prompt,
 		MaxOutputTokens: req.MaxOutputTokens, ToolCalls: toolCalls, CumRecords: claim.CumRecords + records,
-		InQuote: inQuote, StreamBroken: resp.StreamBroken,
+		InQuote: inQuote, StreamBroken: resp.StreamBroken, ContentKind: kind,
 	}
 	switch {
 	case resp.Finish == continuation.FinishContentFilter:

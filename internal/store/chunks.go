@@ -79,7 +79,8 @@ type Claim struct {
 	InQuote        bool     // the CSV so far ends inside a quoted field
 	PrevStrategy   string   // how the previous chunk was asked for ("" for chunk 0)
 	PrevBroken     bool     // the previous chunk is what arrived before its stream broke
-	FirstHead      string   // the first chunk's opening bytes, for an auto-format job's content type
+	FirstHead      string   // the first chunk's opening bytes, for an auto or json job's content type (until PrevKind is known)
+	PrevKind       string   // the content type the previous chunk's prompt was written for ("" if none was recorded)
 	store          *Store
 	jobID          string
 	key            int32
@@ -95,6 +96,7 @@ type Claim struct {
 	cumRec                    *int64
 	inQuote, prevBroken       *bool
 	prevStrategy, firstHead   *string
+	prevKind                  *string
 	watched                   bool // someone listens to the job's progress (job_watchers)
 }
 
@@ -105,17 +107,24 @@ type Claim struct {
 // broken stream) — and its last chunk: one index probe gives the next
 // sequence number and what to continue from. The chunk's tail is read (and
 // a large chunk's text decompressed) only for a job with a stop sequence.
-// It also says whether anyone watches the job, so that its save notifies.
+// An auto or json job's content type is read from the last chunk once a
+// continuation recorded it; only before that are the input and the first
+// chunk's opening read to detect it. It also says whether anyone watches
+// the job, so that its save notifies.
 const claimSQL = `SELECT j.id::text, j.status, j.model, j.format, j.instructions,
-	CASE WHEN $2 = 0 OR last.strategy <> 'stateful' OR last.stream_broken OR j.format = 'auto' THEN j.input END,
+	CASE WHEN $2 = 0 OR last.strategy <> 'stateful' OR last.stream_broken OR (j.format = 'auto' AND last.content_kind IS NULL)
+		THEN j.input END,
 	j.max_output_tokens, j.continuation, j.webhook_url, j.started_at, j.tenant_id, j.options,
 	last.seq, last.response_id, last.content_sha,
 	CASE WHEN j.continuation ? 'stop_sequence' THEN right(last.content, 256) END,
 	last.cum_output_tokens, last.cum_cost_usd::float8, last.cum_records, last.in_quote, last.strategy, last.stream_broken,
-	CASE WHEN j.format IN ('auto', 'json') AND last.seq IS NOT NULL THEN (SELECT left(content, 2048) FROM chunks WHERE job_id = j.id AND seq = 0) END,
+	CASE WHEN j.format IN ('auto', 'json') AND last.seq IS NOT NULL AND last.content_kind IS NULL
+		THEN (SELECT left(content, 2048) FROM chunks WHERE job_id = j.id AND seq = 0) END,
+	last.content_kind,
 	EXISTS (SELECT 1 FROM job_watchers w WHERE w.job_id = j.id)
 FROM jobs j LEFT JOIN LATERAL (
-	SELECT seq, response_id, content_sha, content, cum_output_tokens, cum_cost_usd, cum_records, in_quote, strategy, stream_broken
+	SELECT seq, response_id, content_sha, content, cum_output_tokens, cum_cost_usd, cum_records, in_quote, strategy, stream_broken,
+		content_kind
 	FROM chunks WHERE job_id = j.id ORDER BY seq DESC LIMIT 1
 ) last ON true
 WHERE j.id = $1::uuid`
@@ -125,7 +134,7 @@ func (c *Claim) scanRead(row pgx.Row) error {
 	j := &c.Job
 	err := row.Scan(&j.ID, &j.Status, &j.Model, &j.Format, &j.Instructions, rawJSON(&j.Input), &j.MaxOutputTokens, rawJSON(&j.Continuation),
 		&j.WebhookURL, &j.StartedAt, &j.TenantID, rawJSON(&j.Options), &c.lastSeq, &c.prevResp, &c.prevSHA, &c.prevTl, &c.cumOut, &c.CumCost,
-		&c.cumRec, &c.inQuote, &c.prevStrategy, &c.prevBroken, &c.firstHead, &c.watched)
+		&c.cumRec, &c.inQuote, &c.prevStrategy, &c.prevBroken, &c.firstHead, &c.prevKind, &c.watched)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
@@ -172,7 +181,7 @@ func (c *Claim) resolve() ClaimOutcome {
 			if c.cumRec != nil {
 				c.CumRecords, c.InQuote, c.PrevStrategy, c.PrevBroken = *c.cumRec, *c.inQuote, *c.prevStrategy, *c.prevBroken
 			}
-			c.FirstHead = deref(c.firstHead)
+			c.FirstHead, c.PrevKind = deref(c.firstHead), deref(c.prevKind)
 		}
 	}
 	switch {
@@ -278,6 +287,9 @@ type NewChunk struct {
 	CumRecords      int64
 	InQuote         bool
 	StreamBroken    bool
+	// ContentKind is the content type the continuation prompt was written
+	// for ("" for none); later chunks reuse it instead of detecting it again.
+	ContentKind string
 }
 
 // EventNote is an event written in the same statement as a chunk.
@@ -295,17 +307,18 @@ var ErrChunkExists = errors.New("chunk already stored")
 const insertChunk = `INSERT INTO chunks (job_id, seq, content, content_sha, finish_reason, raw_status, incomplete_reason,
 	response_id, previous_response_id, task_id, attempt, input_tokens, cached_tokens, output_tokens, reasoning_tokens,
 	cost_usd, latency_ms, call_started_at, should_continue, stop_reason, decision, cum_output_tokens, cum_cost_usd,
-	strategy, prompt, max_output_tokens, tool_calls, cum_records, in_quote, stream_broken)
+	strategy, prompt, max_output_tokens, tool_calls, cum_records, in_quote, stream_broken, content_kind)
 VALUES ($1::uuid, $2, $3, $4, $5, $6, nullif($7, ''), nullif($8, ''), nullif($9, ''), $10, $11, $12, $13, $14, $15,
-	$16::float8, $17, $18, $19, nullif($20, ''), $21, $22, $23::float8, $24, nullif($25, ''), $26, $27, $28, $29, $30)
+	$16::float8, $17, $18, $19, nullif($20, ''), $21, $22, $23::float8, $24, nullif($25, ''), $26, $27, $28, $29, $30,
+	nullif($31, ''))
 ON CONFLICT DO NOTHING`
 
 // decisionRow is the chunk's 'decision' event, selected from the chunk
-// insert's CTE ch ($31 its summary; none without one); the stopping and
+// insert's CTE ch ($32 its summary; none without one); the stopping and
 // the noted continuing save write it.
-const decisionRow = `SELECT ch.job_id, 'info' AS level, 'decision' AS type, $31::text AS message,
+const decisionRow = `SELECT ch.job_id, 'info' AS level, 'decision' AS type, $32::text AS message,
 	jsonb_build_object('should_continue', $19::boolean, 'decision', $21::jsonb->>'decision',
-		'resolved_by', $21::jsonb->>'resolved_by', 'stop_reason', nullif($20, '')) AS data FROM ch WHERE $31::text IS NOT NULL`
+		'resolved_by', $21::jsonb->>'resolved_by', 'stop_reason', nullif($20, '')) AS data FROM ch WHERE $32::text IS NOT NULL`
 
 // Save stores the chunk — which is also the record of its model call — and,
 // when generation stops, moves the job to merging; the lock session commits
@@ -341,7 +354,7 @@ func (c *Claim) saveReq(n NewChunk) *lockReq {
 		n.ResponseID, c.PrevResponseID, n.TaskID, n.Attempt, n.Usage.Input, n.Usage.Cached, n.Usage.Output,
 		n.Usage.Reasoning, n.CostUSD, n.Latency.Milliseconds(), n.CallStarted, n.ShouldContinue, n.StopReason, n.Decision,
 		n.CumOutput, n.CumCost, n.Strategy, n.Prompt, n.MaxOutputTokens, n.ToolCalls, n.CumRecords, n.InQuote,
-		n.StreamBroken, n.DecisionNote}
+		n.StreamBroken, n.ContentKind, n.DecisionNote}
 	if n.DecisionNote == "" {
 		args[len(args)-1] = nil
 	}
@@ -349,7 +362,7 @@ func (c *Claim) saveReq(n NewChunk) *lockReq {
 	switch {
 	case n.ShouldContinue && n.DecisionNote == "":
 		sql = routineChunkSQL
-		args = append(args[:30], c.Job.Status)
+		args = append(args[:31], c.Job.Status)
 	case n.ShouldContinue:
 		sql = continueChunkSQL
 		args = append(args, c.Job.Status)
@@ -371,14 +384,14 @@ func (c *Claim) saveReq(n NewChunk) *lockReq {
 // routineChunkSQL stores a chunk after a routine continuation: the insert
 // alone. Postgres spends more CPU setting up a statement's plan than on a
 // simple insert, so the common case gets the simplest statement.
-const routineChunkSQL = insertChunk + ` RETURNING $31::text`
+const routineChunkSQL = insertChunk + ` RETURNING $32::text`
 
 // continueChunkSQL stores a chunk after which generation goes on for a
 // reason worth an event, and its decision event.
 const continueChunkSQL = `WITH ch AS (` + insertChunk + ` RETURNING job_id
 ), dev AS (
 	INSERT INTO job_events (job_id, seq, level, type, message, data) SELECT job_id, $2, level, type, message, data FROM (` + decisionRow + `) d
-) SELECT $32::text FROM ch`
+) SELECT $33::text FROM ch`
 
 // stopChunkSQL stores a chunk that ends generation: the job moves to merging
 // (unless it was cancelled meanwhile). One INSERT writes the chunk's events
@@ -394,7 +407,7 @@ const stopChunkSQL = `WITH ch AS (` + insertChunk + ` RETURNING job_id
 	INSERT INTO job_events (job_id, seq, level, type, message, data)
 	SELECT job_id, $2, level, type, message, data FROM (
 		SELECT 1 AS o, d.* FROM (` + decisionRow + `) d
-		UNION ALL SELECT 2, j.id, $32::text, $33::text, $34::text, NULL FROM j WHERE $32::text IS NOT NULL
+		UNION ALL SELECT 2, j.id, $33::text, $34::text, $35::text, NULL FROM j WHERE $33::text IS NOT NULL
 		UNION ALL SELECT 3, j.id, 'info', 'status', j.status, jsonb_build_object('stop_reason', nullif($20, '')) FROM j
 		WHERE j.status = 'merging'
 	) e ORDER BY o

@@ -408,3 +408,43 @@ func TestSaveEventsNotificationsAndDelete(t *testing.T) {
 		t.Fatalf("%d chunks and events left after their jobs were deleted (%v)", left, err)
 	}
 }
+
+// An auto-format job's content type is detected once: before a continuation
+// recorded it, a claim reads the input and the first chunk's opening to
+// detect it; after, it reads the recorded type and neither of those.
+func TestContentKindCarriedForward(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	j, created, err := s.InsertJob(ctx, store.NewJob{ID: uuid.NewString(), Model: "gpt-4.1-mini", Format: "auto",
+		Input: json.RawMessage(`{"prompt":"a CSV of cities"}`), MaxOutputTokens: 64, Continuation: json.RawMessage(`{}`), RequestHash: "h"})
+	if err != nil || !created {
+		t.Fatal(created, err)
+	}
+	claim := func(seq int) *store.Claim {
+		t.Helper()
+		c, err := s.ClaimChunk(ctx, j.ID, seq)
+		if err != nil || c.Outcome != store.Claimed {
+			t.Fatalf("claim %d: %v %v", seq, c.Outcome, err)
+		}
+		return c
+	}
+	stateful := func(n store.NewChunk) store.NewChunk { n.Strategy = "stateful"; return n }
+	c0 := claim(0)
+	if _, err := c0.Save(ctx, stateful(chunk("city,country\n", true))); err != nil {
+		t.Fatal(err)
+	}
+	c1 := claim(1)
+	if c1.PrevKind != "" || len(c1.Job.Input) == 0 || c1.FirstHead != "city,country\n" {
+		t.Fatalf("chunk 1 before any type was recorded: kind %q, input %q, head %q", c1.PrevKind, c1.Job.Input, c1.FirstHead)
+	}
+	n := stateful(chunk("Paris,France\n", true))
+	n.ContentKind = "csv"
+	if _, err := c1.Save(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	c2 := claim(2)
+	defer c2.Release()
+	if c2.PrevKind != "csv" || len(c2.Job.Input) != 0 || c2.FirstHead != "" {
+		t.Fatalf("chunk 2 after chunk 1 recorded csv: kind %q, input %q, head %q", c2.PrevKind, c2.Job.Input, c2.FirstHead)
+	}
+}

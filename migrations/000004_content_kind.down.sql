@@ -1,0 +1,1 @@
+ALTER TABLE chunks DROP COLUMN content_kind;
