@@ -1,7 +1,6 @@
 package continuation
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,8 +15,28 @@ import (
 // message (history and overlap add a continuation prompt after it; prefill
 // asks the server to continue that message in place).
 type ChatProvider struct {
-	client  openai.Client
-	prefill map[string]any
+	client openai.Client
+	// prefill is the JSON object of the fields a prefill call adds, less its
+	// opening brace, to be spliced in after the body's last member (nil for
+	// none); prefillErr says why the fields could not be encoded.
+	prefill    []byte
+	prefillErr error
+}
+
+// newChatProvider builds a ChatProvider whose prefill calls add fields to
+// the request body. The fields are encoded once, here; if they cannot be,
+// every prefill call fails with the reason (the other calls do not need them).
+func newChatProvider(c openai.Client, fields map[string]any) *ChatProvider {
+	p := &ChatProvider{client: c}
+	if len(fields) > 0 {
+		b, err := json.Marshal(fields)
+		if err != nil {
+			p.prefillErr = fmt.Errorf("prefill fields: %w", err)
+		} else {
+			p.prefill = b[1:]
+		}
+	}
+	return p
 }
 
 // Call implements Provider.
@@ -151,18 +170,20 @@ func (p *ChatProvider) encode(req CallRequest) ([]byte, error) {
 		w.ResponseFormat = &chatResponseFormat{Type: "json_schema", JSONSchema: req.JSONSchema}
 	}
 	body, err := json.Marshal(w)
-	if err != nil || !prefill || len(p.prefill) == 0 {
+	if err != nil || !prefill {
 		return body, err
 	}
-	extra, err := json.Marshal(p.prefill)
-	if err != nil {
-		return nil, err
+	if p.prefillErr != nil {
+		return nil, p.prefillErr
+	}
+	if len(p.prefill) == 0 {
+		return body, nil
 	}
 	// Splice the deployment's prefill fields into the object.
-	out := make([]byte, 0, len(body)+len(extra))
+	out := make([]byte, 0, len(body)+len(p.prefill))
 	out = append(out, body[:len(body)-1]...)
 	out = append(out, ',')
-	out = append(out, bytes.TrimPrefix(extra, []byte("{"))...)
+	out = append(out, p.prefill...)
 	return out, nil
 }
 

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -152,14 +153,9 @@ func (p ErrorPolicy) Validate() error {
 		return fmt.Errorf("preset: must be one of %s, %s(n), %s, %s(n); got %q",
 			PresetStopOnAnyError, PresetRetryToolErrors, PresetIgnoreToolErrs, PresetRetryAll, p.Preset)
 	}
-	types := make([]string, 0, len(p.Rules))
-	for t := range p.Rules {
-		types = append(types, string(t))
-	}
-	sort.Strings(types)
-	for _, t := range types {
-		r := p.Rules[ErrorType(t)]
-		if !knownType(ErrorType(t)) {
+	for _, t := range slices.Sorted(maps.Keys(p.Rules)) {
+		r := p.Rules[t]
+		if !slices.Contains(ErrorTypes(), t) {
 			return fmt.Errorf("rules: unknown error type %q (want tool, model, validation, rate_limit, timeout or unknown)", t)
 		}
 		switch r.Action {
@@ -178,15 +174,6 @@ func (p ErrorPolicy) Validate() error {
 	return nil
 }
 
-func knownType(t ErrorType) bool {
-	for _, k := range ErrorTypes() {
-		if k == t {
-			return true
-		}
-	}
-	return false
-}
-
 func (p ErrorPolicy) presetName() string {
 	if p.Preset == "" {
 		return PresetStopOnAnyError
@@ -194,17 +181,26 @@ func (p ErrorPolicy) presetName() string {
 	return p.Preset
 }
 
+// retriesOrDefault is a count of retries with its default filled: 0 means
+// DefaultPresetRetries.
+func retriesOrDefault(n int) int {
+	if n == 0 {
+		return DefaultPresetRetries
+	}
+	return n
+}
+
 // Normalized fills the defaults: the preset, and n for presets that retry.
 func (p ErrorPolicy) Normalized() ErrorPolicy {
 	p.Preset = p.presetName()
-	if (p.Preset == PresetRetryAll || p.Preset == PresetRetryToolErrors) && p.MaxRetries == 0 {
-		p.MaxRetries = DefaultPresetRetries
+	if p.Preset == PresetRetryAll || p.Preset == PresetRetryToolErrors {
+		p.MaxRetries = retriesOrDefault(p.MaxRetries)
 	}
 	if len(p.Rules) > 0 {
 		rules := make(map[ErrorType]Rule, len(p.Rules)) // never the caller's map
 		for t, r := range p.Rules {
-			if r.Action == ActionRetry && r.MaxConsecutiveRetries == 0 {
-				r.MaxConsecutiveRetries = DefaultPresetRetries
+			if r.Action == ActionRetry {
+				r.MaxConsecutiveRetries = retriesOrDefault(r.MaxConsecutiveRetries)
 			}
 			rules[t] = r
 		}
@@ -221,13 +217,8 @@ func (p ErrorPolicy) String() string {
 	if p.Preset == PresetRetryAll || p.Preset == PresetRetryToolErrors {
 		fmt.Fprintf(&b, "(%d)", p.MaxRetries)
 	}
-	types := make([]string, 0, len(p.Rules))
-	for t := range p.Rules {
-		types = append(types, string(t))
-	}
-	sort.Strings(types)
-	for _, t := range types {
-		r := p.Rules[ErrorType(t)]
+	for _, t := range slices.Sorted(maps.Keys(p.Rules)) {
+		r := p.Rules[t]
 		fmt.Fprintf(&b, ",%s=%s", t, r.Action)
 		if r.Action == ActionRetry {
 			fmt.Fprintf(&b, ":%d", r.MaxConsecutiveRetries)
@@ -241,24 +232,21 @@ func (p ErrorPolicy) String() string {
 // 0, meaning waits are bounded elsewhere, not by the policy.
 func (p ErrorPolicy) RuleFor(t ErrorType) Rule {
 	if r, ok := p.Rules[t]; ok {
-		if r.Action == ActionRetry && r.MaxConsecutiveRetries == 0 {
-			r.MaxConsecutiveRetries = DefaultPresetRetries
+		if r.Action == ActionRetry {
+			r.MaxConsecutiveRetries = retriesOrDefault(r.MaxConsecutiveRetries)
 		}
 		return r
-	}
-	p.Preset = p.presetName()
-	if p.MaxRetries == 0 {
-		p.MaxRetries = DefaultPresetRetries
 	}
 	if t == ErrRateLimit {
 		return Rule{Action: ActionRetry}
 	}
-	switch p.Preset {
+	retry := Rule{Action: ActionRetry, MaxConsecutiveRetries: retriesOrDefault(p.MaxRetries)}
+	switch p.Preset { // "" is stop_on_any_error, the default below
 	case PresetRetryAll:
-		return Rule{Action: ActionRetry, MaxConsecutiveRetries: p.MaxRetries}
+		return retry
 	case PresetRetryToolErrors:
 		if t == ErrTool {
-			return Rule{Action: ActionRetry, MaxConsecutiveRetries: p.MaxRetries}
+			return retry
 		}
 	case PresetIgnoreToolErrs:
 		if t == ErrTool {

@@ -77,11 +77,11 @@ func OverlapPrompt(format string, n int) string {
 // token); 0 means no budget. It returns 0 when even the last line is too
 // long to repeat: the continuation is then asked for without an overlap.
 func OverlapLines(format, partial string, want, maxOutputTokens int) int {
-	n := overlapWindow(format, partial, want)
+	starts := lineStarts(partial)
+	n := overlapWindow(format, partial, starts, want)
 	if maxOutputTokens <= 0 {
 		return n
 	}
-	starts := lineStarts(partial)
 	for n > 1 && n <= len(starts) && len(partial)-starts[len(starts)-n] > maxOutputTokens {
 		n--
 	}
@@ -91,7 +91,9 @@ func OverlapLines(format, partial string, want, maxOutputTokens int) int {
 	return n
 }
 
-func overlapWindow(format, partial string, want int) int {
+// overlapWindow is OverlapLines' count before the budget narrows it; starts
+// are partial's lineStarts.
+func overlapWindow(format, partial string, starts []int, want int) int {
 	n := want
 	if n <= 0 {
 		n = overlapLines[format]
@@ -99,7 +101,6 @@ func overlapWindow(format, partial string, want int) int {
 			n = overlapLines["text"]
 		}
 	}
-	starts := lineStarts(partial)
 	if len(starts) <= n {
 		return n
 	}

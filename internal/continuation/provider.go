@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -59,12 +60,7 @@ func Strategies() []Strategy {
 
 // ValidStrategy reports whether s names a strategy.
 func ValidStrategy(s Strategy) bool {
-	for _, k := range Strategies() {
-		if k == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(Strategies(), s)
 }
 
 // JSONSchema asks for structured output matching a JSON Schema.
@@ -206,7 +202,7 @@ func NewProvider(cfg ProviderConfig) *OpenAI {
 	if fields == nil {
 		fields = DefaultPrefillFields()
 	}
-	return &OpenAI{responses: &ResponsesProvider{client: c}, chat: &ChatProvider{client: c, prefill: fields}}
+	return &OpenAI{responses: &ResponsesProvider{client: c}, chat: newChatProvider(c, fields)}
 }
 
 // Call implements Provider.

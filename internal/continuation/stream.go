@@ -70,11 +70,12 @@ func broken(id, text string, calls []ToolCall, latency time.Duration, cause erro
 
 // readResponsesStream reads a streamed Responses API reply. The terminal
 // event (response.completed, .incomplete or .failed) carries the whole
-// response, which is normalized as a non-streamed one.
+// response, which is decoded and normalized as a non-streamed one is.
 func readResponsesStream(hr *http.Response, start time.Time) (Response, error) {
 	var id string
 	var text strings.Builder
-	var final *wireResponse
+	var final json.RawMessage // the terminal event's response
+	var done bool             // a terminal event arrived
 	var streamErr error
 	err := sseEvents(hr, func(data []byte) bool {
 		var ev struct {
@@ -88,19 +89,16 @@ func readResponsesStream(hr *http.Response, start time.Time) (Response, error) {
 		}
 		switch ev.Type {
 		case "response.created":
-			var r wireResponse
-			if json.Unmarshal(ev.Response, &r) == nil {
-				id = r.ID
+			var created struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal(ev.Response, &created) == nil {
+				id = created.ID
 			}
 		case "response.output_text.delta":
 			text.WriteString(ev.Delta)
 		case "response.completed", "response.incomplete", "response.failed":
-			var r wireResponse
-			if err := json.Unmarshal(ev.Response, &r); err != nil {
-				streamErr = &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
-					Err: fmt.Errorf("terminal stream event is not a Responses object: %w", err)}
-			}
-			final = &r
+			final, done = ev.Response, true
 			return true
 		case "error":
 			streamErr = &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("stream error event: %s", ev.Message)}
@@ -112,10 +110,16 @@ func readResponsesStream(hr *http.Response, start time.Time) (Response, error) {
 	if streamErr != nil {
 		return Response{ID: id, Latency: latency}, streamErr
 	}
-	if final == nil {
+	if !done {
 		return broken(id, text.String(), nil, latency, err)
 	}
-	return final.normalize(latency)
+	r, err := decodeResponses(final, latency)
+	if r.ID == "" {
+		// The terminal response did not decode (or named no ID): keep the
+		// one response.created gave.
+		r.ID = id
+	}
+	return r, err
 }
 
 // readChatStream reads streamed chat.completion.chunk events; usage arrives

@@ -16,13 +16,15 @@ import (
 // encoding/json would match without regard to case; a value of another type
 // than expected; invalid UTF-8; a repeated array; a syntax error)
 // encoding/json decides, so the result is always what json.Unmarshal gives
-// (FuzzDecodeResponse checks it).
+// (FuzzDecodeResponse checks it). What w held before is discarded either way,
+// as if it were decoded into a zero value.
 func decodeResponse(b []byte, w *wireResponse) error {
 	var fast wireResponse
 	if fastDecode(b, &fast) {
 		*w = fast
 		return nil
 	}
+	*w = wireResponse{} // encoding/json would keep fields b does not set
 	return json.Unmarshal(b, w)
 }
 
