@@ -55,7 +55,7 @@ func NewHandlers(cfg HandlerConfig) *Handlers {
 	if cfg.MaxRateLimitWaits <= 0 {
 		cfg.MaxRateLimitWaits = 50
 	}
-	return &Handlers{cfg: cfg, log: cfg.Logger, prices: newPriceCache(cfg.Store, time.Minute),
+	return &Handlers{cfg: cfg, log: slog.New(deferAttrs(cfg.Logger.Handler())), prices: newPriceCache(cfg.Store, time.Minute),
 		webhooks: &http.Client{Timeout: 10 * time.Second}}
 }
 

@@ -100,7 +100,13 @@ type Claim struct {
 	watched                   bool // someone listens to the job's progress (job_watchers)
 }
 
-// claimSQL reads what a chunk needs of its job — not the caller's metadata,
+// claimSQL reads what the claims of a round trip need of their jobs, one
+// row per claim in the order of $1 (job IDs) and $2 (their chunks' sequence
+// numbers); a job that does not exist reads as a NULL ID. One statement serves
+// every claim of the batch: Postgres spends more CPU setting up a statement
+// than on reading a job's row and its last chunk.
+//
+// It reads what a chunk needs of its job — not the caller's metadata,
 // the totals or the timestamps, and the input (a prompt or a conversation,
 // maybe large) only when the call sends it: for chunk 0, and for a
 // strategy that re-sends the conversation (any but stateful, or after a
@@ -111,10 +117,10 @@ type Claim struct {
 // continuation recorded it; only before that are the input and the first
 // chunk's opening read to detect it. It also says whether anyone watches
 // the job, so that its save notifies.
-const claimSQL = `SELECT j.id::text, j.status, j.model, j.format, j.instructions,
-	CASE WHEN $2 = 0 OR last.strategy <> 'stateful' OR last.stream_broken OR (j.format = 'auto' AND last.content_kind IS NULL)
+const claimSQL = `SELECT j.id::text, coalesce(j.status, ''), coalesce(j.model, ''), coalesce(j.format, ''), coalesce(j.instructions, ''),
+	CASE WHEN t.seq = 0 OR last.strategy <> 'stateful' OR last.stream_broken OR (j.format = 'auto' AND last.content_kind IS NULL)
 		THEN j.input END,
-	j.max_output_tokens, j.continuation, j.webhook_url, j.started_at, j.tenant_id, j.options,
+	coalesce(j.max_output_tokens, 0), j.continuation, j.webhook_url, j.started_at, coalesce(j.tenant_id, ''), j.options,
 	last.seq, last.response_id, last.content_sha,
 	CASE WHEN j.continuation ? 'stop_sequence' THEN right(last.content, 256) END,
 	last.cum_output_tokens, last.cum_cost_usd::float8, last.cum_records, last.in_quote, last.strategy, last.stream_broken,
@@ -122,24 +128,27 @@ const claimSQL = `SELECT j.id::text, j.status, j.model, j.format, j.instructions
 		THEN (SELECT left(content, 2048) FROM chunks WHERE job_id = j.id AND seq = 0) END,
 	last.content_kind,
 	EXISTS (SELECT 1 FROM job_watchers w WHERE w.job_id = j.id)
-FROM jobs j LEFT JOIN LATERAL (
+FROM unnest($1::uuid[], $2::int4[]) WITH ORDINALITY AS t(id, seq, i)
+LEFT JOIN jobs j ON j.id = t.id
+LEFT JOIN LATERAL (
 	SELECT seq, response_id, content_sha, content, cum_output_tokens, cum_cost_usd, cum_records, in_quote, strategy, stream_broken,
 		content_kind
 	FROM chunks WHERE job_id = j.id ORDER BY seq DESC LIMIT 1
 ) last ON true
-WHERE j.id = $1::uuid`
+ORDER BY t.i`
 
-// scanRead keeps the result of claimSQL.
+// scanRead keeps the claim's row of claimSQL.
 func (c *Claim) scanRead(row pgx.Row) error {
 	j := &c.Job
-	err := row.Scan(&j.ID, &j.Status, &j.Model, &j.Format, &j.Instructions, rawJSON(&j.Input), &j.MaxOutputTokens, rawJSON(&j.Continuation),
+	var id *string // NULL: no such job
+	err := row.Scan(&id, &j.Status, &j.Model, &j.Format, &j.Instructions, rawJSON(&j.Input), &j.MaxOutputTokens, rawJSON(&j.Continuation),
 		&j.WebhookURL, &j.StartedAt, &j.TenantID, rawJSON(&j.Options), &c.lastSeq, &c.prevResp, &c.prevSHA, &c.prevTl, &c.cumOut, &c.CumCost,
 		&c.cumRec, &c.inQuote, &c.prevStrategy, &c.prevBroken, &c.firstHead, &c.prevKind, &c.watched)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
+	if err != nil || id == nil {
+		return err
 	}
-	c.found = err == nil
-	return err
+	j.ID, c.found = *id, true
+	return nil
 }
 
 // ClaimChunk tries to lock the job for chunk seq and reads what the call
@@ -215,18 +224,18 @@ func (c *Claim) Release() {
 	}
 }
 
-// markRunningSQL moves a queued job to running as its first chunk is
-// claimed, in the claim's round trip. It does not wait for the claim's lock:
-// a first chunk's task found its job queued, so whichever delivery holds the
-// lock is starting the job, and only one of them moves it (and writes the
-// event). It reports whether this one did.
+// markRunningSQL moves queued jobs ($1) to running as their first chunks
+// are claimed, in the claims' round trip. It does not wait for the claims'
+// locks: a first chunk's task found its job queued, so whichever delivery
+// holds the lock is starting the job, and only one of them moves it (and
+// writes the event). It returns the jobs this one moved.
 const markRunningSQL = `WITH j AS (
 	UPDATE jobs SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
-	WHERE id = $1::uuid AND status = 'queued' RETURNING id
+	WHERE id = ANY($1::uuid[]) AND status = 'queued' RETURNING id
 ), ev AS (
 	INSERT INTO job_events (job_id, level, type, message) SELECT id, 'info', 'status', 'running' FROM j
 )
-SELECT EXISTS (SELECT 1 FROM j)`
+SELECT id::text FROM j`
 
 // RecordLostAttempts records the deliveries of taskID before this one
 // (attempts 0..retried-1) that left no trace: their worker died, maybe in the
@@ -301,9 +310,10 @@ type EventNote struct {
 // should make impossible; the caller treats it as a redelivery.
 var ErrChunkExists = errors.New("chunk already stored")
 
-// insertChunk's costs are sent as float8 and become numeric in Postgres:
-// pgx's own float64-to-numeric encoding cost more than a percent of the
-// pipeline's CPU.
+// insertChunk stores a chunk that ends generation or is worth an event
+// (routineChunksSQL stores the others). Its costs, like routineChunksSQL's,
+// are sent as float8 and become numeric in Postgres: pgx's own
+// float64-to-numeric encoding cost more than a percent of the pipeline's CPU.
 const insertChunk = `INSERT INTO chunks (job_id, seq, content, content_sha, finish_reason, raw_status, incomplete_reason,
 	response_id, previous_response_id, task_id, attempt, input_tokens, cached_tokens, output_tokens, reasoning_tokens,
 	cost_usd, latency_ms, call_started_at, should_continue, stop_reason, decision, cum_output_tokens, cum_cost_usd,
@@ -350,41 +360,92 @@ func (c *Claim) Save(ctx context.Context, n NewChunk) (string, error) {
 
 // saveReq is the lock session's request to store n.
 func (c *Claim) saveReq(n NewChunk) *lockReq {
-	args := []any{c.Job.ID, c.Seq, n.Content, n.ContentSHA, n.FinishReason, n.RawStatus, n.IncompleteReason,
+	r := &lockReq{kind: reqSave, claim: c, done: make(chan struct{})}
+	if c.watched {
+		r.notify = c.Job.ID
+	}
+	if n.ShouldContinue && n.DecisionNote == "" {
+		r.chunk = &n // a routine continuation: see routineChunksSQL
+		return r
+	}
+	r.sql = continueChunkSQL
+	r.args = []any{c.Job.ID, c.Seq, n.Content, n.ContentSHA, n.FinishReason, n.RawStatus, n.IncompleteReason,
 		n.ResponseID, c.PrevResponseID, n.TaskID, n.Attempt, n.Usage.Input, n.Usage.Cached, n.Usage.Output,
 		n.Usage.Reasoning, n.CostUSD, n.Latency.Milliseconds(), n.CallStarted, n.ShouldContinue, n.StopReason, n.Decision,
 		n.CumOutput, n.CumCost, n.Strategy, n.Prompt, n.MaxOutputTokens, n.ToolCalls, n.CumRecords, n.InQuote,
-		n.StreamBroken, n.ContentKind, n.DecisionNote}
-	if n.DecisionNote == "" {
-		args[len(args)-1] = nil
-	}
-	var sql string
-	switch {
-	case n.ShouldContinue && n.DecisionNote == "":
-		sql = routineChunkSQL
-		args = append(args[:31], c.Job.Status)
-	case n.ShouldContinue:
-		sql = continueChunkSQL
-		args = append(args, c.Job.Status)
-	default:
+		n.StreamBroken, n.ContentKind, n.DecisionNote, c.Job.Status}
+	if !n.ShouldContinue {
 		var evLevel, evType, evMsg *string
 		if n.Event != nil {
 			evLevel, evType, evMsg = &n.Event.Level, &n.Event.Type, &n.Event.Message
 		}
-		args = append(args, evLevel, evType, evMsg)
-		sql = stopChunkSQL
-	}
-	r := &lockReq{kind: reqSave, claim: c, sql: sql, args: args, done: make(chan struct{})}
-	if c.watched {
-		r.notify = c.Job.ID
+		r.sql, r.args = stopChunkSQL, append(r.args[:32], evLevel, evType, evMsg)
 	}
 	return r
 }
 
-// routineChunkSQL stores a chunk after a routine continuation: the insert
-// alone. Postgres spends more CPU setting up a statement's plan than on a
-// simple insert, so the common case gets the simplest statement.
-const routineChunkSQL = insertChunk + ` RETURNING $32::text`
+// routineChunksSQL stores the chunks of routine continuations — most of
+// them — saved in one round trip, with one statement: Postgres spends more
+// CPU setting up a statement than on inserting a row. It returns the
+// chunks it stored; one missing was stored already. Its columns are
+// insertChunk's, in insertChunk's order.
+const routineChunksSQL = `INSERT INTO chunks (job_id, seq, content, content_sha, finish_reason, raw_status, incomplete_reason,
+	response_id, previous_response_id, task_id, attempt, input_tokens, cached_tokens, output_tokens, reasoning_tokens,
+	cost_usd, latency_ms, call_started_at, should_continue, stop_reason, decision, cum_output_tokens, cum_cost_usd,
+	strategy, prompt, max_output_tokens, tool_calls, cum_records, in_quote, stream_broken, content_kind)
+SELECT job_id, seq, content, content_sha, finish_reason, raw_status, nullif(incomplete_reason, ''),
+	nullif(response_id, ''), nullif(previous_response_id, ''), task_id, attempt, input_tokens, cached_tokens, output_tokens, reasoning_tokens,
+	cost_usd, latency_ms, call_started_at, true, NULL, decision::jsonb, cum_output_tokens, cum_cost_usd,
+	strategy, nullif(prompt, ''), max_output_tokens, tool_calls::jsonb, cum_records, in_quote, stream_broken, nullif(content_kind, '')
+FROM unnest($1::uuid[], $2::int4[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
+	$11::int4[], $12::int8[], $13::int8[], $14::int8[], $15::int8[], $16::float8[], $17::int8[], $18::timestamptz[],
+	$19::text[], $20::int8[], $21::float8[], $22::text[], $23::text[], $24::int4[], $25::text[], $26::int8[], $27::bool[],
+	$28::bool[], $29::text[])
+	AS t(job_id, seq, content, content_sha, finish_reason, raw_status, incomplete_reason, response_id, previous_response_id, task_id,
+	attempt, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd, latency_ms, call_started_at,
+	decision, cum_output_tokens, cum_cost_usd, strategy, prompt, max_output_tokens, tool_calls, cum_records, in_quote,
+	stream_broken, content_kind)
+ON CONFLICT DO NOTHING
+RETURNING job_id::text, seq`
+
+// chunkRows are routine continuations' chunks as routineChunksSQL's
+// columns (should_continue is true and stop_reason NULL for all).
+type chunkRows struct {
+	jobIDs, contents, shas, finishes, rawStatuses, incompletes          []string
+	responseIDs, prevResponseIDs, taskIDs                               []string
+	seqs, attempts, maxOutputs                                          []int32
+	input, cached, output, reasoning, latencies, cumOutputs, cumRecords []int64
+	costs, cumCosts                                                     []*float64
+	started                                                             []time.Time
+	decisions, strategies, prompts, kinds                               []string
+	toolCalls                                                           []*string
+	inQuotes, broken                                                    []bool
+}
+
+func (t *chunkRows) add(c *Claim, n *NewChunk) {
+	t.jobIDs, t.seqs, t.contents, t.shas = append(t.jobIDs, c.Job.ID), append(t.seqs, int32(c.Seq)), append(t.contents, n.Content), append(t.shas, n.ContentSHA)
+	t.finishes, t.rawStatuses, t.incompletes = append(t.finishes, n.FinishReason), append(t.rawStatuses, n.RawStatus), append(t.incompletes, n.IncompleteReason)
+	t.responseIDs, t.prevResponseIDs, t.taskIDs = append(t.responseIDs, n.ResponseID), append(t.prevResponseIDs, c.PrevResponseID), append(t.taskIDs, n.TaskID)
+	t.attempts, t.input, t.cached = append(t.attempts, int32(n.Attempt)), append(t.input, n.Usage.Input), append(t.cached, n.Usage.Cached)
+	t.output, t.reasoning, t.costs = append(t.output, n.Usage.Output), append(t.reasoning, n.Usage.Reasoning), append(t.costs, n.CostUSD)
+	t.latencies, t.started = append(t.latencies, n.Latency.Milliseconds()), append(t.started, n.CallStarted)
+	t.decisions, t.cumOutputs, t.cumCosts = append(t.decisions, string(n.Decision)), append(t.cumOutputs, n.CumOutput), append(t.cumCosts, n.CumCost)
+	t.strategies, t.prompts, t.maxOutputs = append(t.strategies, n.Strategy), append(t.prompts, n.Prompt), append(t.maxOutputs, int32(n.MaxOutputTokens))
+	var tools *string
+	if n.ToolCalls != nil {
+		s := string(n.ToolCalls)
+		tools = &s
+	}
+	t.toolCalls, t.cumRecords, t.inQuotes = append(t.toolCalls, tools), append(t.cumRecords, n.CumRecords), append(t.inQuotes, n.InQuote)
+	t.broken, t.kinds = append(t.broken, n.StreamBroken), append(t.kinds, n.ContentKind)
+}
+
+// args are routineChunksSQL's arguments.
+func (t *chunkRows) args() []any {
+	return []any{t.jobIDs, t.seqs, t.contents, t.shas, t.finishes, t.rawStatuses, t.incompletes, t.responseIDs, t.prevResponseIDs,
+		t.taskIDs, t.attempts, t.input, t.cached, t.output, t.reasoning, t.costs, t.latencies, t.started, t.decisions,
+		t.cumOutputs, t.cumCosts, t.strategies, t.prompts, t.maxOutputs, t.toolCalls, t.cumRecords, t.inQuotes, t.broken, t.kinds}
+}
 
 // continueChunkSQL stores a chunk after which generation goes on for a
 // reason worth an event, and its decision event.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,10 +23,14 @@ import (
 // So a worker routes claims and saves through one dedicated session that
 // holds the advisory locks of the jobs the worker is working on. It takes
 // whatever claims and saves queued up while its previous round trips were
-// out, and sends them together in two: every claim's lock and read; then the
-// saves in one transaction — one commit, one WAL flush for all — followed by
-// their unlocks. Under load a round trip serves many chunks (about seven in
-// the pipeline benchmark); at rest it serves one, as before. (Two sessions, so that one could take locks while the other
+// out, and sends them together in two: the claims' locks and reads (one
+// statement for all the locks, one for all the reads); then the saves in one
+// transaction — one insert for all the routine continuations' chunks, one
+// commit and one WAL flush for all — followed by their unlocks. Postgres
+// spends more CPU setting up a statement than on a row, so statements are
+// shared wherever the rows allow. Under load a round trip serves many
+// chunks (about seven in the pipeline benchmark); at rest it serves one, as
+// before. (Two sessions, so that one could take locks while the other
 // waited for its commit, cost Postgres more CPU per chunk and were no faster
 // on the benchmark's two cores: the batches were smaller.)
 //
@@ -33,7 +38,8 @@ import (
 //   - a chunk is committed before its job's lock is released (COMMIT, then
 //     the unlock, in order on one session);
 //   - a claim reads the job and its last chunk in a statement after the one
-//     that took the lock, so with a fresh snapshot that sees every chunk
+//     that took the lock (in READ COMMITTED each statement takes its own
+//     snapshot, even within the batch's implicit transaction), so with a fresh snapshot that sees every chunk
 //     committed by the lock's previous holder;
 //   - a worker that dies loses its session, and its locks with them.
 //
@@ -94,7 +100,11 @@ const (
 type lockReq struct {
 	kind  lockReqKind
 	claim *Claim
-	sql   string // reqSave: returns the job's status, or no row if the chunk exists
+	// A save is a routine continuation's chunk, stored with the others of
+	// its round trip (routineChunksSQL), or else a statement of its own that
+	// returns the job's status, or no row if the chunk exists.
+	chunk *NewChunk
+	sql   string
 	args  []any
 	// notify, for a save of a watched job, is the job ID its transaction
 	// notifies on commit (Store.Listen).
@@ -286,24 +296,15 @@ func (s *lockSession) save(saves []*lockReq) {
 	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	for _, r := range saves {
-		r.queue(b)
-	}
+	queueSaves(b, saves)
 	b.Queue("COMMIT")
 	if len(keys) > 0 {
 		b.Queue(unlockSQL, lockClass, keys)
 	}
 	br := s.conn.SendBatch(ctx, b)
 	_, txErr := br.Exec()
-	for _, r := range saves {
-		if txErr != nil {
-			break
-		}
-		if err := r.read(br); errors.Is(err, ErrChunkExists) {
-			r.err = err
-		} else if err != nil {
-			txErr = err
-		}
+	if txErr == nil {
+		txErr = readSaves(br, saves)
 	}
 	if txErr == nil {
 		_, txErr = br.Exec()
@@ -347,28 +348,82 @@ func (s *lockSession) save(saves []*lockReq) {
 	finish(saves, nil)
 }
 
-// queue adds a save's statements to a batch: the save, and its
-// notification if it has one.
-func (r *lockReq) queue(b *pgx.Batch) {
-	b.Queue(r.sql, r.args...)
-	if r.notify != "" {
-		b.Queue(`SELECT pg_notify('carryover_jobs', $1)`, r.notify)
+// queueSaves adds the saves' statements to a batch: the routine chunks'
+// insert, each other save's statement, then the notifications.
+func queueSaves(b *pgx.Batch, saves []*lockReq) {
+	var rows chunkRows
+	var notify []string
+	for _, r := range saves {
+		if r.chunk != nil {
+			rows.add(r.claim, r.chunk)
+		}
+		if r.notify != "" {
+			notify = append(notify, r.notify)
+		}
+	}
+	if len(rows.jobIDs) > 0 {
+		b.Queue(routineChunksSQL, rows.args()...)
+	}
+	for _, r := range saves {
+		if r.chunk == nil {
+			b.Queue(r.sql, r.args...)
+		}
+	}
+	if len(notify) > 0 {
+		b.Queue(`SELECT pg_notify('carryover_jobs', id) FROM unnest($1::text[]) id`, notify)
 	}
 }
 
-// read reads what queue's statements returned: the job's status, or
-// ErrChunkExists if the chunk was stored already.
-func (r *lockReq) read(br pgx.BatchResults) error {
-	err := br.QueryRow().Scan(&r.status)
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = ErrChunkExists
+// readSaves reads what queueSaves' statements returned: each save's job
+// status, or ErrChunkExists for a chunk stored already. The error returned
+// is the first statement's that failed.
+func readSaves(br pgx.BatchResults, saves []*lockReq) error {
+	var routine []*lockReq
+	notify := false
+	for _, r := range saves {
+		if r.chunk != nil {
+			routine = append(routine, r)
+		}
+		notify = notify || r.notify != ""
 	}
-	if r.notify != "" {
-		if _, nerr := br.Exec(); nerr != nil {
-			return nerr
+	if len(routine) > 0 {
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		type key struct {
+			job string
+			seq int32
+		}
+		stored := make(map[key]bool, len(routine))
+		var k key
+		if _, err := pgx.ForEachRow(rows, []any{&k.job, &k.seq}, func() error { stored[k] = true; return nil }); err != nil {
+			return err
+		}
+		for _, r := range routine {
+			if c := r.claim; stored[key{c.Job.ID, int32(c.Seq)}] {
+				r.status = c.Job.Status
+			} else {
+				r.err = ErrChunkExists
+			}
 		}
 	}
-	return err
+	for _, r := range saves {
+		if r.chunk != nil {
+			continue
+		}
+		if err := br.QueryRow().Scan(&r.status); errors.Is(err, pgx.ErrNoRows) {
+			r.err = ErrChunkExists
+		} else if err != nil {
+			return err
+		}
+	}
+	if notify {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // saveOne commits one save in a transaction of its own, reporting false if
@@ -376,14 +431,13 @@ func (r *lockReq) read(br pgx.BatchResults) error {
 func (s *lockSession) saveOne(ctx context.Context, r *lockReq) bool {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	r.queue(b)
+	one := []*lockReq{r}
+	queueSaves(b, one)
 	b.Queue("COMMIT")
 	br := s.conn.SendBatch(ctx, b)
 	_, err := br.Exec()
 	if err == nil {
-		if err = r.read(br); errors.Is(err, ErrChunkExists) {
-			r.err, err = err, nil
-		}
+		err = readSaves(br, one)
 	}
 	if err == nil {
 		_, err = br.Exec()
@@ -398,9 +452,10 @@ func (s *lockSession) saveOne(ctx context.Context, r *lockReq) bool {
 	return true
 }
 
-// claim runs the unlocks, then takes each claim's lock and reads its job,
-// all in one round trip; a claim of a first chunk also moves its job from
-// queued to running there (markRunningSQL).
+// claim runs the unlocks, then takes the claims' locks and reads their
+// jobs, all in one round trip of three statements however many claims share
+// it; claims of first chunks also move their jobs from queued to running
+// there (markRunningSQL).
 func (s *lockSession) claim(claims, unlocks []*lockReq) {
 	ctx, cancel := context.WithTimeout(context.Background(), lockRoundTrip)
 	defer cancel()
@@ -425,11 +480,19 @@ func (s *lockSession) claim(claims, unlocks []*lockReq) {
 	if len(keys) > 0 {
 		b.Queue(unlockSQL, lockClass, keys)
 	}
-	for _, r := range claims {
-		b.Queue(`SELECT pg_try_advisory_lock($1, $2)`, lockClass, r.claim.key)
-		b.Queue(claimSQL, r.claim.jobID, r.claim.Seq)
-		if r.claim.Seq == 0 {
-			b.Queue(markRunningSQL, r.claim.jobID)
+	var starts []string
+	if len(claims) > 0 {
+		lockKeys, ids, seqs := make([]int32, len(claims)), make([]string, len(claims)), make([]int32, len(claims))
+		for i, r := range claims {
+			lockKeys[i], ids[i], seqs[i] = r.claim.key, r.claim.jobID, int32(r.claim.Seq)
+			if r.claim.Seq == 0 {
+				starts = append(starts, r.claim.jobID)
+			}
+		}
+		b.Queue(lockSQL, lockClass, lockKeys)
+		b.Queue(claimSQL, ids, seqs)
+		if len(starts) > 0 {
+			b.Queue(markRunningSQL, starts)
 		}
 	}
 	br := s.conn.SendBatch(ctx, b)
@@ -443,34 +506,95 @@ func (s *lockSession) claim(claims, unlocks []*lockReq) {
 			return
 		}
 	}
-	// Every result is read, so each claim learns whether its lock was taken
-	// even when another claim of the batch failed. A claim that failed but
-	// holds its lock is released by its caller, with an unlock on this
-	// session (unless the session is gone, and the lock with it).
-	failed := false
-	for _, r := range claims {
-		c := r.claim
-		c.gen = s.gen
-		if err := br.QueryRow().Scan(&c.locked); err != nil {
-			c.locked, r.err = false, err
+	if len(claims) == 0 {
+		if err := br.Close(); err != nil {
+			s.healthy(ctx)
 		}
-		if err := c.scanRead(br.QueryRow()); err != nil && r.err == nil {
-			r.err = err
-		}
-		if c.Seq == 0 {
-			var started bool
-			if err := br.QueryRow().Scan(&started); err != nil && r.err == nil {
-				r.err = err
-			} else if started && c.Job.Status == StatusQueued {
-				c.Job.Status = StatusRunning
-			}
-		}
-		failed = failed || r.err != nil
-	}
-	if err := br.Close(); err != nil || failed {
-		s.healthy(ctx)
-		finish(claims, err)
 		return
 	}
-	finish(claims, nil)
+	if err := s.lock(br, claims); err != nil {
+		// Which locks the statement took before it failed is unknown:
+		// closing the session frees them all.
+		_ = br.Close()
+		s.disconnect()
+		finish(claims, fmt.Errorf("store: lock: %w", err))
+		return
+	}
+	// From here on each claim knows whether it holds its lock. A claim that
+	// failed but holds its lock is released by its caller, with an unlock on
+	// this session (unless the session is gone, and the lock with it).
+	err := readClaims(br, claims)
+	if err == nil && len(starts) > 0 {
+		err = markStarted(br, claims)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.healthy(ctx)
+	}
+	finish(claims, err)
+}
+
+// lockSQL takes the locks of a batch's claims, answering in their order.
+const lockSQL = `SELECT pg_try_advisory_lock($1, k) FROM unnest($2::int4[]) WITH ORDINALITY AS t(k, i) ORDER BY i`
+
+// lock reads lockSQL's answers into the claims.
+func (s *lockSession) lock(br pgx.BatchResults, claims []*lockReq) error {
+	return eachRow(br, len(claims), func(i int, row pgx.Rows) error {
+		c := claims[i].claim
+		c.gen = s.gen
+		return row.Scan(&c.locked)
+	})
+}
+
+// readClaims reads claimSQL's rows into the claims, one each, in order.
+func readClaims(br pgx.BatchResults, claims []*lockReq) error {
+	return eachRow(br, len(claims), func(i int, row pgx.Rows) error {
+		return claims[i].claim.scanRead(row)
+	})
+}
+
+// eachRow reads the next result of br, which must have n rows, calling
+// scan for each.
+func eachRow(br pgx.BatchResults, n int, scan func(i int, row pgx.Rows) error) error {
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	i := 0
+	for ; rows.Next(); i++ {
+		if i == n {
+			return fmt.Errorf("more than %d rows for %d requests", n, n)
+		}
+		if err := scan(i, rows); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if i != n {
+		return fmt.Errorf("%d rows for %d requests", i, n)
+	}
+	return nil
+}
+
+// markStarted reads the jobs markRunningSQL started into their claims.
+func markStarted(br pgx.BatchResults, claims []*lockReq) error {
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	started, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, r := range claims {
+		if c := r.claim; c.Seq == 0 && c.Job.Status == StatusQueued && slices.Contains(started, c.Job.ID) {
+			c.Job.Status = StatusRunning
+		}
+	}
+	return nil
 }

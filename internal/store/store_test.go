@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -447,4 +448,130 @@ func TestContentKindCarriedForward(t *testing.T) {
 	if c2.PrevKind != "csv" || len(c2.Job.Input) != 0 || c2.FirstHead != "" {
 		t.Fatalf("chunk 2 after chunk 1 recorded csv: kind %q, input %q, head %q", c2.PrevKind, c2.Job.Input, c2.FirstHead)
 	}
+}
+
+// A routine continuation's chunk, stored with the others of its round trip
+// by one statement, is the same row as a chunk stored by a statement of its
+// own, every column included; several in one batch each get their own row.
+func TestRoutineChunksStoredAlike(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	sess := s.NewTestSession()
+	defer sess.Close()
+	full := func(tools json.RawMessage, cost *float64) store.NewChunk {
+		n := chunk("a,b\n1,", true)
+		n.IncompleteReason, n.Attempt, n.Usage = "max_output_tokens", 2, store.Usage{Input: 11, Cached: 3, Output: 64, Reasoning: 5}
+		n.CostUSD, n.CumOutput, n.CumCost, n.Latency = cost, 128, cost, 1234*time.Millisecond
+		n.CallStarted = time.Date(2026, 1, 2, 3, 4, 5, 678000000, time.UTC)
+		n.Decision = json.RawMessage(`{"decision": "continue", "resolved_by": "finish_reason"}`)
+		n.Strategy, n.Prompt, n.MaxOutputTokens, n.ToolCalls = "stateful", "Continue.", 64, tools
+		n.CumRecords, n.InQuote, n.StreamBroken, n.ContentKind = 7, true, true, "csv"
+		return n
+	}
+	cost := 0.00012345
+	cases := []struct {
+		name   string
+		chunks []store.NewChunk // saved together, one job each
+	}{
+		{"priced, with tool calls", []store.NewChunk{full(json.RawMessage(`[{"name": "f"}]`), &cost)}},
+		{"unpriced, no tool calls", []store.NewChunk{full(nil, nil)}},
+		{"three in one batch", []store.NewChunk{full(nil, &cost), full(json.RawMessage(`[]`), nil), full(nil, nil)}},
+	}
+	row := func(id string) map[string]any {
+		t.Helper()
+		var m map[string]any
+		if err := s.Pool().QueryRow(ctx, `SELECT to_jsonb(c) - 'job_id' - 'created_at' FROM chunks c WHERE job_id = $1::uuid AND seq = 0`,
+			id).Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var reqs, saves, own []store.TestReq
+			var claims, owns []*store.Claim
+			var ids, ownIDs []string
+			for range tc.chunks {
+				id, ownID := newJob(t, s), newJob(t, s)
+				c, req := sess.ClaimReq(id, 0)
+				oc, oreq := sess.ClaimReq(ownID, 0)
+				ids, ownIDs, claims, owns = append(ids, id), append(ownIDs, ownID), append(claims, c), append(owns, oc)
+				reqs = append(reqs, req, oreq)
+			}
+			sess.Run(reqs...)
+			for i, n := range tc.chunks {
+				saves = append(saves, claims[i].SaveReq(n))
+				n.DecisionNote = "worth an event" // a statement of its own
+				own = append(own, owns[i].SaveReq(n))
+			}
+			sess.Run(saves...)
+			for i := range own {
+				sess.Run(own[i])
+			}
+			for i := range tc.chunks {
+				if saves[i].Err() != nil || own[i].Err() != nil || saves[i].Status() != store.StatusRunning {
+					t.Fatalf("chunk %d: %q %v; own statement %v", i, saves[i].Status(), saves[i].Err(), own[i].Err())
+				}
+				got, want := row(ids[i]), row(ownIDs[i])
+				if g, w := fmt.Sprint(got), fmt.Sprint(want); g != w {
+					t.Errorf("chunk %d stored as\n%s\nwith its own statement\n%s", i, g, w)
+				}
+			}
+		})
+	}
+}
+
+// Claims sharing a round trip each get their own job's answer, a job that
+// does not exist among them.
+func TestClaimsOfOneRoundTrip(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	stored := func() string { // a job whose chunk 0 is stored
+		id := newJob(t, s)
+		c, err := s.ClaimChunk(ctx, id, 0)
+		if err != nil || c.Outcome != store.Claimed {
+			t.Fatal(c.Outcome, err)
+		}
+		if _, err := c.Save(ctx, chunk("x"+id[:4], true)); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	sess := s.NewTestSession()
+	defer sess.Close()
+	cases := []struct {
+		id     string
+		seq    int
+		want   store.ClaimOutcome
+		status string
+	}{
+		{uuid.NewString(), 0, store.Missing, ""},
+		{newJob(t, s), 0, store.Claimed, store.StatusRunning},
+		{stored(), 1, store.Claimed, store.StatusRunning},
+		{stored(), 0, store.AlreadyStored, store.StatusRunning},
+		{newJob(t, s), 2, store.Ahead, store.StatusQueued},
+	}
+	claims := make([]*store.Claim, len(cases))
+	reqs := make([]store.TestReq, len(cases))
+	for i, tc := range cases {
+		claims[i], reqs[i] = sess.ClaimReq(tc.id, tc.seq)
+	}
+	sess.Run(reqs...)
+	for i, tc := range cases {
+		c := claims[i]
+		if reqs[i].Err() != nil || c.Outcome != tc.want || c.Job.Status != tc.status || !c.Locked() {
+			t.Errorf("claim %d: %v, job %q, locked %v (%v); want %v, job %q", i, c.Outcome, c.Job.Status, c.Locked(), reqs[i].Err(), tc.want, tc.status)
+		}
+		if tc.want == store.Claimed && tc.seq == 1 && c.PrevResponseID != "resp_x"+tc.id[:4] {
+			t.Errorf("claim %d continues from %q", i, c.PrevResponseID)
+		}
+		if c.Outcome != store.Missing && c.Job.ID != tc.id {
+			t.Errorf("claim %d read job %s", i, c.Job.ID)
+		}
+	}
+	var unlocks []store.TestReq
+	for _, c := range claims {
+		unlocks = append(unlocks, c.UnlockReq())
+	}
+	sess.Run(unlocks...)
 }
