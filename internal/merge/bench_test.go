@@ -3,7 +3,6 @@ package merge
 import (
 	"math/rand/v2"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/carryover/carryover/internal/merge/mergetest"
@@ -46,12 +45,8 @@ func evenChunks(doc string, n int) []Chunk {
 	return out
 }
 
-func benchMerge(b *testing.B, format string, chunks []Chunk) {
-	var doc strings.Builder
-	for _, c := range chunks {
-		doc.WriteString(c.Text)
-	}
-	want := doc.String()
+// benchMerge merges chunks of the format, which must come back as want.
+func benchMerge(b *testing.B, format string, chunks []Chunk, want string) {
 	b.SetBytes(int64(len(want)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -70,7 +65,7 @@ func BenchmarkMergeSmallChunks(b *testing.B) {
 	for _, format := range []string{"text", "csv", "json"} {
 		b.Run(format, func(b *testing.B) {
 			doc := mergetest.Document(format, 40*256)
-			benchMerge(b, format, evenChunks(doc, 40))
+			benchMerge(b, format, evenChunks(doc, 40), doc)
 		})
 	}
 }
@@ -79,7 +74,40 @@ func BenchmarkMergeLargeChunks(b *testing.B) {
 	for _, format := range []string{"text", "csv", "json"} {
 		b.Run(format, func(b *testing.B) {
 			doc := mergetest.Document(format, 40*96<<10)
-			benchMerge(b, format, evenChunks(doc, 40))
+			benchMerge(b, format, evenChunks(doc, 40), doc)
 		})
 	}
+}
+
+// BenchmarkManySmallChunks measures the fixed cost of a join: documents of
+// 40 chunks of 256 bytes, continued exactly ("exact") or with each
+// continuation repeating the last 24 to 64 bytes of the chunk before it, from
+// a word's start ("repeat"), as the pipeline's jobs are.
+func BenchmarkManySmallChunks(b *testing.B) {
+	for _, format := range []string{"text", "csv", "jsonl"} {
+		doc := mergetest.Document(format, 40*256)
+		b.Run(format+"/exact", func(b *testing.B) {
+			benchMerge(b, format, evenChunks(doc, 40), doc)
+		})
+		b.Run(format+"/repeat", func(b *testing.B) {
+			benchMerge(b, format, repeatTails(evenChunks(doc, 40)), doc)
+		})
+	}
+}
+
+// repeatTails returns chunks with every continuation starting with the last
+// 24 to 64 bytes of the chunk before it (from a byte after a space, so that
+// the repeat starts at a token), which merging must remove.
+func repeatTails(chunks []Chunk) []Chunk {
+	r := rand.New(rand.NewPCG(5, 6))
+	out := []Chunk{chunks[0]}
+	for i := 1; i < len(chunks); i++ {
+		prev := chunks[i-1].Text
+		start := len(prev) - 24 - r.IntN(41)
+		for start > 0 && prev[start-1] != ' ' {
+			start--
+		}
+		out = append(out, Chunk{Seq: i, Text: prev[start:] + chunks[i].Text})
+	}
+	return out
 }

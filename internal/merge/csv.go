@@ -232,11 +232,11 @@ func firstNumber(rec string, delim byte) int {
 // restarts: the record in progress, and the line of it in progress when it
 // runs over several lines (a quoted value with line breaks): a model
 // restarts the line it was cut in as much as the record.
-func (f *csvFormat) restarts(doc string) []int {
+func (f *csvFormat) restarts(out []int, doc string) []int {
 	if ls := strings.LastIndexByte(doc, '\n') + 1; ls > f.recStart {
-		return []int{f.recStart, ls}
+		return append(out, f.recStart, ls)
 	}
-	return []int{f.recStart}
+	return append(out, f.recStart)
 }
 
 func (f *csvFormat) chatter(doc string) chatterCtx {

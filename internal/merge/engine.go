@@ -12,10 +12,11 @@ import (
 type format interface {
 	// observe is told that doc[from:] was just appended.
 	observe(doc string, from int)
-	// restarts lists offsets in doc where an incomplete record (row, element,
-	// line) begins, outermost first; a continuation that starts over from one
-	// of them repeats what follows it.
-	restarts(doc string) []int
+	// restarts appends to out the offsets in doc where an incomplete record
+	// (row, element, line) begins, outermost first; a continuation that
+	// starts over from one of them repeats what follows it. (Appending lets
+	// a join reuse one buffer.)
+	restarts(out []int, doc string) []int
 	// chatter describes the document's end for chatter removal.
 	chatter(doc string) chatterCtx
 	// stripStructure removes structure the continuation repeats (a header,
@@ -51,12 +52,15 @@ func run(name string, f format, chunks []Chunk) Result {
 	b.Grow(total + 64)
 	var errs []string
 	wrapperOpen := false
-	var sc scratch
-	ev := continuationHabit(name, chunks)
-	re, on := habitTotals(ev)
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	ev := continuationHabit(sc, name, chunks)
+	re, on, wraps := habitTotals(ev)
+	// Which continuations open with a fence line, read once for all joins.
+	opens := make([]bool, len(chunks))
 	fenced := 0
-	for _, c := range chunks[min(1, len(chunks)):] {
-		if fenceOpened(c.Text) {
+	for i := 1; i < len(chunks); i++ {
+		if opens[i] = fenceOpened(chunks[i].Text); opens[i] {
 			fenced++
 		}
 	}
@@ -81,12 +85,12 @@ func run(name string, f format, chunks []Chunk) Result {
 		}
 
 		sc.habit = habitAt(ev, re, on, i)
-		sc.rewraps = rewrapsAt(ev, i)
+		sc.rewraps = rewrapsAt(ev, wraps, i)
 		ctx := f.chatter(doc)
 		ctx.wrapperOpen = wrapperOpen
 		// The other continuations all open with a fence line (two at least).
 		others := fenced
-		if fenceOpened(c.Text) {
+		if opens[i] {
 			others--
 		}
 		ctx.wraps = others >= 2 && others == len(chunks)-2
@@ -121,9 +125,10 @@ func run(name string, f format, chunks []Chunk) Result {
 				if note != "" {
 					notes = append(notes, note)
 				}
-				ov = sc.findOverlap(doc, t, f.restarts(doc), f.tokens(), note != "", name)
+				sc.restarts = f.restarts(sc.restarts[:0], doc)
+				ov = sc.findOverlap(doc, t, sc.restarts, f.tokens(), note != "", name)
 			}
-			rest, adj, cut, ok = settle(&sc, f, doc, t, ov, last)
+			rest, adj, cut, ok = settle(sc, f, doc, t, ov, last)
 			if ok || !cl.judged {
 				break
 			}
@@ -151,7 +156,7 @@ func run(name string, f format, chunks []Chunk) Result {
 			j.Method, j.Confidence = methodNone, 1
 		}
 		if ok && !marked {
-			if l := keptRepeat(&sc, doc, rest); l > 0 {
+			if l := keptRepeat(sc, doc, rest); l > 0 {
 				// The join reads X X: the document may write it so, or the
 				// model repeated X and nothing here tells which.
 				j.Confidence = min(j.Confidence, 0.5)
@@ -207,7 +212,8 @@ func settle(sc *scratch, f format, doc, t string, ov overlap, last bool) (string
 		}
 	}
 	cands := sc.borders(doc, t, overlapWindow)
-	for _, r := range f.restarts(doc) {
+	sc.restarts = f.restarts(sc.restarts[:0], doc)
+	for _, r := range sc.restarts {
 		if p := doc[r:]; r < len(doc) && strings.HasPrefix(t, p) {
 			cands = append(cands, len(p))
 		}

@@ -40,8 +40,7 @@ func (f *jsonFormat) observe(doc string, from int) {
 
 // restarts are the starts of the elements in progress, outermost first: a
 // model restarts the record it was writing, or just the member.
-func (f *jsonFormat) restarts(doc string) []int {
-	var out []int
+func (f *jsonFormat) restarts(out []int, doc string) []int {
 	for _, fr := range f.sc.stack {
 		if fr.elemStart >= 0 {
 			out = append(out, fr.elemStart)

@@ -26,7 +26,7 @@ func (f *jsonlFormat) observe(doc string, from int) {
 	f.num.observe(doc, from, inStr)
 }
 
-func (f *jsonlFormat) restarts(doc string) []int { return []int{f.lineStart} }
+func (f *jsonlFormat) restarts(out []int, doc string) []int { return append(out, f.lineStart) }
 
 func (f *jsonlFormat) chatter(doc string) chatterCtx {
 	return chatterCtx{format: "jsonl", atLineStart: doc == "" || strings.HasSuffix(doc, "\n")}

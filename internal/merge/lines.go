@@ -251,7 +251,7 @@ func hunkCounts(line string) (int, int) {
 	return count(a), count(b)
 }
 
-func (f *lineFormat) restarts(doc string) []int { return []int{f.lineStart} }
+func (f *lineFormat) restarts(out []int, doc string) []int { return append(out, f.lineStart) }
 
 func (f *lineFormat) chatter(doc string) chatterCtx {
 	return chatterCtx{

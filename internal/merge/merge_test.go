@@ -591,3 +591,15 @@ func TestUnverifiedRepeat(t *testing.T) {
 		t.Errorf("success %v, error %q, joins %+v: want the join reported", res.Success, res.Error, res.Joins)
 	}
 }
+
+// TestChatterPhrasesASCII guards chatterLine's quick first-byte test, which
+// holds only for phrases of ASCII letters.
+func TestChatterPhrasesASCII(t *testing.T) {
+	for _, p := range slices.Concat(preambleStarts, trailerStarts) {
+		for i := 0; i < len(p); i++ {
+			if p[i] >= 0x80 {
+				t.Errorf("chatter phrase %q is not ASCII", p)
+			}
+		}
+	}
+}

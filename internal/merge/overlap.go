@@ -3,6 +3,7 @@ package merge
 import (
 	"math/bits"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -62,6 +63,8 @@ func head(s string, n int) string {
 
 // scratch holds the buffers one merge reuses from join to join, so that a
 // join allocates nothing in the common case and costs what its chunk costs.
+// Merges take one from scratchPool, so that a job of many small chunks
+// does not grow a new set each time.
 type scratch struct {
 	pi     []int32
 	out    []int
@@ -73,6 +76,10 @@ type scratch struct {
 	match  []int32
 	seed   [seedSlots]int16
 	chain  []int16
+	// restarts holds the format's restarts for the join at hand.
+	restarts []int
+	// win is continuationHabit's stand-in for the document's end.
+	win []byte
 	// habit is how the job's model continues at the other joins (see
 	// continuationHabit): 1 it starts over, -1 it goes on, 0 unknown or
 	// both.
@@ -80,6 +87,8 @@ type scratch struct {
 	// rewraps: the other joins that repeat mostly re-wrap their repeat.
 	rewraps bool
 }
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // continuationHabit reads, from the chunks alone (less the chatter around
 // them), how the model continues a cut line where that is plain to see:
@@ -92,18 +101,22 @@ type scratch struct {
 // themselves: a partial line of indentation or markers that the
 // continuation also starts with, a repeated line that the document may
 // have written twice. evidence[i] is what join i (chunk i's) shows, 0 when
-// nothing. It reads a bounded window per join.
-func continuationHabit(kind string, chunks []Chunk) []int8 {
+// nothing. It reads a bounded window per join, with the merge's scratch,
+// which it leaves with no habit: it runs before the merge has one.
+func continuationHabit(sc *scratch, kind string, chunks []Chunk) []int8 {
 	ev := make([]int8, len(chunks))
+	sc.habit, sc.rewraps = 0, false
 	if len(chunks) < 2 {
 		return ev
 	}
-	var sc scratch
 	// prev stands for the end of the document so far: the chunks' text,
 	// each less the repeat it was seen to start with (the last habitWindow
 	// bytes of it, kept in one buffer).
 	const habitWindow = 4 << 10
-	win := make([]byte, 0, 2*habitWindow)
+	win := sc.win[:0]
+	if cap(win) < 2*habitWindow {
+		win = make([]byte, 0, 2*habitWindow)
+	}
 	win = append(win, tail(chunks[0].Text, habitWindow)...)
 	for i := 1; i < len(chunks); i++ {
 		prev := bytesView(win)
@@ -134,15 +147,18 @@ func continuationHabit(kind string, chunks []Chunk) []int8 {
 			ev[i] = 1
 		default:
 			short := len(bs) > 0 && bs[0] >= 3
-			if n, _ := sc.whitespaceOverlap(prev, t, 0); n > 0 {
-				ev[i], cut = rewrapped, n
-				break
-			}
-			// A shorter re-wrapped repeat is half the evidence.
+			// A re-wrapped repeat is evidence, a shorter one (found only
+			// with habit 1) half of it. With sc.rewraps false the two
+			// searches differ only in the shortest repeat they take, so
+			// the shorter finds every repeat the longer one does, at the
+			// same cut: the longer one runs only after it found one.
 			n, _ := sc.whitespaceOverlap(prev, t, 1)
 			switch {
 			case n > 0:
 				ev[i], cut = weakRepeat, n
+				if n, _ := sc.whitespaceOverlap(prev, t, 0); n > 0 {
+					ev[i], cut = rewrapped, n
+				}
 			case !short && !blank:
 				// A byte or two in common is coincidence.
 				ev[i] = -1
@@ -165,39 +181,45 @@ func continuationHabit(kind string, chunks []Chunk) []int8 {
 		}
 		win = append(win, add...)
 	}
+	sc.win = win
 	return ev
 }
 
-// habitTotals weighs the evidence of every join for habitAt: a join that
-// starts over or goes on counts two, a weak repeat one.
-func habitTotals(ev []int8) (re, on int) {
+// habitTotals weighs the evidence of every join once, so that each join's
+// habitAt and rewrapsAt only take its own out: for habitAt a join that
+// starts over or goes on counts two, a weak repeat one; for rewrapsAt,
+// wraps is the joins that re-wrap their repeat less those that repeat it as
+// it is.
+func habitTotals(ev []int8) (re, on, wraps int) {
 	for _, e := range ev {
 		switch e {
-		case 1, rewrapped:
+		case 1:
 			re += 2
+			wraps--
+		case rewrapped:
+			re += 2
+			wraps++
 		case weakRepeat:
 			re++
+			wraps++
 		case -1:
 			on += 2
 		}
 	}
-	return re, on
+	return re, on, wraps
 }
 
 // rewrapsAt reports whether the joins other than join i that repeat re-wrap
-// what they repeat more often than they repeat it as it is.
-func rewrapsAt(ev []int8, i int) bool {
-	n := 0
-	for k, e := range ev {
-		switch {
-		case k == i:
-		case e == rewrapped || e == weakRepeat:
-			n++
-		case e == 1:
-			n--
-		}
+// what they repeat more often than they repeat it as it is. wraps is
+// habitTotals' for all the joins.
+func rewrapsAt(ev []int8, wraps, i int) bool {
+	switch ev[i] {
+	case rewrapped, weakRepeat:
+		wraps--
+	case 1:
+		wraps++
 	}
-	return n > 0
+	return wraps > 0
 }
 
 // Evidence of a join beyond 1 (starts over, repeating what it wrote as it
@@ -243,18 +265,28 @@ func restatesLine(prev, t string) bool {
 	if alnumCount(l) < 2 {
 		return false
 	}
+	// Search for the line's head, which stays on the vector search; the
+	// whole line may be long enough to fall back to Rabin-Karp.
+	h := l[:min(len(l), shortNeedle)]
 	for from := 0; ; {
-		j := strings.Index(prev[from:], l)
+		j := strings.Index(prev[from:], h)
 		if j < 0 {
 			return false
 		}
 		j += from
-		if j == 0 || prev[j-1] == '\n' {
+		if (j == 0 || prev[j-1] == '\n') && strings.HasPrefix(prev[j:], l) {
 			return true
 		}
 		from = j + 1
 	}
 }
+
+// shortNeedle is a length of substring that strings.Index finds with vector
+// instructions (on amd64 with AVX2 up to 63 bytes) rather than by
+// Rabin-Karp, which is many times slower on text that often holds the
+// substring's first byte. Searches for a long substring can look for its
+// head first.
+const shortNeedle = 32
 
 // alnumCount counts the letters and digits of s (any non-ASCII byte counts).
 func alnumCount(s string) int {
@@ -280,10 +312,11 @@ func (s *scratch) borders(doc, next string, window int) []int {
 		return nil
 	}
 	// A border longer than probe bytes holds the document's last probe
-	// bytes: where next's head does not, only the short ones are looked
-	// for, which is what most joins come to.
+	// bytes (the last shortNeedle of them, a quicker search): where next's
+	// head does not, only the short ones are looked for, which is what most
+	// joins come to.
 	const probe = 64
-	if len(a) > 2*probe && len(b) >= probe && !strings.Contains(a, b[len(b)-probe:]) {
+	if len(a) > 2*probe && len(b) >= probe && !strings.Contains(a, b[len(b)-shortNeedle:]) {
 		a, b = a[:probe], b[len(b)-probe:]
 	}
 	if out, ok := s.fastBorders(a, b); ok {
@@ -1114,13 +1147,18 @@ func (s *scratch) tokenOverlap(doc, next string) (int, float64) {
 	}
 	D := len(dt)
 	midWord := isWordByte(doc[len(doc)-1])
+	// The continuation's tokens are read only as far as mayAlign needs; an
+	// accepted alignment spans at most len(dt)/0.8 of them. It ends with the
+	// document's last token (or, cut mid-word, a token that starts with
+	// it): a head without that text has none, and nothing need be hashed.
+	h := head(next, 4<<10)
+	if !strings.Contains(h, doc[dt[D-1].start:dt[D-1].end]) {
+		return 0, 0
+	}
 	s.dh = s.dh[:0]
 	for _, tk := range dt {
 		s.dh = append(s.dh, hashToken(doc[tk.start:tk.end]))
 	}
-	// The continuation's tokens are read only as far as mayAlign needs; an
-	// accepted alignment spans at most len(dt)/0.8 of them.
-	h := head(next, 4<<10)
 	if !s.mayAlign(doc, h, midWord, min(maxNext, D*5/4+2)) {
 		return 0, 0
 	}
