@@ -100,28 +100,17 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("merge task payload %q: %v: %w", t.Payload(), err, asynq.SkipRetry)
 	}
 	log := h.log.With("job_id", p.JobID)
-	job, err := h.cfg.Store.GetJob(ctx, p.JobID)
+	in, err := h.cfg.Store.LoadMerge(ctx, p.JobID)
 	if err != nil {
 		if err == store.ErrNotFound {
 			return nil
 		}
 		return err
 	}
+	job, chunks, calls := in.Job, in.Chunks, in.Calls
 	if job.Status != store.StatusMerging {
 		log.Debug("merge: job is not merging; nothing to do", "status", job.Status)
 		return nil
-	}
-	chunks, err := h.cfg.Store.Chunks(ctx, job.ID, store.ChunkTexts)
-	if err != nil {
-		return err
-	}
-	calls, err := h.cfg.Store.CallStats(ctx, job.ID)
-	if err != nil {
-		return err
-	}
-	totals, cost, err := h.cfg.Store.Totals(ctx, job.ID)
-	if err != nil {
-		return err
 	}
 	price, err := h.prices.get(ctx, job.Model)
 	if err != nil {
@@ -141,6 +130,7 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 	// Totals over every attempt, failed calls with usage included.
 	meta.Calls = calls
 	meta.Price = price
+	totals, cost := in.Totals.Usage, in.Totals.Cost()
 	meta.TotalInputTokens, meta.TotalCachedTokens = totals.Input, totals.Cached
 	meta.TotalOutputTokens, meta.TotalReasoningTokens = totals.Output, totals.Reasoning
 	meta.TotalCostEstimate = cost
@@ -157,7 +147,7 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 	if err := h.cfg.Store.SaveResult(ctx, store.Result{
 		JobID: job.ID, Content: res.Content, Metadata: raw, CostUSD: cost,
 		MergeSuccess: res.Success, MergeError: mergeErr,
-	}, status, errMsg); err != nil {
+	}, status, errMsg, in.Totals); err != nil {
 		return err
 	}
 	h.cfg.Metrics.JobFinished(status, meta.StopReason)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Chunk is a stored chunk row (and the record of the call that made it).
@@ -48,28 +49,64 @@ const (
 	ChunkTexts
 )
 
-// Chunks loads a job's chunks in order, with the fields asked for.
-func (s *Store) Chunks(ctx context.Context, jobID string, fields ChunkFields) ([]Chunk, error) {
+// chunksSQL reads a job's chunks in order, with the fields asked for. A
+// chunk's cost is read exactly, in units of 1e-8 USD (see usd8): both its
+// float and the job's totals derive from that.
+func chunksSQL(fields ChunkFields) string {
 	content, decision := "''", "decision"
 	if fields == ChunkTexts {
 		content, decision = "content", "NULL::jsonb"
 	}
-	rows, err := s.pool.Query(ctx, `SELECT seq, `+content+`, length(content), finish_reason, raw_status, incomplete_reason,
-	response_id, task_id, attempt, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd::float8,
-	latency_ms, should_continue, stop_reason, coalesce(decision->>'resolved_by', ''), `+decision+`, created_at, strategy, coalesce(prompt, ''),
+	return `SELECT seq, ` + content + `, length(content), finish_reason, raw_status, incomplete_reason,
+	response_id, task_id, attempt, input_tokens, cached_tokens, output_tokens, reasoning_tokens, (cost_usd * 100000000)::int8,
+	latency_ms, should_continue, stop_reason, coalesce(decision->>'resolved_by', ''), ` + decision + `, created_at, strategy, coalesce(prompt, ''),
 	max_output_tokens, tool_calls, stream_broken
-FROM chunks WHERE job_id = $1::uuid ORDER BY seq`, jobID)
+FROM chunks WHERE job_id = $1::uuid ORDER BY seq`
+}
+
+// Chunks loads a job's chunks in order, with the fields asked for.
+func (s *Store) Chunks(ctx context.Context, jobID string, fields ChunkFields) ([]Chunk, error) {
+	rows, err := s.pool.Query(ctx, chunksSQL(fields), jobID)
 	if err != nil {
 		return nil, fmt.Errorf("store: chunks of job %s: %w", jobID, err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Chunk, error) {
+	chunks, _, err := collectChunks(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: chunks of job %s: %w", jobID, err)
+	}
+	return chunks, nil
+}
+
+// collectChunks scans the rows of chunksSQL, and sums their usage and cost
+// as it goes (the chunks' share of the job's totals).
+func collectChunks(rows pgx.Rows) ([]Chunk, JobTotals, error) {
+	defer rows.Close()
+	var (
+		chunks []Chunk
+		t      JobTotals
+		cost   pgtype.Int8
+	)
+	for rows.Next() {
 		var c Chunk
-		err := r.Scan(&c.Seq, &c.Content, &c.Size, &c.FinishReason, &c.RawStatus, &c.IncompleteReason, &c.ResponseID,
-			&c.TaskID, &c.Attempt, &c.Usage.Input, &c.Usage.Cached, &c.Usage.Output, &c.Usage.Reasoning, &c.CostUSD,
+		err := rows.Scan(&c.Seq, &c.Content, &c.Size, &c.FinishReason, &c.RawStatus, &c.IncompleteReason, &c.ResponseID,
+			&c.TaskID, &c.Attempt, &c.Usage.Input, &c.Usage.Cached, &c.Usage.Output, &c.Usage.Reasoning, &cost,
 			&c.LatencyMS, &c.ShouldContinue, &c.StopReason, &c.ResolvedBy, rawJSON(&c.Decision), &c.CreatedAt, &c.Strategy, &c.Prompt,
 			&c.MaxOutputTokens, rawJSON(&c.ToolCalls), &c.StreamBroken)
-		return c, err
-	})
+		if err != nil {
+			return nil, JobTotals{}, err
+		}
+		if cost.Valid {
+			f := usd8(cost.Int64).float()
+			c.CostUSD = &f
+		}
+		t.add(c.Usage, cost)
+		chunks = append(chunks, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, JobTotals{}, err
+	}
+	t.Chunks = len(chunks)
+	return chunks, t, nil
 }
 
 // Result is a stored merged document.
@@ -85,9 +122,12 @@ type Result struct {
 }
 
 // SaveResult stores the merged document and moves the job from merging to
-// its final status, in one statement. A repeated merge (a redelivered merge
-// task) overwrites the same row with the same content.
-func (s *Store) SaveResult(ctx context.Context, r Result, finalStatus, errMsg string) error {
+// its final status, with the totals the merge read (see LoadMerge), in one
+// statement. A repeated merge (a redelivered merge task) overwrites the same
+// row with the same content. The totals are the merge's, not summed again
+// here: a merging job gains no chunk, and summing the llm_calls view again
+// was most of this statement's time.
+func (s *Store) SaveResult(ctx context.Context, r Result, finalStatus, errMsg string, t JobTotals) error {
 	_, err := s.pool.Exec(ctx, `
 WITH res AS (
 	INSERT INTO job_results (job_id, content, metadata, cost_usd, merge_success, merge_error)
@@ -97,14 +137,16 @@ WITH res AS (
 	    updated_at = now()
 ), j AS (
 	UPDATE jobs SET status = $7, error = coalesce(nullif($8, ''), error), finished_at = now(), updated_at = now(),
-	       `+totalsSQL+`
+	       chunk_count = $9, input_tokens = $10, cached_tokens = $11, output_tokens = $12, reasoning_tokens = $13,
+	       cost_usd = $14::int8 * 0.00000001
 	WHERE id = $1::uuid AND status = 'merging'
 	RETURNING id
 )
 INSERT INTO job_events (job_id, level, type, message, data)
 SELECT id, CASE $7 WHEN 'succeeded' THEN 'info' WHEN 'partial' THEN 'warn' ELSE 'error' END, 'status', $7,
        jsonb_build_object('merge_success', $5::bool, 'error', nullif($8, '')) FROM j`,
-		r.JobID, r.Content, r.Metadata, r.CostUSD, r.MergeSuccess, r.MergeError, finalStatus, errMsg)
+		r.JobID, r.Content, r.Metadata, r.CostUSD, r.MergeSuccess, r.MergeError, finalStatus, errMsg,
+		t.Chunks, t.Usage.Input, t.Usage.Cached, t.Usage.Output, t.Usage.Reasoning, t.cost)
 	if err != nil {
 		return fmt.Errorf("store: save result of job %s: %w", r.JobID, err)
 	}
