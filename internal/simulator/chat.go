@@ -174,15 +174,16 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	cc.Usage.TotalTokens = cc.Usage.PromptTokens + cc.Usage.CompletionTokens
 
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	s.answer(w, call, t, reply{id: cc.ID, streamed: req.Stream,
+	call.ResponseID = cc.ID
+	s.answer(w, call, t, reply{streamed: req.Stream,
 		malformed: faulted && fault.Kind == FaultMalformed, broken: faulted && fault.Kind == FaultBreak,
 		stream: func(cut bool) error { return writeChatStream(w, &cc, includeUsage, cut) },
-		encode: func() ([]byte, error) {
+		encode: func(b []byte) ([]byte, error) {
 			body, err := json.Marshal(cc)
 			if err != nil {
 				return nil, fmt.Errorf("encoding completion: %w", err)
 			}
-			return body, nil
+			return append(b, body...), nil
 		}})
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -125,7 +126,8 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	if prevID != nil {
 		cached = cachedTokens(tokensOf(resent + prevChars))
 	}
-	resp := s.buildResponse(&req, t, maxTokens, prevID, tokensOf(resent+prevChars+in.chars), cached)
+	parts := s.buildResponse(&req, t, maxTokens, prevID, tokensOf(resent+prevChars+in.chars), cached)
+	resp := &parts.resp
 	malformed := faulted && fault.Kind == FaultMalformed
 
 	// A malformed or broken reply never reached the client intact, so it is
@@ -136,51 +138,51 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		if t.call != nil {
 			conv += len(t.call.args)
 		}
-		s.store(resp.ID, &respState{resp: resp, spec: spec, doc: doc, end: t.end, depth: depth, convChars: conv})
+		parts.state = respState{resp: resp, spec: spec, doc: doc, end: t.end, depth: depth, convChars: conv}
+		s.store(resp.ID, &parts.state)
 	}
-	s.answer(w, call, t, reply{id: resp.ID, streamed: req.Stream, malformed: malformed, broken: broken,
+	call.ResponseID = resp.ID
+	s.answer(w, call, t, reply{streamed: req.Stream, malformed: malformed, broken: broken,
 		stream: func(cut bool) error { return writeStream(w, resp, cut) },
-		encode: func() ([]byte, error) {
+		encode: func(b []byte) ([]byte, error) {
 			size := 1024 + 2*len(t.text)
 			if t.call != nil {
 				size += 2 * len(t.call.args)
 			}
-			if body := resp.appendJSON(make([]byte, 0, size)); body != nil {
+			if body := resp.appendJSON(slices.Grow(b, size)); body != nil {
 				return body, nil
 			}
 			body, err := json.Marshal(resp)
 			if err != nil {
 				return nil, fmt.Errorf("encoding response: %w", err)
 			}
-			return body, nil
+			return append(b, body...), nil
 		}})
 }
 
-// reply is how a handler's turn goes back to the client.
+// reply is how a handler's turn goes back to the client. Nothing in it
+// outlives answer (the id goes in the Call), so its functions stay on the
+// handler's stack rather than being allocated.
 type reply struct {
-	id                string // the response's or completion's id
-	streamed          bool   // the request asked for a stream
-	malformed, broken bool   // a fault spoils the reply
+	streamed          bool // the request asked for a stream
+	malformed, broken bool // a fault spoils the reply
 	// stream writes the reply as events, cut short (no terminal event) when
 	// cut is true.
 	stream func(cut bool) error
-	// encode returns the reply's JSON body.
-	encode func() ([]byte, error)
+	// encode appends the reply's JSON body to b.
+	encode func(b []byte) ([]byte, error)
 }
 
-// answer records the call with the turn's outcome, or the fault's that
-// spoils it, and sends the reply. A stream is cut short when the reply is
-// malformed or broken, and a broken one then closes the connection without
-// ending the body (a broken non-streaming call never gets here: it dropped
-// the connection before the turn). A body goes out whole, or only its first
-// half when malformed. A body that cannot be encoded is a 500 and the call
-// is not recorded.
+// answer records the call, whose ResponseID the handler set, with the
+// turn's outcome, or the fault's that spoils it, and sends the reply. A
+// stream is cut short when the reply is malformed or broken, and a broken
+// one then closes the connection without ending the body (a broken
+// non-streaming call never gets here: it dropped the connection before the
+// turn). A body goes out whole, or only its first half when malformed. A
+// body that cannot be encoded is a 500 and the call is not recorded.
 func (s *Server) answer(w http.ResponseWriter, call Call, t turn, rp reply) {
-	call.ResponseID, call.OutputTokens, call.Status = rp.id, t.outputTokens, http.StatusOK
-	call.Outcome = t.status
-	if t.reason != "" {
-		call.Outcome += ":" + t.reason
-	}
+	call.OutputTokens, call.Status = t.outputTokens, http.StatusOK
+	call.Outcome = t.outcome()
 	call.ToolCall = toolCallState(t)
 	switch {
 	case rp.malformed:
@@ -191,18 +193,21 @@ func (s *Server) answer(w http.ResponseWriter, call Call, t turn, rp reply) {
 	if rp.streamed {
 		s.record(call)
 		if err := rp.stream(rp.malformed || rp.broken); err != nil {
-			s.log.Debug("stream aborted", "response_id", rp.id, "err", err)
+			s.log.Debug("stream aborted", "response_id", call.ResponseID, "err", err)
 		}
 		if rp.broken {
 			panic(http.ErrAbortHandler) // close the connection without ending the body
 		}
 		return
 	}
-	body, err := rp.encode()
+	buf := s.buffer()
+	defer s.release(buf)
+	body, err := rp.encode((*buf)[:0])
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "server_error", "", "", "simulator: "+err.Error())
 		return
 	}
+	*buf = body
 	s.record(call)
 	if rp.malformed {
 		writeMalformed(w, body)
@@ -305,7 +310,7 @@ func readInput(raw json.RawMessage) (in inputSummary, err error) {
 		return in, nil
 	}
 	if raw[0] == '"' {
-		if err := json.Unmarshal(raw, &in.firstUser); err != nil {
+		if in.firstUser, err = unquote(raw); err != nil {
 			return in, err
 		}
 		in.lastUser, in.chars = in.firstUser, len(in.firstUser)
@@ -345,18 +350,35 @@ func readInput(raw json.RawMessage) (in inputSummary, err error) {
 	return in, nil
 }
 
-// buildResponse renders a turn as a Responses API object.
+// responseParts is a response with what its pointer fields point to, the
+// backing of its output and of its message's content, and the state kept
+// when it is stored: they live as long as one another, and allocating them
+// together takes one allocation per call instead of up to seven.
+type responseParts struct {
+	resp       response
+	state      respState
+	maxTokens  int
+	incomplete incompleteDetails
+	usage      responseUsage
+	output     [2]any
+	content    [1]outputText
+}
+
+// buildResponse renders a turn as a Responses API object; the handler
+// fills in the state if it stores it.
 func (s *Server) buildResponse(req *responsesRequest, t turn, maxTokens int,
-	prevID *string, inputTokens, cached int) *response {
-	resp := &response{
+	prevID *string, inputTokens, cached int) *responseParts {
+	p := &responseParts{maxTokens: maxTokens}
+	resp := &p.resp
+	*resp = response{
 		ID:                 s.newID("resp_"),
 		Object:             "response",
 		CreatedAt:          time.Now().Unix(),
 		Status:             t.status,
 		Instructions:       req.Instructions,
-		MaxOutputTokens:    &maxTokens,
+		MaxOutputTokens:    &p.maxTokens,
 		Model:              req.Model,
-		Output:             make([]any, 0, 2),
+		Output:             p.output[:0],
 		ParallelToolCalls:  true,
 		PreviousResponseID: prevID,
 		ServiceTier:        "default",
@@ -386,15 +408,17 @@ func (s *Server) buildResponse(req *responsesRequest, t turn, maxTokens int,
 	case statusFailed:
 		resp.Error = &responseError{Code: "server_error", Message: "The model failed to generate a response (simulated)."}
 	case statusIncomplete:
-		resp.IncompleteDetails = &incompleteDetails{Reason: t.reason}
+		p.incomplete.Reason = t.reason
+		resp.IncompleteDetails = &p.incomplete
 	}
 	if t.text != "" {
 		itemStatus := statusCompleted
 		if t.status != statusCompleted && t.call == nil {
 			itemStatus = statusIncomplete // the budget ran out in the text
 		}
+		p.content[0] = outputText{Type: "output_text", Text: t.text, Annotations: []struct{}{}}
 		resp.Output = append(resp.Output, messageItem{Type: "message", ID: s.newID("msg_"), Status: itemStatus, Role: "assistant",
-			Content: []outputText{{Type: "output_text", Text: t.text, Annotations: []struct{}{}}}})
+			Content: p.content[:]})
 	}
 	if t.call != nil {
 		itemStatus := statusCompleted
@@ -404,12 +428,13 @@ func (s *Server) buildResponse(req *responsesRequest, t turn, maxTokens int,
 		resp.Output = append(resp.Output, functionCallItem{Type: "function_call", ID: s.newID("fc_"), CallID: s.newID("call_"),
 			Name: t.call.name, Arguments: t.call.args, Status: itemStatus})
 	}
-	u := &responseUsage{InputTokens: inputTokens, OutputTokens: t.outputTokens}
+	u := &p.usage
+	u.InputTokens, u.OutputTokens = inputTokens, t.outputTokens
 	u.InputTokensDetails.CachedTokens = cached
 	u.OutputTokensDetails.ReasoningTokens = t.reasoning
 	u.TotalTokens = u.InputTokens + u.OutputTokens
 	resp.Usage = u
-	return resp
+	return p
 }
 
 // handleGetResponse serves GET /v1/responses/{id} from the stored state.

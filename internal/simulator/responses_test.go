@@ -2,7 +2,10 @@ package simulator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -99,5 +102,69 @@ func TestDocumentsAreValidUTF8AndEndWithNewline(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// discardWriter is a ResponseWriter that keeps only the status, so a
+// benchmark measures the handler and not a recorder's buffers.
+type discardWriter struct {
+	h      http.Header
+	status int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(status int)      { w.status = status }
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// BenchmarkResponsesRequest is one non-streaming Responses call as the
+// pipeline benchmark makes them: a first turn from a directive, and a
+// continuation by previous_response_id.
+func BenchmarkResponsesRequest(b *testing.B) {
+	const first = `{"model":"gpt-4.1-mini","input":"[[sim format=text size=10084 seed=7]] Write.","max_output_tokens":64,"store":true}`
+	sim := New(Config{MaxResponses: 4096})
+	// continuation starts a conversation and returns the body of a request
+	// continuing it. The stored response is evicted after MaxResponses
+	// others, so the benchmark starts a new one well before.
+	continuation := func() string {
+		rec := newRecorder()
+		sim.ServeHTTP(rec, newRequest("POST", "/v1/responses", first))
+		var prev struct{ ID string }
+		if err := json.Unmarshal(rec.Body.Bytes(), &prev); err != nil || prev.ID == "" {
+			b.Fatal(err, rec.Body.String())
+		}
+		return `{"model":"gpt-4.1-mini","input":"Continue exactly where you stopped.","max_output_tokens":64,` +
+			`"previous_response_id":"` + prev.ID + `","store":true}`
+	}
+	for _, bc := range []struct {
+		name string
+		body func() string
+	}{
+		{"first", func() string { return first }},
+		{"continuation", continuation},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			w := &discardWriter{h: http.Header{}}
+			req := newRequest("POST", "/v1/responses", "")
+			body := strings.NewReader("")
+			rc := io.NopCloser(body)
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				if n%1024 == 0 {
+					b.StopTimer()
+					body.Reset(bc.body())
+					b.StartTimer()
+				} else {
+					_, _ = body.Seek(0, io.SeekStart)
+				}
+				n++
+				req.Body, req.ContentLength = rc, body.Size()
+				clear(w.h)
+				sim.ServeHTTP(w, req)
+				if w.status != http.StatusOK {
+					b.Fatal(w.status)
+				}
+			}
+		})
 	}
 }

@@ -14,6 +14,8 @@ import (
 
 const (
 	defaultMaxResponses = 200000
+	bufferSize          = 4 << 10 // a new reply buffer's capacity: a typical reply fits
+	maxPooledBuffer     = 1 << 20 // a bigger buffer is left to the collector, not kept
 	defaultMaxTokens    = 4096
 	maxRequestBody      = 64 << 20
 	docCacheEntries     = 4096
@@ -45,6 +47,10 @@ type Server struct {
 	faultUses map[faultUse]int
 	calls     []Call // ring, oldest at callsHead once full
 	callsHead int
+
+	// bufs holds *[]byte buffers for reply bodies, which a call would
+	// otherwise allocate (and the collector free) every time.
+	bufs sync.Pool
 }
 
 // Call is one logged model call, for assertions such as "a duplicate delivery
@@ -181,10 +187,41 @@ func (s *Server) handleModels(w http.ResponseWriter) {
 	writeJSON(w, http.StatusOK, list)
 }
 
-// newID returns a deterministic, unique-per-server identifier.
+// buffer returns an empty reply buffer; release gives it back.
+func (s *Server) buffer() *[]byte {
+	if b, ok := s.bufs.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, 0, bufferSize)
+	return &b
+}
+
+// release returns a buffer for reuse. Nothing may refer to its bytes after.
+func (s *Server) release(b *[]byte) {
+	if cap(*b) > maxPooledBuffer {
+		return
+	}
+	*b = (*b)[:0]
+	s.bufs.Put(b)
+}
+
+// newID returns a deterministic, unique-per-server identifier: prefix and
+// 32 hex digits. A call makes several, so it writes them without fmt.
 func (s *Server) newID(prefix string) string {
 	n := s.ids.Add(1)
-	return fmt.Sprintf("%s%016x%016x", prefix, mix(n), n)
+	var buf [48]byte
+	b := append(buf[:0], prefix...)
+	b = appendHex64(b, mix(n))
+	b = appendHex64(b, n)
+	return string(b)
+}
+
+// appendHex64 appends x as 16 lower-case hex digits, as %016x writes it.
+func appendHex64(b []byte, x uint64) []byte {
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, hexDigits[x>>shift&0xf])
+	}
+	return b
 }
 
 // mix is splitmix64's finalizer: it makes sequential IDs look unrelated.
@@ -246,9 +283,12 @@ func (s *Server) takeFault(spec Spec, depth int) (Fault, bool) {
 // record logs a model call.
 func (s *Server) record(c Call) {
 	c.At = time.Now()
-	s.log.Debug("model call", "api", c.API, "tag", c.Tag, "depth", c.Depth, "status", c.Status,
-		"outcome", c.Outcome, "response_id", c.ResponseID, "output_tokens", c.OutputTokens,
-		"stream", c.Stream, "max_tokens", c.MaxTokens, "format", c.Format, "tool_call", c.ToolCall)
+	// Boxing the attributes allocates, even for a logger that drops them.
+	if s.log.Enabled(context.Background(), slog.LevelDebug) {
+		s.log.Debug("model call", "api", c.API, "tag", c.Tag, "depth", c.Depth, "status", c.Status,
+			"outcome", c.Outcome, "response_id", c.ResponseID, "output_tokens", c.OutputTokens,
+			"stream", c.Stream, "max_tokens", c.MaxTokens, "format", c.Format, "tool_call", c.ToolCall)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.calls) < s.cfg.MaxResponses {

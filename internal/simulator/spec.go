@@ -126,7 +126,7 @@ func parseSpec(text string) (spec Spec, found bool, err error) {
 	if body != "" && body[0] != ' ' && body[0] != '\t' && body[0] != '\n' {
 		return spec, true, fmt.Errorf("sim directive: expected a space after %q", directiveOpen)
 	}
-	for _, field := range strings.Fields(body) {
+	for field := range strings.FieldsSeq(body) {
 		key, value, ok := strings.Cut(field, "=")
 		if !ok {
 			return spec, true, fmt.Errorf("sim directive: field %q is not key=value", field)

@@ -11,6 +11,12 @@ const bytesPerToken = 4
 // and how many tokens it took.
 func advance(doc string, off, n int) (end, tokens int) {
 	for tokens < n && off < len(doc) {
+		// Most tokens are four ASCII bytes: no rune to decode.
+		if off+bytesPerToken <= len(doc) && doc[off]|doc[off+1]|doc[off+2]|doc[off+3] < utf8.RuneSelf {
+			off += bytesPerToken
+			tokens++
+			continue
+		}
 		start := off
 		for off < len(doc) {
 			size := 1

@@ -52,6 +52,26 @@ type turn struct {
 	reason       string // incomplete reason, "" unless status is incomplete
 }
 
+// outcome is Call.Outcome for the turn: its status, and after a colon its
+// reason if it has one. The usual outcomes are constants, so that recording
+// a call does not build them.
+func (t turn) outcome() string {
+	if t.reason == "" {
+		return t.status
+	}
+	if t.status == statusIncomplete {
+		switch t.reason {
+		case reasonMaxOutputTokens:
+			return statusIncomplete + ":" + reasonMaxOutputTokens
+		case reasonContentFilter:
+			return statusIncomplete + ":" + reasonContentFilter
+		case reasonInterrupted:
+			return statusIncomplete + ":" + reasonInterrupted
+		}
+	}
+	return t.status + ":" + t.reason
+}
+
 // toolCall is a function call the model emitted. complete is false when the
 // token budget ran out inside its arguments.
 type toolCall struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 )
 
 // This file holds the JSON shapes of the OpenAI wire formats the simulator
@@ -42,10 +43,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeBody(w, status, body)
 }
 
+// writeBody writes a JSON reply in one write, its length declared. The two
+// header values share one allocation (Header.Set makes one for each).
 func writeBody(w http.ResponseWriter, status int, body []byte) {
+	v := []string{"application/json", strconv.Itoa(len(body))}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"], h["Content-Length"] = v[:1:1], v[1:]
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
@@ -376,9 +379,7 @@ func textOf(raw json.RawMessage) (string, error) {
 		return "", nil
 	}
 	if raw[0] == '"' {
-		var s string
-		err := json.Unmarshal(raw, &s)
-		return s, err
+		return unquote(raw)
 	}
 	var parts []contentPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
@@ -396,4 +397,29 @@ func textOf(raw json.RawMessage) (string, error) {
 		b = append(b, p.Text...)
 	}
 	return string(b), nil
+}
+
+// unquote decodes a JSON string token. One without escapes that is valid
+// UTF-8, as nearly every string a client sends is, is copied as it is;
+// encoding/json decodes the others (and replaces invalid UTF-8).
+func unquote(tok []byte) (string, error) {
+	if n := len(tok); n >= 2 && tok[0] == '"' && tok[n-1] == '"' && plain(tok[1:n-1]) {
+		return string(tok[1 : n-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(tok, &s); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// plain reports whether s is the body of a JSON string as it is: valid
+// UTF-8 with no quote, backslash or control character.
+func plain(s []byte) bool {
+	for _, c := range s {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.Valid(s)
 }
