@@ -230,6 +230,17 @@ func (s *lockSession) connect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("store: lock session: %w", err)
 	}
+	// Generic plans only. Postgres plans a prepared statement again on every
+	// execution while it expects a plan made for the values at hand to be
+	// cheaper than a generic one, and for the claims' read, whose arrays it
+	// cannot size without their values, it always did: planning cost more
+	// than executing. Every statement of the session looks rows up by key,
+	// for which the generic plan is the plan. (A SET, not a startup
+	// parameter, which connection poolers may refuse.)
+	if _, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+		_ = conn.Close(ctx)
+		return fmt.Errorf("store: lock session: %w", err)
+	}
 	s.conn = conn
 	s.gen++
 	return nil
