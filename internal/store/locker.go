@@ -38,9 +38,10 @@ import (
 //   - a chunk is committed before its job's lock is released (COMMIT, then
 //     the unlock, in order on one session);
 //   - a claim reads the job and its last chunk in a statement after the one
-//     that took the lock (in READ COMMITTED each statement takes its own
-//     snapshot, even within the batch's implicit transaction), so with a fresh snapshot that sees every chunk
-//     committed by the lock's previous holder;
+//     that took the lock (in READ COMMITTED each statement takes a snapshot
+//     of its own, even within the batch's implicit transaction), so with a
+//     fresh snapshot that sees every chunk committed by the lock's previous
+//     holder;
 //   - a worker that dies loses its session, and its locks with them.
 //
 // Advisory locks are reentrant within a session, so Postgres cannot tell two
