@@ -265,19 +265,18 @@ func restatesLine(prev, t string) bool {
 	if alnumCount(l) < 2 {
 		return false
 	}
-	// Search for the line's head, which stays on the vector search; the
-	// whole line may be long enough to fall back to Rabin-Karp.
-	h := l[:min(len(l), shortNeedle)]
-	for from := 0; ; {
-		j := strings.Index(prev[from:], h)
-		if j < 0 {
-			return false
-		}
-		j += from
-		if (j == 0 || prev[j-1] == '\n') && strings.HasPrefix(prev[j:], l) {
+	// Only line starts can match, so only they are tried: a search for
+	// the line (or its head) stops at every place its first bytes occur,
+	// which in prose of a small vocabulary is most words.
+	for j := 0; ; {
+		if strings.HasPrefix(prev[j:], l) {
 			return true
 		}
-		from = j + 1
+		k := strings.IndexByte(prev[j:], '\n')
+		if k < 0 {
+			return false
+		}
+		j += k + 1
 	}
 }
 
