@@ -391,10 +391,21 @@ func TestSaveEventsNotificationsAndDelete(t *testing.T) {
 	noted.DecisionNote = "chunk 1: continue (stream_broken)"
 	save(watched, 1, noted)
 	last := chunk("w2", false)
-	last.DecisionNote = "chunk 2: stop, completed (finish_reason)"
+	last.DecisionNote, last.StopReason = "chunk 2: stop, completed (finish_reason)", "completed"
+	last.Decision = json.RawMessage(`{"decision": "stop", "resolved_by": "finish_reason"}`)
 	save(watched, 2, last)
 	if n := decisions(watched); n != 2 {
 		t.Fatalf("%d decision events for a noted continuation and a stop, want 2", n)
+	}
+	// The stop's events read from its chunk, in order; the job keeps its stop reason.
+	var events, stopReason string
+	if err := s.Pool().QueryRow(ctx, `SELECT string_agg(type || ' ' || message || ' ' || coalesce(data::text, ''), '; ' ORDER BY id),
+		(SELECT stop_reason FROM jobs WHERE id = $1::uuid) FROM job_events WHERE job_id = $1::uuid AND seq = 2`, watched).Scan(&events, &stopReason); err != nil {
+		t.Fatal(err)
+	}
+	if want := `decision chunk 2: stop, completed (finish_reason) {"decision": "stop", "resolved_by": "finish_reason", "stop_reason": "completed", ` +
+		`"should_continue": false}; status merging {"stop_reason": "completed"}`; events != want || stopReason != "completed" {
+		t.Fatalf("the stop's events: %s\nwant %s; job stop reason %q", events, want, stopReason)
 	}
 	stop()
 	if err := <-listening; err != nil {
@@ -450,9 +461,10 @@ func TestContentKindCarriedForward(t *testing.T) {
 	}
 }
 
-// A routine continuation's chunk, stored with the others of its round trip
-// by one statement, is the same row as a chunk stored by a statement of its
-// own, every column included; several in one batch each get their own row.
+// A routine continuation's chunk, stored with the others of its round trip,
+// is the same row as a chunk stored by a statement of its own, every column
+// included, and each column holds its own field of the chunk; several in
+// one batch each get their own row.
 func TestRoutineChunksStoredAlike(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
@@ -464,7 +476,7 @@ func TestRoutineChunksStoredAlike(t *testing.T) {
 		n.CostUSD, n.CumOutput, n.CumCost, n.Latency = cost, 128, cost, 1234*time.Millisecond
 		n.CallStarted = time.Date(2026, 1, 2, 3, 4, 5, 678000000, time.UTC)
 		n.Decision = json.RawMessage(`{"decision": "continue", "resolved_by": "finish_reason"}`)
-		n.Strategy, n.Prompt, n.MaxOutputTokens, n.ToolCalls = "stateful", "Continue.", 64, tools
+		n.Strategy, n.Prompt, n.MaxOutputTokens, n.ToolCalls = "stateful", "Continue.", 96, tools
 		n.CumRecords, n.InQuote, n.StreamBroken, n.ContentKind = 7, true, true, "csv"
 		return n
 	}
@@ -483,6 +495,28 @@ func TestRoutineChunksStoredAlike(t *testing.T) {
 		if err := s.Pool().QueryRow(ctx, `SELECT to_jsonb(c) - 'job_id' - 'created_at' FROM chunks c WHERE job_id = $1::uuid AND seq = 0`,
 			id).Scan(&m); err != nil {
 			t.Fatal(err)
+		}
+		return m
+	}
+	// want is what the columns of n's row must hold, each from its own
+	// field (the values differ, so that two swapped columns show).
+	want := func(n store.NewChunk) map[string]any {
+		m := map[string]any{"seq": 0, "content": n.Content, "content_sha": n.ContentSHA, "finish_reason": n.FinishReason,
+			"raw_status": n.RawStatus, "incomplete_reason": n.IncompleteReason, "response_id": n.ResponseID,
+			"previous_response_id": nil, "task_id": n.TaskID, "attempt": n.Attempt, "input_tokens": n.Usage.Input,
+			"cached_tokens": n.Usage.Cached, "output_tokens": n.Usage.Output, "reasoning_tokens": n.Usage.Reasoning,
+			"latency_ms": n.Latency.Milliseconds(), "should_continue": n.ShouldContinue, "stop_reason": nil,
+			"decision": map[string]any{"decision": "continue", "resolved_by": "finish_reason"}, "cum_output_tokens": n.CumOutput,
+			"strategy": n.Strategy, "prompt": n.Prompt, "max_output_tokens": n.MaxOutputTokens, "tool_calls": nil,
+			"cum_records": n.CumRecords, "in_quote": n.InQuote, "stream_broken": n.StreamBroken, "content_kind": n.ContentKind,
+			"cost_usd": nil, "cum_cost_usd": nil}
+		if n.CostUSD != nil {
+			m["cost_usd"], m["cum_cost_usd"] = *n.CostUSD, *n.CumCost
+		}
+		if n.ToolCalls != nil {
+			var v any
+			_ = json.Unmarshal(n.ToolCalls, &v)
+			m["tool_calls"] = v
 		}
 		return m
 	}
@@ -512,9 +546,14 @@ func TestRoutineChunksStoredAlike(t *testing.T) {
 				if saves[i].Err() != nil || own[i].Err() != nil || saves[i].Status() != store.StatusRunning {
 					t.Fatalf("chunk %d: %q %v; own statement %v", i, saves[i].Status(), saves[i].Err(), own[i].Err())
 				}
-				got, want := row(ids[i]), row(ownIDs[i])
-				if g, w := fmt.Sprint(got), fmt.Sprint(want); g != w {
+				got, ownRow := row(ids[i]), row(ownIDs[i])
+				if g, w := fmt.Sprint(got), fmt.Sprint(ownRow); g != w {
 					t.Errorf("chunk %d stored as\n%s\nwith its own statement\n%s", i, g, w)
+				}
+				for col, w := range want(tc.chunks[i]) {
+					if g := got[col]; fmt.Sprint(g) != fmt.Sprint(w) {
+						t.Errorf("chunk %d: %s = %v, want %v", i, col, g, w)
+					}
 				}
 			}
 		})
