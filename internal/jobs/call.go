@@ -81,9 +81,7 @@ func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Cla
 	}
 	// The content type: the previous chunk's, or detected from the
 	// request's own words and the answer's opening.
-	hint := func() string {
-		return Request{Instructions: job.Instructions, Input: Input{Prompt: req.Input.Prompt, Messages: req.Input.Messages}}.Text()
-	}
+	hint := func() string { return inputText(job.Instructions, req.Input) }
 	kindOf := func(head string) string {
 		if c.PrevKind != "" {
 			return c.PrevKind

@@ -290,7 +290,12 @@ func requestText(job store.Job) (string, error) {
 	if err := json.Unmarshal(job.Input, &in); err != nil {
 		return "", fmt.Errorf("job %s input: %w", job.ID, err)
 	}
-	return Request{Instructions: job.Instructions, Input: Input{Prompt: in.Prompt, Messages: in.Messages}}.Text(), nil
+	return inputText(job.Instructions, in), nil
+}
+
+// inputText is a request's own words: its instructions and its input.
+func inputText(instructions string, in continuation.Input) string {
+	return Request{Instructions: instructions, Input: Input{Prompt: in.Prompt, Messages: in.Messages}}.Text()
 }
 
 func addCost(total *float64, c float64) *float64 {
