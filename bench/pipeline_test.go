@@ -398,7 +398,9 @@ func pipeline(ctx context.Context, b *testing.B) result {
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM chunks WHERE job_id = ANY($1::uuid[])`, ids).Scan(&chunks); err != nil {
 		b.Fatal(err)
 	}
-	_ = pool.QueryRow(ctx, `SELECT count(*) FROM jobs WHERE id = ANY($1::uuid[]) AND status <> 'succeeded'`, ids).Scan(&bad)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM jobs WHERE id = ANY($1::uuid[]) AND status <> 'succeeded'`, ids).Scan(&bad); err != nil {
+		b.Fatal(err) // else bad would stay 0 and the check below pass unseen
+	}
 	// The simulator's document sizes are approximate: count the chunks made.
 	if want := len(ids) * chunksEach; bad > 0 || chunks < want*95/100 {
 		b.Fatalf("%d jobs did not succeed; %d chunks for about %d expected", bad, chunks, want)

@@ -130,4 +130,11 @@ FROM jobs j LEFT JOIN job_results r ON r.job_id = j.id WHERE j.id = $1::uuid`, r
 		fmt.Println()
 	}
 	fmt.Println(strings.Repeat("-", 16+10*len(strategies)))
+	// A model that continues exactly merges exactly under every strategy
+	// (the e2e tests hold it): less is a broken pipeline, not a figure.
+	for _, s := range strategies {
+		if t := cell[string(s)+"|exact"]; t.exact != t.jobs {
+			b.Errorf("%s: %d of %d documents of the exact model merged exactly", s, t.exact, t.jobs)
+		}
+	}
 }

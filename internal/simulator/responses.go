@@ -182,13 +182,14 @@ type reply struct {
 // body that cannot be encoded is a 500 and the call is not recorded.
 func (s *Server) answer(w http.ResponseWriter, call Call, t turn, rp reply) {
 	call.OutputTokens, call.Status = t.outputTokens, http.StatusOK
-	call.Outcome = t.outcome()
 	call.ToolCall = toolCallState(t)
 	switch {
 	case rp.malformed:
 		call.Outcome = FaultMalformed
 	case rp.broken:
 		call.Outcome = FaultBreak
+	default:
+		call.Outcome = t.outcome()
 	}
 	if rp.streamed {
 		s.record(call)
@@ -202,7 +203,7 @@ func (s *Server) answer(w http.ResponseWriter, call Call, t turn, rp reply) {
 	}
 	buf := s.buffer()
 	defer s.release(buf)
-	body, err := rp.encode((*buf)[:0])
+	body, err := rp.encode(*buf)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "server_error", "", "", "simulator: "+err.Error())
 		return
