@@ -99,6 +99,9 @@ func run(name string, f format, chunks []Chunk) Result {
 			ctx.end = doc[len(doc)-1]
 			ctx.doc = doc
 		}
+		// Where the record in progress restarts: doc and the format's
+		// state stay as they are until the join is written.
+		sc.restarts = f.restarts(sc.restarts[:0], doc)
 		var (
 			t, note, rest, adj string
 			notes              []string
@@ -125,10 +128,9 @@ func run(name string, f format, chunks []Chunk) Result {
 				if note != "" {
 					notes = append(notes, note)
 				}
-				sc.restarts = f.restarts(sc.restarts[:0], doc)
 				ov = sc.findOverlap(doc, t, sc.restarts, f.tokens(), note != "", name)
 			}
-			rest, adj, cut, ok = settle(sc, f, doc, t, ov, last)
+			rest, adj, cut, ok = settle(sc, f, doc, t, ov, sc.restarts, last)
 			if ok || !cl.judged {
 				break
 			}
@@ -187,9 +189,10 @@ func isLineFormat(name string) bool {
 }
 
 // settle picks the cut the format verifies: the cascade's answer first, then
-// no cut, then every shorter exact repeat. When none verifies, the chunk (less
-// its chatter) is kept whole, so no text is ever lost.
-func settle(sc *scratch, f format, doc, t string, ov overlap, last bool) (string, string, int, bool) {
+// no cut, then every shorter exact repeat and every restart (of the format's
+// restarts in doc). When none verifies, the chunk (less its chatter) is kept
+// whole, so no text is ever lost.
+func settle(sc *scratch, f format, doc, t string, ov overlap, restarts []int, last bool) (string, string, int, bool) {
 	try := func(cut int) (string, string, bool) {
 		rest, note := f.adjust(doc, t[cut:], last)
 		return rest, note, f.verify(doc, rest, last)
@@ -212,8 +215,7 @@ func settle(sc *scratch, f format, doc, t string, ov overlap, last bool) (string
 		}
 	}
 	cands := sc.borders(doc, t, overlapWindow)
-	sc.restarts = f.restarts(sc.restarts[:0], doc)
-	for _, r := range sc.restarts {
+	for _, r := range restarts {
 		if p := doc[r:]; r < len(doc) && strings.HasPrefix(t, p) {
 			cands = append(cands, len(p))
 		}

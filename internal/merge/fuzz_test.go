@@ -45,22 +45,20 @@ func checkInvariants(t *testing.T, format string, parts []string) {
 	for i, p := range parts {
 		// JSON and JSON Lines (asked for, or chosen by auto) escape raw text
 		// into the string it continues.
-		if i == 0 || res.Format == "json" || res.Format == "jsonl" || chatterOnly(p) || cutEcho(p, strings.Join(parts[:i], "")) {
+		if i == 0 || res.Format == "json" || res.Format == "jsonl" || chatterOnly(p) {
+			continue
+		}
+		before := strings.Join(parts[:i], "")
+		if cutEcho(p, before) {
 			continue
 		}
 		// Overlap markers are the protocol's, not content: the merge may
 		// drop them (and an echo the document already holds), or keep them
 		// as text where they are not markers. Either reading of the chunk
 		// must keep its end.
-		before := strings.Join(parts[:i], "")
 		stripped := strings.ReplaceAll(strings.ReplaceAll(p, beginOverlap, ""), endOverlap, "")
-		kept, tailOf := chunkEndKept(res, i, p, before), ""
-		if !kept && stripped != p {
-			kept = chunkEndKept(res, i, stripped, before)
-		}
-		if !kept {
-			tailOf = chunkEnd(res, i, p)
-			t.Fatalf("chunk %d's end %q lost from %q (parts %q)", i, tailOf, res.Content, parts)
+		if !chunkEndKept(res, i, p, before) && (stripped == p || !chunkEndKept(res, i, stripped, before)) {
+			t.Fatalf("chunk %d's end %q lost from %q (parts %q)", i, chunkEnd(res, i, p), res.Content, parts)
 		}
 	}
 }
@@ -132,17 +130,10 @@ func cutEcho(p, before string) bool {
 // model cut off right after opening its echo wrote only the protocol's own
 // lines, which the merge drops.
 func markersOnly(p string) bool {
-	seen := false
-	for _, line := range strings.Split(p, "\n") {
-		switch strings.TrimSpace(line) {
-		case "":
-		case beginOverlap, endOverlap:
-			seen = true
-		default:
-			return false
-		}
-	}
-	return seen
+	return onlyLines(p, func(line string) bool {
+		line = strings.TrimSpace(line)
+		return line == beginOverlap || line == endOverlap
+	})
 }
 
 // FuzzMergeText cuts arbitrary text into chunks and merges it as every
@@ -192,13 +183,20 @@ func FuzzMergeStructured(f *testing.F) {
 // fencesOnly reports whether every non-blank line of p is a fence line: a
 // wrapper the model put around nothing.
 func fencesOnly(p string) bool {
+	return onlyLines(p, func(line string) bool {
+		_, ok := fenceLine(strings.TrimRight(line, "\r"))
+		return ok
+	})
+}
+
+// onlyLines reports whether p has a non-blank line and is holds for each.
+func onlyLines(p string, is func(line string) bool) bool {
 	seen := false
 	for _, line := range strings.Split(p, "\n") {
-		line = strings.TrimRight(line, "\r")
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		if _, ok := fenceLine(line); !ok {
+		if !is(line) {
 			return false
 		}
 		seen = true

@@ -28,14 +28,13 @@ func newJSONFormat() *jsonFormat {
 }
 
 func (f *jsonFormat) observe(doc string, from int) {
-	inStr := f.sc.inStr
 	if f.verifiedAt == from && f.verifiedLen == len(doc)-from {
 		f.sc = f.verified
 	} else {
 		f.sc.feed(doc[from:], from)
 	}
 	f.verifiedAt = -1
-	f.num.observe(doc, from, inStr)
+	f.num.observe(doc, from)
 }
 
 // restarts are the starts of the elements in progress, outermost first: a
@@ -147,7 +146,7 @@ func (f *jsonFormat) adjust(doc, rest string, last bool) (string, string) {
 	}
 	recStart, depth := f.record()
 	recEnd := func(r string) int { return jsonRecordEnd(r, f.sc.inStr, depth) }
-	if r, ok := f.num.renumber(doc, rest, f.sc.inStr, recStart, recEnd); ok {
+	if r, ok := f.num.renumber(doc, rest, recStart, recEnd); ok {
 		rest = r
 		notes = append(notes, "renumbered")
 	}

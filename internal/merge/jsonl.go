@@ -17,13 +17,12 @@ type jsonlFormat struct {
 }
 
 func (f *jsonlFormat) observe(doc string, from int) {
-	inStr := from > f.lineStart && lineInString(doc[f.lineStart:from])
 	s := doc[from:]
 	f.lines += strings.Count(s, "\n")
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		f.lineStart = from + i + 1
 	}
-	f.num.observe(doc, from, inStr)
+	f.num.observe(doc, from)
 }
 
 func (f *jsonlFormat) restarts(out []int, doc string) []int { return append(out, f.lineStart) }
@@ -66,7 +65,7 @@ func (f *jsonlFormat) adjust(doc, rest string, last bool) (string, string) {
 		recStart = f.lineStart
 	}
 	recEnd := func(r string) int { return strings.IndexByte(r, '\n') }
-	if r, ok := f.num.renumber(doc, rest, inStr, recStart, recEnd); ok {
+	if r, ok := f.num.renumber(doc, rest, recStart, recEnd); ok {
 		rest = r
 		notes = append(notes, "renumbered")
 	}

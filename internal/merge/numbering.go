@@ -23,24 +23,30 @@ type numRef struct {
 // whether s starts inside a string does not matter (a quote inside a string
 // is always escaped). A value that runs to the end of s may be cut and is left
 // out.
-func numberedValues(s string, inStr bool, key string) []numRef {
+func numberedValues(s, key string) []numRef {
 	var out []numRef
-	for i := 0; i < len(s); {
-		q := strings.Index(s[i:], key)
-		if q < 0 {
-			break
-		}
-		at := i + q
-		// After a value the search goes on from its end, else past the key:
-		// the spaces, colon and digits between the two hold no quote, so
-		// no key (each starts with one) starts there.
-		i = at + len(key)
-		if r, ok := numberedValueAt(s, at, key); ok {
-			out = append(out, r)
-			i = r.end
-		}
+	for r, ok := nextNumberedValue(s, 0, key); ok; r, ok = nextNumberedValue(s, r.end, key) {
+		out = append(out, r)
 	}
 	return out
+}
+
+// nextNumberedValue is the first value of key in s, as numberedValues reads
+// them, whose key occurs at offset from or after, if any.
+func nextNumberedValue(s string, from int, key string) (numRef, bool) {
+	for i := from; ; {
+		q := strings.Index(s[i:], key)
+		if q < 0 {
+			return numRef{}, false
+		}
+		if r, ok := numberedValueAt(s, i+q, key); ok {
+			return r, true
+		}
+		// The search goes on past the key: the spaces, colon and digits
+		// after it hold no quote, so no key (each starts with one) starts
+		// there.
+		i += q + len(key)
+	}
 }
 
 // keyStart[c] reports whether some numbering key starts with c (after its
@@ -74,25 +80,13 @@ func probeKey(s string) (string, uint16) {
 			if at < skip[k] || found[k] >= 2 || !strings.HasPrefix(s[at:], key) {
 				continue
 			}
+			// The next occurrence starts past this one, and past its
+			// value (which holds no quote) if it has one.
 			skip[k] = at + len(key)
-			if backslashes(s[:at])%2 == 1 {
-				continue
-			}
-			j := skipSpace(s, at+len(key))
-			if j >= len(s) || s[j] != ':' {
-				continue
-			}
-			j = skipSpace(s, j+1)
-			e := j
-			for e < len(s) && s[e] >= '0' && s[e] <= '9' {
-				e++
-			}
-			skip[k] = e
-			if e > j && e < len(s) && e-j < 10 {
-				if v, err := strconv.Atoi(s[j:e]); err == nil {
-					vals[k][found[k]] = v
-					found[k]++
-				}
+			if r, ok := numberedValueAt(s, at, key); ok {
+				skip[k] = r.end
+				vals[k][found[k]] = r.value
+				found[k]++
 			}
 		}
 	}
@@ -146,7 +140,7 @@ type numbering struct {
 }
 
 // observe records the numbers in doc[from:].
-func (n *numbering) observe(doc string, from int, inStr bool) {
+func (n *numbering) observe(doc string, from int) {
 	s := doc[from:]
 	if n.key == "" {
 		if from >= numberingProbe {
@@ -175,7 +169,7 @@ func (n *numbering) observe(doc string, from int, inStr bool) {
 	}
 }
 
-// lastNumberedValues is the last two of numberedValues(s, _, key) (fewer
+// lastNumberedValues is the last two of numberedValues(s, key) (fewer
 // when s holds fewer), in order.
 func lastNumberedValues(s, key string) []numRef {
 	var out [2]numRef
@@ -217,20 +211,6 @@ func numberedValueAt(s string, at int, key string) (numRef, bool) {
 	return numRef{}, false
 }
 
-// firstNumberedValue is the first of numberedValues(s, _, key), if any.
-func firstNumberedValue(s, key string) (numRef, bool) {
-	for i := 0; ; {
-		q := strings.Index(s[i:], key)
-		if q < 0 {
-			return numRef{}, false
-		}
-		if r, ok := numberedValueAt(s, i+q, key); ok {
-			return r, true
-		}
-		i += q + len(key)
-	}
-}
-
 // renumber shifts the numbers of rest when its first one restarts below the
 // expected value. recStart is where the record in progress began in doc (-1
 // when none); recEnd(rest) returns where that record ends in rest (-1 when it
@@ -239,7 +219,7 @@ func firstNumberedValue(s, key string) (numRef, bool) {
 // A document cut before it showed two numbers has no key yet; when the
 // continuation numbers its records consecutively by a key of which the
 // document holds at least one value, that key is used.
-func (n *numbering) renumber(doc, rest string, inStr bool, recStart int, recEnd func(string) int) (string, bool) {
+func (n *numbering) renumber(doc, rest string, recStart int, recEnd func(string) int) (string, bool) {
 	key, last, lastAt := n.key, n.last, n.lastAt
 	switch {
 	case key != "" && n.seen >= 2 && n.consecutive:
@@ -247,7 +227,7 @@ func (n *numbering) renumber(doc, rest string, inStr bool, recStart int, recEnd 
 		if key, _ = probeKey(head(rest, numberingProbe)); key == "" {
 			return rest, false
 		}
-		seen := numberedValues(doc, false, key)
+		seen := numberedValues(doc, key)
 		if len(seen) == 0 {
 			return rest, false
 		}
@@ -261,7 +241,7 @@ func (n *numbering) renumber(doc, rest string, inStr bool, recStart int, recEnd 
 		return rest, false
 	}
 	// The first number decides; the others are read only to be shifted.
-	first, ok := firstNumberedValue(rest, key)
+	first, ok := nextNumberedValue(rest, 0, key)
 	if !ok {
 		return rest, false
 	}
@@ -276,7 +256,7 @@ func (n *numbering) renumber(doc, rest string, inStr bool, recStart int, recEnd 
 	if first.value >= expected {
 		return rest, false
 	}
-	refs := numberedValues(rest, inStr, key)
+	refs := numberedValues(rest, key)
 	shift := expected - first.value
 	var b strings.Builder
 	b.Grow(len(rest) + len(refs))

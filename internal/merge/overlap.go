@@ -159,17 +159,9 @@ func continuationHabit(sc *scratch, kind string, chunks []Chunk) []int8 {
 				if n, _ := sc.whitespaceOverlap(prev, t, 0); n > 0 {
 					ev[i], cut = rewrapped, n
 				}
-			case !short && !blank:
+			case !short && !blank && !fenceFromCutLine(chunks[i].Text, p):
 				// A byte or two in common is coincidence.
 				ev[i] = -1
-			}
-		}
-		if fl, _, _ := strings.Cut(chunks[i].Text, "\n"); !blank && len(fl) > len(p) && strings.HasPrefix(fl, p) && ev[i] == -1 {
-			// A fence line that starts with the cut line ("```" +
-			// "```sql"): a wrapper, or the line started over; which one
-			// the habit is to tell, not to show.
-			if _, ok := fenceLine(fl); ok {
-				ev[i] = 0
 			}
 		}
 		add := tail(t[cut:], habitWindow)
@@ -183,6 +175,18 @@ func continuationHabit(sc *scratch, kind string, chunks []Chunk) []int8 {
 	}
 	sc.win = win
 	return ev
+}
+
+// fenceFromCutLine reports whether chunk opens with a fence line that
+// starts with the cut line p and goes on ("```" + "```sql"): a wrapper, or
+// the line started over; which one the habit is to tell, not to show.
+func fenceFromCutLine(chunk, p string) bool {
+	fl, _, _ := strings.Cut(chunk, "\n")
+	if len(fl) <= len(p) || !strings.HasPrefix(fl, p) {
+		return false
+	}
+	_, ok := fenceLine(fl)
+	return ok
 }
 
 // habitTotals weighs the evidence of every join once, so that each join's
@@ -280,13 +284,6 @@ func restatesLine(prev, t string) bool {
 	}
 }
 
-// shortNeedle is a length of substring that strings.Index finds with vector
-// instructions (on amd64 with AVX2 up to 63 bytes) rather than by
-// Rabin-Karp, which is many times slower on text that often holds the
-// substring's first byte. Searches for a long substring can look for its
-// head first.
-const shortNeedle = 32
-
 // alnumCount counts the letters and digits of s (any non-ASCII byte counts).
 func alnumCount(s string) int {
 	n := 0
@@ -311,11 +308,13 @@ func (s *scratch) borders(doc, next string, window int) []int {
 		return nil
 	}
 	// A border longer than probe bytes holds the document's last probe
-	// bytes (the last shortNeedle of them, a quicker search): where next's
-	// head does not, only the short ones are looked for, which is what most
-	// joins come to.
-	const probe = 64
-	if len(a) > 2*probe && len(b) >= probe && !strings.Contains(a, b[len(b)-shortNeedle:]) {
+	// bytes: where next's head does not hold the last needle of them, only
+	// the short ones are looked for, which is what most joins come to. (A
+	// substring of needle bytes is found with vector instructions, on
+	// amd64 with AVX2 up to 63 bytes; a longer one by Rabin-Karp, many
+	// times slower on text that often holds its first byte.)
+	const probe, needle = 64, 32
+	if len(a) > 2*probe && len(b) >= probe && !strings.Contains(a, b[len(b)-needle:]) {
 		a, b = a[:probe], b[len(b)-probe:]
 	}
 	if out, ok := s.fastBorders(a, b); ok {
