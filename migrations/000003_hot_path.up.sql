@@ -20,9 +20,9 @@ END $$;
 CREATE TRIGGER jobs_delete_rows AFTER DELETE ON jobs REFERENCING OLD TABLE AS deleted
     FOR EACH STATEMENT EXECUTE FUNCTION carryover_delete_job_rows();
 
--- 2. A chunk of a watched job notifies from the save statement itself (see
---    store.insertChunk's callers), not from a plpgsql trigger run for every
---    chunk whether anyone watches or not.
+-- 2. A chunk of a watched job notifies from its save's transaction (see the
+--    lock session in internal/store), not from a plpgsql trigger run for
+--    every chunk whether anyone watches or not.
 DROP TRIGGER chunks_notify ON chunks;
 DROP FUNCTION carryover_notify_watched_job();
 
