@@ -41,6 +41,7 @@ type Metadata struct {
 	FinalRecordCount     int                 `json:"final_record_count"`
 	TruncationPoints     []string            `json:"truncation_points"`
 	Joins                []merge.Join        `json:"joins"`
+	Envelope             []merge.Removal     `json:"envelope"`
 	Detection            *merge.Detection    `json:"detection,omitempty"`
 	Calls                store.CallStats     `json:"calls"`
 	Durations            Durations           `json:"durations"`
@@ -243,6 +244,7 @@ func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result
 	meta.FinalRecordCount = res.RecordCount
 	meta.TruncationPoints = res.TruncationPoints
 	meta.Joins = res.Joins
+	meta.Envelope = res.Envelope
 	meta.Detection = res.Detection
 	opts, err := decodeOptions(job.Options)
 	if err != nil {

@@ -43,7 +43,7 @@ type format interface {
 // verify the join against the format and fall back to keeping the chunk whole
 // when no candidate verifies.
 func run(name string, f format, chunks []Chunk) Result {
-	res := Result{Format: name, Strategy: name, Success: true, TruncationPoints: []string{}, Joins: []Join{}}
+	res := Result{Format: name, Strategy: name, Success: true, TruncationPoints: []string{}, Joins: []Join{}, Envelope: []Removal{}}
 	total := 0
 	for _, c := range chunks {
 		total += len(c.Text)

@@ -45,6 +45,36 @@ type Join struct {
 	Stripped []string `json:"stripped,omitempty"`
 }
 
+// Removal is one piece of a chunk that the envelope step took for what the
+// model said about the document rather than the document: a fence wrapped
+// around the answer, the overlap prompt's markers, a preamble, a trailer.
+// Every byte the merge drops that is not a verified repeat is one of these,
+// so an operator can see it.
+type Removal struct {
+	Chunk   int    `json:"chunk"`   // the chunk's Seq
+	Removed string `json:"removed"` // the bytes removed, as the model wrote them
+	Why     string `json:"why"`     // one of the Why* constants
+	// Evidence names what told the removal apart from the document, e.g.
+	// "first line of a continuation", "joins only without it".
+	Evidence []string `json:"evidence,omitempty"`
+}
+
+// Why a removal was made.
+const (
+	// WhyUnwrappedFence: a code fence around the whole answer of a typed
+	// format (its opening line, or its closing one).
+	WhyUnwrappedFence = "unwrapped_fence"
+	// WhyWrapperFence: a fence a continuation opened (or closed) around
+	// itself, inside an answer that was not fenced as a whole.
+	WhyWrapperFence = "wrapper_fence"
+	// WhyOverlapMarkers: the overlap prompt's markers around an echo.
+	WhyOverlapMarkers = "overlap_markers"
+	// WhyPreamble: a remark introducing the answer or a continuation.
+	WhyPreamble = "preamble"
+	// WhyTrailer: a closing remark after the document.
+	WhyTrailer = "trailer"
+)
+
 // Detection records what auto detection chose and how sure it was.
 type Detection struct {
 	Format     string  `json:"format"`
@@ -64,6 +94,8 @@ type Result struct {
 	RecordCount      int        `json:"final_record_count"`
 	TruncationPoints []string   `json:"truncation_points"`
 	Joins            []Join     `json:"joins"`
+	// Envelope lists what the envelope step removed, chunk by chunk.
+	Envelope  []Removal  `json:"envelope"`
 	Detection        *Detection `json:"detection,omitempty"`
 }
 
