@@ -86,17 +86,17 @@ type Detection struct {
 // A merge never loses text: when a join cannot be verified the chunk is kept
 // whole, Success is false and Error says where.
 type Result struct {
-	Content          string     `json:"-"`
-	Format           string     `json:"format"`
-	Strategy         string     `json:"merge_strategy_used"`
-	Success          bool       `json:"merge_success"`
-	Error            string     `json:"merge_error,omitempty"`
-	RecordCount      int        `json:"final_record_count"`
-	TruncationPoints []string   `json:"truncation_points"`
-	Joins            []Join     `json:"joins"`
+	Content          string   `json:"-"`
+	Format           string   `json:"format"`
+	Strategy         string   `json:"merge_strategy_used"`
+	Success          bool     `json:"merge_success"`
+	Error            string   `json:"merge_error,omitempty"`
+	RecordCount      int      `json:"final_record_count"`
+	TruncationPoints []string `json:"truncation_points"`
+	Joins            []Join   `json:"joins"`
 	// Envelope lists what the envelope step removed, chunk by chunk.
 	Envelope  []Removal  `json:"envelope"`
-	Detection        *Detection `json:"detection,omitempty"`
+	Detection *Detection `json:"detection,omitempty"`
 }
 
 // Merger merges the chunks of one document of its format.
