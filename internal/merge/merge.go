@@ -162,18 +162,12 @@ func newFormat(name string, opts Options) format {
 		return newJSONFormat()
 	case "jsonl":
 		return &jsonlFormat{}
-	default:
-		return &lineFormat{kind: name, pendingStart: -1}
+	case "markdown":
+		return &markdownFormat{}
+	case "code":
+		return &codeFormat{}
+	case "diff":
+		return newDiffFormat()
 	}
+	return &textFormat{}
 }
-
-// unfinished is a format whose document is still being written: its last
-// chunk is not the document's last (a record may still be open after it),
-// and the document is not finished.
-type unfinished struct{ format }
-
-func (u unfinished) adjust(doc, rest string, _ bool) (string, string) {
-	return u.format.adjust(doc, rest, false)
-}
-func (u unfinished) verify(doc, rest string, _ bool) bool { return u.format.verify(doc, rest, false) }
-func (unfinished) finish(*Result)                         {}

@@ -16,7 +16,7 @@ func TestTokenOverlapMatchesFullAlignment(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	words := strings.Fields("a b c d e f g h i j , . ab abc é")
 	accepted := 0
-	var s scratch
+	var s buffers
 	for range 20000 {
 		var d, n []string
 		for range 20 + r.IntN(60) {

@@ -48,8 +48,15 @@ func (f *jsonFormat) restarts(out []int, doc string) []int {
 	return out
 }
 
-func (f *jsonFormat) chatter(doc string) chatterCtx {
-	return chatterCtx{format: "json", atLineStart: doc == "" || strings.HasSuffix(doc, "\n")}
+func (f *jsonFormat) traits() traits {
+	return traits{
+		blankIndentRestart: true,
+		fences:             fenceRules{names: []string{"json"}, lineStart: wrapUnlessFenced},
+	}
+}
+
+func (f *jsonFormat) site(doc string) site {
+	return site{atLineStart: doc == "" || strings.HasSuffix(doc, "\n")}
 }
 
 // stripStructure removes a restatement of the enclosing containers — the
@@ -196,13 +203,10 @@ func (f *jsonFormat) verify(doc, rest string, last bool) bool {
 
 func (f *jsonFormat) point(doc string) string { return "byte:" + strconv.Itoa(len(doc)) }
 
-func (f *jsonFormat) tokens() bool { return false }
-
-// finish closes what the last chunk left open (a string, a literal, dangling
-// comma or colon, the open containers), then validates the whole document.
-func (f *jsonFormat) finish(res *Result) {
+// repair closes what the last chunk left open: a string, a literal, a
+// dangling comma or colon, the open containers.
+func (f *jsonFormat) repair(res *Result) {
 	if strings.TrimSpace(res.Content) == "" {
-		res.Error = "json: empty document"
 		return
 	}
 	if !f.sc.complete() && f.sc.err < 0 {
@@ -213,6 +217,15 @@ func (f *jsonFormat) finish(res *Result) {
 			f.sc = newJSONScanner()
 			f.sc.feed(content, 0)
 		}
+	}
+}
+
+// validate checks the whole document with encoding/json (unless the
+// scanner already knows it valid) and counts its records.
+func (f *jsonFormat) validate(res *Result) {
+	if strings.TrimSpace(res.Content) == "" {
+		res.Error = "json: empty document"
+		return
 	}
 	if f.sc.err >= 0 {
 		res.Error = fmt.Sprintf("json: structural error at byte %d", f.sc.err)
@@ -392,3 +405,5 @@ func backslashes(s string) int {
 	}
 	return n
 }
+
+func (f *jsonFormat) breaks(doc, line string) bool { return false }

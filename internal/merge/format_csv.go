@@ -239,9 +239,21 @@ func (f *csvFormat) restarts(out []int, doc string) []int {
 	return append(out, f.recStart)
 }
 
-func (f *csvFormat) chatter(doc string) chatterCtx {
-	return chatterCtx{format: "csv", atLineStart: doc == "" || strings.HasSuffix(doc, "\n"), noFence: f.inQuote && f.fences, inQuote: f.inQuote,
+func (f *csvFormat) traits() traits {
+	return traits{
+		glue:   true,
+		fences: fenceRules{names: []string{"csv"}, inValues: true, lineStart: wrapUnlessFenced},
+		blank:  blankRules{leads: true, markers: markersAlways},
+	}
+}
+
+func (f *csvFormat) site(doc string) site {
+	s := site{atLineStart: doc == "" || strings.HasSuffix(doc, "\n"), noFence: f.inQuote && f.fences, inQuote: f.inQuote,
 		partial: doc[strings.LastIndexByte(doc, '\n')+1:]}
+	if doc != "" {
+		s.end, s.doc = doc[len(doc)-1], doc
+	}
+	return s
 }
 
 func (f *csvFormat) stripStructure(doc, t string) (string, string) {
@@ -329,11 +341,12 @@ func (f *csvFormat) verify(doc, rest string, last bool) bool {
 
 func (f *csvFormat) point(doc string) string { return "row:" + strconv.Itoa(f.records+1) }
 
-func (f *csvFormat) tokens() bool { return false }
+func (f *csvFormat) repair(res *Result) {}
 
-// finish counts data records: every record, less a header row when the first
-// record looks like one (no numeric field).
-func (f *csvFormat) finish(res *Result) {
+// validate counts data records (every record, less a header row when the
+// first record looks like one: no numeric field) and reports a quoted value
+// left open.
+func (f *csvFormat) validate(res *Result) {
 	n := f.records
 	if res.Content[f.recStart:] != "" {
 		n++
@@ -365,3 +378,5 @@ func looksLikeHeader(rec string, delim byte) bool {
 	}
 	return true
 }
+
+func (f *csvFormat) breaks(doc, line string) bool { return false }

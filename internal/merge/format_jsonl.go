@@ -27,8 +27,12 @@ func (f *jsonlFormat) observe(doc string, from int) {
 
 func (f *jsonlFormat) restarts(out []int, doc string) []int { return append(out, f.lineStart) }
 
-func (f *jsonlFormat) chatter(doc string) chatterCtx {
-	return chatterCtx{format: "jsonl", atLineStart: doc == "" || strings.HasSuffix(doc, "\n")}
+func (f *jsonlFormat) traits() traits {
+	return traits{fences: fenceRules{names: []string{"jsonl"}, lineStart: wrapUnlessFenced}}
+}
+
+func (f *jsonlFormat) site(doc string) site {
+	return site{atLineStart: doc == "" || strings.HasSuffix(doc, "\n")}
 }
 
 func (f *jsonlFormat) stripStructure(doc, t string) (string, string) { return t, "" }
@@ -102,10 +106,11 @@ func (f *jsonlFormat) verify(doc, rest string, last bool) bool {
 
 func (f *jsonlFormat) point(doc string) string { return "line:" + strconv.Itoa(f.lines+1) }
 
-func (f *jsonlFormat) tokens() bool { return false }
+func (f *jsonlFormat) repair(res *Result) {}
 
-// finish counts records (non-empty lines).
-func (f *jsonlFormat) finish(res *Result) {
+// validate counts records (non-empty lines) and checks the last one, which
+// no join verified.
+func (f *jsonlFormat) validate(res *Result) {
 	c := res.Content
 	n := f.lines - strings.Count(c, "\n\n")
 	if strings.HasPrefix(c, "\n") {
@@ -120,3 +125,5 @@ func (f *jsonlFormat) finish(res *Result) {
 		res.Error = fmt.Sprintf("jsonl: last record at line %d is not valid JSON", f.lines+1)
 	}
 }
+
+func (f *jsonlFormat) breaks(doc, line string) bool { return false }

@@ -1,0 +1,365 @@
+package merge
+
+import "strings"
+
+// blankRules are how a format reads the line break between a preamble and
+// the text after it.
+type blankRules struct {
+	// leads: a line that starts like the cut one (a list item after a list
+	// item) is a line of its own. Not in diffs, whose lines all start so.
+	leads bool
+	// markers is how a run of marker characters glued to a word reads.
+	markers markerRule
+}
+
+// markerRule reads a run of two marker characters ("**", "--") right
+// after a word the document was cut in.
+type markerRule int
+
+const (
+	// markersAlways: the run starts a line of its own.
+	markersAlways markerRule = iota
+	// markersEmphasis: unless the document closes emphasis that way
+	// (Markdown's "foo bar" + "**"), and when it starts lines that way.
+	markersEmphasis
+	// markersLineStarts: only when the document starts lines that way
+	// (prose: "C" + "++ and Rust" goes on).
+	markersLineStarts
+)
+
+// blankLineIsNew decides a blank line between a preamble and the text after
+// it (r) when the document was cut mid-line: usually it separates the
+// remark from text that goes on with the cut line, but it is that text's own
+// line break when r could not go on with the line: indentation after text,
+// a capital or a line marker right after a sentence's end ("packages." +
+// "The"), or a run of marker characters right after a word ("b/README.md"
+// + "@@ -1,6", "newname1" + "--- oldname1").
+//
+// After a complete line the blank line is the text's own when the document
+// puts one after lines that start like its last one (headings, say) more
+// often than not.
+func blankLineIsNew(t string, ctx envCtx) bool {
+	if keep, decided := junctionVote(t, ctx); decided {
+		return keep
+	}
+	if keep, decided := gapVote(t, ctx); decided {
+		return keep
+	}
+	if ctx.end == '\n' {
+		r := strings.TrimPrefix(strings.TrimPrefix(t, "\r"), "\n")
+		return len(r) < len(t) && r != "" && r[0] != '\n' && r[0] != '\r' && blankUsuallyFollows(ctx.doc)
+	}
+	if ctx.atLineStart || ctx.end == 0 || isSpace(ctx.end) {
+		return false
+	}
+	r := strings.TrimPrefix(t, "\r")
+	if !strings.HasPrefix(r, "\n") {
+		return false
+	}
+	r = r[1:]
+	if r == "" {
+		return false
+	}
+	c := r[0]
+	// A line that starts like the cut one (a list item after a list
+	// item, a heading after a heading; both with text after the marker)
+	// is a line of its own. Not in diffs, whose lines all start so.
+	first := r
+	if i := strings.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	lr := strings.TrimSpace(lineLead(first))
+	lp := strings.TrimSpace(lineLead(ctx.partial))
+	// One space before the marker where the cut line has none goes on
+	// with it (" | 18 |" after "| Alan Turing").
+	oneSpace := c == ' ' && (len(r) < 2 || !isSpace(r[1])) && ctx.partial != "" && !isSpace(ctx.partial[0])
+	if ctx.blank.leads && !oneSpace && lr != "" && lp != "" && lr[0] == lp[0] && strings.IndexByte("#-*+>|", lr[0]) >= 0 &&
+		len(lineLead(first)) < len(strings.TrimRight(first, " \t\r")) && len(lineLead(ctx.partial)) < len(ctx.partial) {
+		return true
+	}
+	switch {
+	case c == '\t' || strings.HasPrefix(r, "  "):
+		return true
+	case strings.IndexByte(".!?:;", ctx.end) >= 0 && (c >= 'A' && c <= 'Z' || strings.IndexByte("-+@#/*>|", c) >= 0):
+		// Unless the document already glues that punctuation to a word
+		// ("types." + "Signature", "::)?" + "Unlock").
+		return !isWordByte(c) || !gluePlausible(ctx.doc[max(0, len(ctx.doc)-leadWindow):], r)
+	case isWordByte(ctx.end) && len(r) >= 2 && r[1] == c && strings.IndexByte("-+@#/*=", c) >= 0:
+		// In Markdown, unless the document already closes emphasis that
+		// way ("foo bar" + "**"); in prose, only when the document starts
+		// lines that way ("C" + "++ and Rust" goes on).
+		w := ctx.doc[max(0, len(ctx.doc)-leadWindow):]
+		switch ctx.blank.markers {
+		case markersEmphasis:
+			return !gluePlausible(w, r) && strings.Contains(w, "\n"+r[:2])
+		case markersLineStarts:
+			return strings.Contains(w, "\n"+r[:2])
+		}
+		return true
+	}
+	// Text that would make the cut line much longer than any line the
+	// document has written (wrapped prose) starts a line of its own.
+	return muchLongerThanLines(ctx.doc, len(ctx.partial)+len(first))
+}
+
+// muchLongerThanLines reports whether a line of n bytes is longer by a
+// quarter (and eight bytes) than every one of the document's last lines, of
+// which there must be sixteen at least.
+func muchLongerThanLines(doc string, n int) bool {
+	w := doc[max(0, len(doc)-leadWindow):]
+	i := strings.IndexByte(w, '\n')
+	if i < 0 {
+		return false
+	}
+	w = w[i+1:] // the first line may be cut
+	lines, longest := 0, 0
+	for {
+		j := strings.IndexByte(w, '\n')
+		if j < 0 {
+			break // the partial line
+		}
+		longest = max(longest, len(strings.TrimRight(w[:j], " \t\r")))
+		lines++
+		w = w[j+1:]
+	}
+	return lines >= 16 && n > longest+longest/4+8
+}
+
+// junctionVote decides the line breaks between a preamble and the text
+// after it by how the document itself joins the bytes on either side. The
+// text starts with m line breaks, the first of which is either the
+// preamble's separator or the text's own: so between the document's last
+// byte before its trailing line breaks (e of them) and the text's first
+// byte there are e+m-1 line breaks or e+m. Cuts fall anywhere, so the
+// document's own text says how likely each is: the number of places where
+// it writes the same bytes with that many line breaks between them (two
+// bytes on each side, then one). It does not decide without evidence or
+// on a tie.
+func junctionVote(t string, ctx envCtx) (keep, decided bool) {
+	if ctx.doc == "" || ctx.end == 0 {
+		return false, false
+	}
+	m, r := leadingBreaks(t)
+	if m == 0 || r == "" {
+		return false, false
+	}
+	body := strings.TrimRight(ctx.doc, "\r\n")
+	e := strings.Count(ctx.doc[len(body):], "\n")
+	if body == "" {
+		return false, false
+	}
+	w := body[max(0, len(body)-leadWindow):]
+	for _, k := range []int{2, 1} {
+		if len(w) < k+1 || len(r) < k {
+			continue
+		}
+		cut, kept := junctions(w, w[len(w)-k:], r[:k], e+m-1, e+m)
+		if cut != kept {
+			return kept > cut, true
+		}
+	}
+	return false, false
+}
+
+// leadingBreaks counts the line breaks (LF or CRLF) t opens with and
+// returns them with the rest of t.
+func leadingBreaks(t string) (m int, rest string) {
+	for {
+		if strings.HasPrefix(t, "\n") {
+			t = t[1:]
+		} else if strings.HasPrefix(t, "\r\n") {
+			t = t[2:]
+		} else {
+			return m, t
+		}
+		m++
+	}
+}
+
+// junctions counts the places in w where a is followed by exactly n1 line
+// breaks and then b, and where by n2 (the end of w, which a ends, left out).
+func junctions(w, a, b string, n1, n2 int) (int, int) {
+	c1, c2 := 0, 0
+	for i := 0; ; {
+		j := strings.Index(w[i:len(w)-1], a)
+		if j < 0 {
+			return c1, c2
+		}
+		p := i + j + len(a)
+		i += j + 1
+		n := 0
+		for p < len(w) {
+			if w[p] == '\n' {
+				n++
+				p++
+			} else if w[p] == '\r' && p+1 < len(w) && w[p+1] == '\n' {
+				p++
+			} else {
+				break
+			}
+		}
+		if (n == n1 || n == n2) && strings.HasPrefix(w[p:], b) {
+			if n == n1 {
+				c1++
+			} else {
+				c2++
+			}
+		}
+	}
+}
+
+// gapVote decides the line breaks between a preamble and the text after it
+// by the gaps the document itself leaves between lines: the text starts
+// with m line breaks, of which the first is either the preamble's
+// separator or the text's own, so the number of blank lines between the
+// document's last line and the text's first is one of two. The document's
+// recent lines vote: gaps of either size between a line like its last one
+// and a line like the text's first (by their leads, then also by a
+// sentence's end and a capital), most specific evidence first. It does not
+// decide a text that may go on with a cut line (one line break after a
+// partial line), nor without evidence.
+func gapVote(t string, ctx envCtx) (keep, decided bool) {
+	if ctx.doc == "" || ctx.end == 0 {
+		return false, false
+	}
+	m, r := leadingBreaks(t)
+	if m == 0 || r == "" || r[0] == '\r' {
+		return false, false
+	}
+	x := r
+	if i := strings.IndexByte(x, '\n'); i >= 0 {
+		x = x[:i]
+	}
+	x = strings.TrimRight(x, "\r")
+	if strings.TrimSpace(x) == "" {
+		return false, false
+	}
+	// a: the document's last line with text; e: blank lines after it.
+	body := ctx.doc
+	var a string
+	e := 0
+	if ctx.end == '\n' {
+		for {
+			body = strings.TrimSuffix(strings.TrimSuffix(body, "\n"), "\r")
+			i := strings.LastIndexByte(body, '\n')
+			if body[i+1:] != "" || i < 0 {
+				a, body = body[i+1:], body[:i+1]
+				break
+			}
+			e++
+			body = body[:i+1]
+		}
+	} else {
+		if m < 2 {
+			return false, false
+		}
+		// A cut line ends with the text's first line break.
+		a, body = ctx.partial, body[:len(body)-len(ctx.partial)]
+		m--
+	}
+	if a == "" {
+		return false, false
+	}
+	keepGap, cutGap := e+m, e+m-1
+	var n [3][2]int
+	la, lx := voteLead(a), voteLead(x)
+	sa, cx := sentenceEnd(a), startsCapital(x)
+	prev, gap, have := "", 0, false
+	for rest := body[max(0, len(body)-leadWindow):]; rest != ""; {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" {
+			gap++
+			continue
+		}
+		if have && (gap == keepGap || gap == cutGap) {
+			k := 0
+			if gap == cutGap {
+				k = 1
+			}
+			if voteLead(prev) == la {
+				n[2][k]++
+				if voteLead(line) == lx {
+					n[1][k]++
+					if sentenceEnd(prev) == sa && startsCapital(line) == cx {
+						n[0][k]++
+					}
+				}
+			}
+		}
+		prev, gap, have = line, 0, true
+	}
+	for _, c := range n {
+		if c[0] != c[1] {
+			return c[0] > c[1], true
+		}
+	}
+	return false, false
+}
+
+// voteLead is lineLead with an ordered list item's number read as its
+// marker ("2.  What" and "3. Why" lead alike), for the votes on gaps.
+func voteLead(line string) string {
+	t := strings.TrimLeft(line, " \t")
+	i := 0
+	for i < len(t) && i < 9 && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && t[i+1] == ' ' {
+		return line[:len(line)-len(t)] + "1" + t[i:i+1] + " "
+	}
+	return lineLead(line)
+}
+
+// sentenceEnd reports whether a line ends like a sentence or a clause.
+func sentenceEnd(line string) bool {
+	l := strings.TrimRight(line, " \t\r")
+	return l != "" && strings.IndexByte(".!?:;", l[len(l)-1]) >= 0
+}
+
+// startsCapital reports whether a line's text starts with a capital.
+func startsCapital(line string) bool {
+	l := strings.TrimLeft(line, " \t")
+	return l != "" && l[0] >= 'A' && l[0] <= 'Z'
+}
+
+// blankUsuallyFollows reports whether, in the document's recent lines, a
+// line that starts the way its last line does is more often followed by a
+// blank line than by another line.
+func blankUsuallyFollows(doc string) bool {
+	body := strings.TrimSuffix(doc, "\n")
+	i := strings.LastIndexByte(body, '\n')
+	last := body[i+1:]
+	if strings.TrimSpace(last) == "" {
+		return false
+	}
+	lead := lineLead(last)
+	blank, other := 0, 0
+	rest := body[max(0, i+1-leadWindow) : i+1]
+	prevLead, havePrev := "", false
+	for rest != "" {
+		line := rest
+		if j := strings.IndexByte(rest, '\n'); j >= 0 {
+			line, rest = rest[:j], rest[j+1:]
+		} else {
+			rest = ""
+		}
+		if havePrev && prevLead == lead {
+			if strings.TrimSpace(line) == "" {
+				blank++
+			} else {
+				other++
+			}
+		}
+		havePrev = strings.TrimSpace(line) != ""
+		if havePrev {
+			prevLead = lineLead(line)
+		}
+	}
+	return blank > other
+}

@@ -1,0 +1,299 @@
+package merge
+
+import "strings"
+
+// fenceRules are how a format reads a code fence line around an answer or a
+// continuation.
+type fenceRules struct {
+	// names are the info strings that name the format ("csv"; "markdown",
+	// "md").
+	names []string
+	// inValues: the document's own fences live inside quoted values (CSV),
+	// so a fence line between values is the model's.
+	inValues bool
+	// lineStart is how a fence opening a continuation at a line start,
+	// outside any fence, is read.
+	lineStart wrapRule
+}
+
+// wrapRule reads a fence line opening a continuation at a line start.
+type wrapRule int
+
+const (
+	// wrapUnlessFenced: a wrapper unless the document uses fences itself.
+	wrapUnlessFenced wrapRule = iota
+	// wrapNamed: a wrapper only when it names the format (Markdown, whose
+	// code blocks open with fences of their own).
+	wrapNamed
+	// wrapNever: never a wrapper (prose, where any line may be text).
+	wrapNever
+)
+
+// names reports whether a fence's info string names the format.
+func (r fenceRules) named(info string) bool {
+	for _, n := range r.names {
+		if strings.EqualFold(info, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// fenceLine reports whether line (without its newline) opens or closes a
+// Markdown code fence, returning the fence's info string.
+func fenceLine(line string) (info string, ok bool) {
+	if !maybeFence(line) {
+		return "", false
+	}
+	l := strings.TrimRight(line, " \t\r")
+	trimmed := strings.TrimLeft(l, " ")
+	if len(l)-len(trimmed) > 3 {
+		return "", false
+	}
+	for _, f := range []string{"```", "~~~"} {
+		if strings.HasPrefix(trimmed, f) {
+			rest := strings.TrimLeft(trimmed, f[:1])
+			if f[0] == '`' && strings.Contains(rest, "`") {
+				return "", false
+			}
+			return strings.TrimSpace(rest), true
+		}
+	}
+	return "", false
+}
+
+// maybeFence reports whether line could be a fence line: at most three
+// spaces, then a backtick or a tilde. It is fenceLine's quick first test.
+func maybeFence(line string) bool {
+	i := 0
+	for i < len(line) && i < 4 && line[i] == ' ' {
+		i++
+	}
+	return i < len(line) && (line[i] == '`' || line[i] == '~')
+}
+
+// closesOwn reports whether a fence line after body belongs to the
+// document. A document whose fences live inside quoted values has them
+// closed with the value, so after a body that leaves every value closed
+// the fence is the wrapper's.
+func closesOwn(body string, c envCtx) bool {
+	if c.fences.inValues {
+		return (strings.Count(body, `"`)%2 == 1) != c.inQuote
+	}
+	if !restartsCutLine(body, c) {
+		// The document's cut line goes on in body: a fence line it starts
+		// ("```" + "sql\n", "`" + "``\n") counts.
+		body = c.partial + body
+	}
+	return closesOwnFence(body, c.inFence)
+}
+
+// closesOwnFence reports whether a fence line after body would close a fence
+// that the document opened (in before body, or inside body itself), in which
+// case it belongs to the document.
+func closesOwnFence(body string, inFence bool) bool {
+	for len(body) > 0 {
+		i := strings.IndexByte(body, '\n')
+		line := body
+		if i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			body = ""
+		}
+		if _, ok := fenceLine(line); ok {
+			inFence = !inFence
+		}
+	}
+	return inFence
+}
+
+// wrapperFence decides whether a fence opening a continuation was added
+// around the chunk rather than being part of the document.
+func wrapperFence(info string, c envCtx) bool {
+	if strings.ContainsAny(info, " \t") {
+		// A wrapper names a language, if anything: a fence line with words
+		// after it ("```  with  the  relevant") is text.
+		return false
+	}
+	if c.wraps {
+		return true
+	}
+	if c.noFence {
+		return wrapperInValue(info, c)
+	}
+	if !c.atLineStart {
+		return wrapperAfterCut(info, c)
+	}
+	if c.inFence {
+		// Opening a fence while one is open would close it; a model reopening
+		// the fence it was writing in is restating its wrapper.
+		return info != ""
+	}
+	switch c.fences.lineStart {
+	case wrapNamed:
+		return c.fences.named(info)
+	case wrapNever:
+		return false
+	}
+	return !c.docFenced
+}
+
+// wrapperInValue decides a fence inside a value of a document that carries
+// fences: only a fence naming the document's own format is a wrapper, or
+// one glued to text of the value's line (a fence starts its line, after at
+// most some indentation).
+func wrapperInValue(info string, c envCtx) bool {
+	if c.fences.named(info) {
+		return true
+	}
+	p := c.partial
+	if i := strings.LastIndexByte(p, '"'); i >= 0 {
+		p = p[i+1:]
+	}
+	p = strings.TrimLeft(p, " ")
+	return !c.atLineStart && p != "" && strings.Trim(p, "`") != "" && strings.Trim(p, "~") != ""
+}
+
+// wrapperAfterCut decides a fence glued to a cut line. A fence must start a
+// line, so one glued to a cut line is a wrapper, unless the cut line is
+// itself the start of a fence, and even then when it names the document's
+// format: "`" + "```markdown" would be a four-backtick fence for Markdown
+// inside Markdown.
+func wrapperAfterCut(info string, c envCtx) bool {
+	p := strings.TrimLeft(c.partial, " ")
+	if c.fences.lineStart == wrapNamed && p != "" && containerMarkers(p) {
+		// After a block quote's or a list item's marker a fence starts the
+		// container's code.
+		return c.fences.named(info)
+	}
+	return p == "" || strings.Trim(p, "`") != "" && strings.Trim(p, "~") != "" || c.fences.named(info)
+}
+
+// fenceOpened reports whether t opens with a fence line (after what a
+// preamble line and blank lines put before it).
+func fenceOpened(t string) bool {
+	for k := 0; k < 2; k++ {
+		t = strings.TrimLeft(t, "\r\n")
+		i := strings.IndexByte(t, '\n')
+		if i < 0 {
+			return false
+		}
+		if _, ok := fenceLine(t[:i]); ok {
+			return true
+		}
+		if k == 0 && !(chatterLine(t[:i], preambleStarts) && introduces(strings.TrimSpace(t[:i]))) {
+			return false
+		}
+		t = t[i+1:]
+	}
+	return false
+}
+
+// containerMarkers reports whether a partial Markdown line holds only the
+// markers of containers that a block may follow on the same line: block
+// quotes and list items ("> ", "- ", "1. "), each followed by a space.
+func containerMarkers(p string) bool {
+	for p != "" {
+		switch {
+		case p[0] == '>':
+			p = p[1:]
+		case strings.IndexByte("-*+", p[0]) >= 0 && len(p) > 1 && p[1] == ' ':
+			p = p[2:]
+		case p[0] >= '0' && p[0] <= '9':
+			i := 0
+			for i < len(p) && i < 9 && p[i] >= '0' && p[i] <= '9' {
+				i++
+			}
+			if i+1 >= len(p) || p[i] != '.' && p[i] != ')' || p[i+1] != ' ' {
+				return false
+			}
+			p = p[i+2:]
+		default:
+			return false
+		}
+		p = strings.TrimLeft(p, " ")
+	}
+	return true
+}
+
+// stripClosingFence removes a fence that closes the chunk, keeping the newline
+// before it (documents end with one).
+func stripClosingFence(t string) (string, bool) {
+	s := strings.TrimRight(t, " \t\r\n")
+	i := strings.LastIndexByte(s, '\n')
+	last := s[i+1:]
+	if info, ok := fenceLine(last); !ok || info != "" {
+		return t, false
+	}
+	return s[:i+1], true
+}
+
+// fenceAnomalies counts the complete lines of body that look like a fence
+// opening with an info string ("```sql") but fall inside an open fence, read
+// from the fence state inFence (a fence of three backticks): there they are
+// text, which documents rarely hold, so a reading of the fences that makes
+// many of them is likely wrong.
+func fenceAnomalies(body string, inFence bool) int {
+	n := 0
+	open, char, length := inFence, byte('`'), 3
+	for {
+		i := strings.IndexByte(body, '\n')
+		if i < 0 {
+			return n
+		}
+		line := body[:i]
+		body = body[i+1:]
+		info, ok := fenceLine(line)
+		if !ok {
+			continue
+		}
+		l := strings.TrimLeft(line, " ")
+		c := l[0]
+		k := len(l) - len(strings.TrimLeft(l, l[:1]))
+		switch {
+		case !open:
+			open, char, length = true, c, k
+		case c == char && k >= length && info == "":
+			open = false
+		case info != "":
+			n++
+		}
+	}
+}
+
+// restartsCutLine reports whether t starts over the document's cut line
+// rather than going on with it: it starts with the cut line, which holds
+// more than fence characters ("```js" + "```json"), or the model starts
+// its cut line over at the other joins ("```" + "```json").
+func restartsCutLine(t string, c envCtx) bool {
+	p := c.partial
+	return !c.atLineStart && len(p) >= 2 && strings.HasPrefix(t, p) && (strings.Trim(p, "`~ ") != "" || c.habit > 0)
+}
+
+// wrappedWhole reports whether t, which opens with a fence line of the
+// given info string, is a chunk wrapped whole: a bare fence line (or one
+// naming the document's format) opens it, a bare fence line closes it, and
+// no fence line stands between them. A document's own code block does not
+// open a continuation and end the document at once.
+func wrappedWhole(t, info string, c envCtx) bool {
+	if info != "" && !c.fences.named(info) {
+		return false
+	}
+	i := strings.IndexByte(t, '\n')
+	body, ok := stripClosingFence(t[i+1:])
+	if !ok {
+		return false
+	}
+	for body != "" {
+		line := body
+		if j := strings.IndexByte(body, '\n'); j >= 0 {
+			line, body = body[:j], body[j+1:]
+		} else {
+			body = ""
+		}
+		if _, ok := fenceLine(line); ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,265 @@
+package merge
+
+import (
+	"strconv"
+	"strings"
+)
+
+// diffFormat is a unified diff: it follows file and hunk headers and the
+// hunks' line counts, which verify the lines around a join and tell a
+// restated header from the document's next one.
+type diffFormat struct {
+	lineDoc
+	fileHeader    string // from "diff --git" (or "---") through "+++"
+	minimalHeader string // the "---" and "+++" lines alone
+	// The file header being read: where it starts in the document (-1
+	// when none), whether it has its "---" line yet and where that starts.
+	pendingStart int
+	pendingMinus bool
+	minusStart   int
+	hunkHeader   string
+	oldLeft      int
+	newLeft      int
+	hunks        int
+	// loose: the hunks' line counts have not matched their lines (a
+	// hand-edited patch), so they cannot verify a join.
+	loose    bool
+	hunkEnds bool // the line before ended a hunk
+}
+
+func newDiffFormat() *diffFormat { return &diffFormat{pendingStart: -1} }
+
+func (f *diffFormat) traits() traits {
+	t := lineTraits()
+	t.fences = fenceRules{names: []string{"diff"}, lineStart: wrapUnlessFenced}
+	t.blank.leads = false
+	t.lead = diffRestart
+	t.keepsHeader = diffHeaderKept
+	return t
+}
+
+func (f *diffFormat) observe(doc string, from int) {
+	region, at := f.advance(doc, from)
+	for len(region) > 0 {
+		i := strings.IndexByte(region, '\n')
+		f.line(doc, at, region[:i])
+		region = region[i+1:]
+		at += i + 1
+	}
+}
+
+func (f *diffFormat) site(doc string) site { return f.lineSite(doc) }
+
+// line follows a diff's structure line by line; line is doc[at:] up to its
+// newline. The headers are kept as spans of the document, which stays as
+// it is while it lives.
+func (f *diffFormat) line(doc string, at int, line string) {
+	if f.oldLeft > 0 || f.newLeft > 0 {
+		f.hunkLine(line)
+		return
+	}
+	if f.hunkEnds && line != "" && (line[0] == ' ' || line[0] == '+' && !strings.HasPrefix(line, "+++ ") || line[0] == '-' && !strings.HasPrefix(line, "--- ")) {
+		// A hunk line after the hunk ended: its counts were short.
+		f.loose = true
+	}
+	f.hunkEnds = false
+	end := at + len(line) + 1
+	switch {
+	case strings.HasPrefix(line, "diff "):
+		f.pendingStart, f.pendingMinus = at, false
+	case strings.HasPrefix(line, "--- "):
+		if f.pendingStart < 0 || f.pendingMinus {
+			f.pendingStart = at
+		}
+		f.pendingMinus, f.minusStart = true, at
+		f.minimalHeader = doc[at:end]
+	case strings.HasPrefix(line, "+++ "):
+		if f.pendingStart < 0 {
+			f.pendingStart = at
+		}
+		f.fileHeader = doc[f.pendingStart:end]
+		if f.pendingMinus && f.minusStart+len(f.minimalHeader) == at {
+			f.minimalHeader = doc[f.minusStart:end]
+		} else {
+			f.minimalHeader += doc[at:end]
+		}
+		f.pendingStart, f.pendingMinus = -1, false
+	case strings.HasPrefix(line, "@@ "):
+		f.hunkHeader = doc[at:end]
+		f.oldLeft, f.newLeft = hunkCounts(line)
+		f.hunks++
+	}
+}
+
+// hunkLine counts one line of a hunk against the hunk's line counts.
+func (f *diffFormat) hunkLine(line string) {
+	switch {
+	case strings.HasPrefix(line, "\\"):
+	case strings.HasPrefix(line, "+"):
+		f.newLeft--
+	case strings.HasPrefix(line, "-"):
+		f.oldLeft--
+	default:
+		if l := strings.TrimSuffix(line, "\r"); l != "" && l[0] != ' ' {
+			f.loose = true
+		}
+		f.oldLeft--
+		f.newLeft--
+	}
+	f.hunkEnds = f.oldLeft <= 0 && f.newLeft <= 0
+}
+
+// hunkCounts parses "@@ -a,b +c,d @@" into b and d (1 when omitted).
+func hunkCounts(line string) (int, int) {
+	// The second and third fields, without splitting the line.
+	field := func(s string) (string, string) {
+		s = strings.TrimLeft(s, " \t")
+		i := strings.IndexAny(s, " \t")
+		if i < 0 {
+			return s, ""
+		}
+		return s[:i], s[i:]
+	}
+	_, rest := field(line)
+	a, rest := field(rest)
+	b, _ := field(rest)
+	if a == "" || b == "" {
+		return 0, 0
+	}
+	count := func(s string) int {
+		if i := strings.IndexByte(s, ','); i >= 0 {
+			n, err := strconv.Atoi(s[i+1:])
+			if err != nil {
+				return 0
+			}
+			return n
+		}
+		return 1
+	}
+	return count(a), count(b)
+}
+
+// stripStructure removes the file header and the hunk header a
+// continuation restates before the line in progress.
+func (f *diffFormat) stripStructure(doc, t string) (string, string) {
+	note := ""
+	for _, h := range []string{f.fileHeader, f.minimalHeader} {
+		if h != "" && strings.HasPrefix(t, h) && !strings.HasSuffix(doc, h) {
+			t, note = t[len(h):], "diff file header"
+			break
+		}
+	}
+	if f.hunkHeader != "" && strings.HasPrefix(t, f.hunkHeader) && !strings.HasSuffix(doc, f.hunkHeader) {
+		t = t[len(f.hunkHeader):]
+		note = strings.TrimPrefix(note+", hunk header", ", ")
+	}
+	return t, note
+}
+
+// verify checks the lines of a hunk the join falls in: each must start as a
+// hunk line does (" ", "+", "-", "\\"; an empty line is tolerated as
+// context), unless a header shows the hunk ended before its counts said.
+func (f *diffFormat) verify(doc, rest string, last bool) bool {
+	if f.loose || f.oldLeft <= 0 && f.newLeft <= 0 {
+		return true
+	}
+	oldLeft, newLeft := f.oldLeft, f.newLeft
+	line, s := doc[f.lineStart:], rest
+	for k := 0; k < 3 && (oldLeft > 0 || newLeft > 0); k++ {
+		e := strings.IndexByte(s, '\n')
+		if e < 0 && !last {
+			return true // the line is still being written
+		}
+		if e < 0 {
+			e = len(s)
+		}
+		l := strings.TrimSuffix(line+s[:e], "\r")
+		switch {
+		case diffHeaderLine(l):
+			return true // the hunk ended before its counts said
+		case l == "":
+			if e == len(s) {
+				return true
+			}
+			oldLeft--
+			newLeft--
+		case l[0] == '\\':
+		case l[0] == '+':
+			newLeft--
+		case l[0] == '-':
+			oldLeft--
+		case l[0] == ' ':
+			oldLeft--
+			newLeft--
+		default:
+			return false
+		}
+		if e == len(s) {
+			return true
+		}
+		line, s = "", s[e+1:]
+	}
+	return true
+}
+
+// validate counts hunks.
+func (f *diffFormat) validate(res *Result) { res.RecordCount = f.hunks }
+
+// diffHeaderLine reports whether line is one of a diff's header lines: a
+// hunk or file header, or a git extended header.
+func diffHeaderLine(line string) bool {
+	for _, h := range []string{"@@ ", "diff ", "--- ", "+++ ", "index ", "new file mode", "deleted file mode", "old mode", "new mode",
+		"similarity index", "dissimilarity index", "rename ", "copy ", "Binary files", "GIT binary patch", "Only in "} {
+		if strings.HasPrefix(line, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// diffHeaderKept reports whether a diff's partial line at lineStart, kept,
+// makes the header line that the line before calls for ("--- " after a
+// git extended header line, "+++ " after "--- ", "@@ " after "+++ ") and
+// starting it over would not.
+func diffHeaderKept(doc string, lineStart int, next string) bool {
+	prevStart := strings.LastIndexByte(doc[:max(0, lineStart-1)], '\n') + 1
+	prev := doc[prevStart:max(prevStart, lineStart-1)]
+	want := ""
+	switch {
+	case strings.HasPrefix(prev, "--- "):
+		want = "+++ "
+	case strings.HasPrefix(prev, "+++ "):
+		want = "@@ "
+	case strings.HasPrefix(prev, "index "), strings.HasPrefix(prev, "diff "), strings.HasPrefix(prev, "new file mode"),
+		strings.HasPrefix(prev, "deleted file mode"), strings.HasPrefix(prev, "old mode"), strings.HasPrefix(prev, "new mode"):
+		want = "--- "
+	default:
+		return false
+	}
+	return strings.HasPrefix(doc[lineStart:]+next, want) && !strings.HasPrefix(next, want)
+}
+
+// diffRestart decides a bare partial line of a diff: a hunk line cut in its
+// indentation by the indentation closer to the line before's, and a file or
+// hunk header started over, which continuing would double ("---" +
+// "--- a/x", "+++ " + "+++ b/x", "@@" + "@@ -1").
+func diffRestart(doc string, lineStart int, partial, first, next string) (bool, bool) {
+	if strings.IndexByte(" +-", partial[0]) >= 0 && strings.Trim(partial[1:], " \t") == "" && next[0] == partial[0] {
+		prevStart := strings.LastIndexByte(doc[:max(0, lineStart-1)], '\n') + 1
+		prev := doc[prevStart:max(prevStart, lineStart-1)]
+		if prev != "" && strings.IndexByte(" +-", prev[0]) >= 0 {
+			want := indentWidth(prev[1:])
+			cutInd := indentWidth(first[1:])
+			keepInd := indentWidth(partial[1:] + first)
+			if c, k := abs(cutInd-want), abs(keepInd-want); c != k {
+				return c < k, true
+			}
+		}
+	}
+	for _, m := range []string{"--- ", "+++ ", "@@ "} {
+		if strings.HasPrefix(first, m) && strings.HasPrefix(m, strings.TrimRight(partial, " ")) {
+			return true, true
+		}
+	}
+	return false, false
+}

@@ -1,0 +1,144 @@
+package merge
+
+import (
+	"strconv"
+	"strings"
+)
+
+// lineDoc is what every line-oriented format (text, code, Markdown, diffs)
+// keeps of its document: the lines so far and where the last, incomplete
+// one starts. Joins are byte-exact (no space is ever inserted, whitespace at
+// the cut is kept).
+type lineDoc struct {
+	lines     int // newlines so far
+	lineStart int // offset of the last (incomplete) line
+	scanned   int // complete lines before this offset were inspected
+}
+
+// advance counts the lines of doc[from:] and returns the complete lines not
+// inspected yet (they end at the last newline) and their offset.
+func (l *lineDoc) advance(doc string, from int) (region string, at int) {
+	s := doc[from:]
+	l.lines += strings.Count(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		l.lineStart = from + i + 1
+	}
+	region, at = doc[l.scanned:l.lineStart], l.scanned
+	l.scanned = l.lineStart
+	return region, at
+}
+
+func (l *lineDoc) restarts(out []int, doc string) []int { return append(out, l.lineStart) }
+
+// lineSite is the site of a line-oriented document: where its last line
+// starts, and its last byte for the reading of a preamble's line break.
+func (l *lineDoc) lineSite(doc string) site {
+	s := site{atLineStart: doc == "" || strings.HasSuffix(doc, "\n"), partial: doc[l.lineStart:]}
+	if doc != "" {
+		s.end, s.doc = doc[len(doc)-1], doc
+	}
+	return s
+}
+
+func (l *lineDoc) stripStructure(doc, t string) (string, string) { return t, "" }
+
+func (l *lineDoc) adjust(doc, rest string, last bool) (string, string) { return rest, "" }
+
+func (l *lineDoc) verify(doc, rest string, last bool) bool { return true }
+
+func (l *lineDoc) point(doc string) string { return "line:" + strconv.Itoa(l.lines+1) }
+
+func (l *lineDoc) repair(res *Result) {}
+
+// validate counts lines: a line-oriented document is valid as it stands.
+func (l *lineDoc) validate(res *Result) {
+	n := l.lines
+	if res.Content != "" && !strings.HasSuffix(res.Content, "\n") {
+		n++
+	}
+	res.RecordCount = n
+}
+
+// lineTraits are what the line-oriented formats share.
+func lineTraits() traits {
+	return traits{
+		lines: true, glue: true, doubledLetters: true,
+		blank: blankRules{leads: true, markers: markersAlways},
+	}
+}
+
+// textFormat is prose: nothing to track beyond lines.
+type textFormat struct{ lineDoc }
+
+func (f *textFormat) traits() traits {
+	t := lineTraits()
+	t.tokens = true
+	t.fences = fenceRules{names: []string{"text"}, lineStart: wrapNever}
+	t.blank.markers = markersLineStarts
+	return t
+}
+
+func (f *textFormat) observe(doc string, from int) { f.advance(doc, from) }
+
+func (f *textFormat) site(doc string) site { return f.lineSite(doc) }
+
+// codeFormat is source code: it tracks code fences, which a document that
+// the model wrapped in a fence from its first chunk carries.
+type codeFormat struct {
+	lineDoc
+	docFenced, inFence bool
+}
+
+func (f *codeFormat) traits() traits {
+	t := lineTraits()
+	t.indentRestart = true
+	t.doubledLetters = false
+	t.fences = fenceRules{names: []string{"code"}, lineStart: wrapUnlessFenced}
+	return t
+}
+
+func (f *codeFormat) observe(doc string, from int) {
+	if from == 0 {
+		if i := strings.IndexByte(doc, '\n'); i >= 0 {
+			if _, ok := fenceLine(doc[:i]); ok {
+				f.docFenced = true
+			}
+		}
+	}
+	region, _ := f.advance(doc, from)
+	f.scanFences(region)
+}
+
+// scanFences flips the fence state for each fence line in region (complete
+// lines only), finding candidates with a substring search so that code
+// without fences costs almost nothing.
+func (f *codeFormat) scanFences(region string) {
+	for len(region) > 0 {
+		i := strings.Index(region, "```")
+		j := strings.Index(region, "~~~")
+		if i < 0 || j >= 0 && j < i {
+			i = j
+		}
+		if i < 0 {
+			return
+		}
+		ls := strings.LastIndexByte(region[:i], '\n') + 1
+		le := strings.IndexByte(region[i:], '\n')
+		if le < 0 {
+			return
+		}
+		if _, ok := fenceLine(region[ls : i+le]); ok {
+			f.docFenced = true
+			f.inFence = !f.inFence
+		}
+		region = region[i+le+1:]
+	}
+}
+
+func (f *codeFormat) site(doc string) site {
+	s := f.lineSite(doc)
+	s.docFenced, s.inFence = f.docFenced, f.inFence
+	return s
+}
+
+func (l *lineDoc) breaks(doc, line string) bool { return false }

@@ -1,0 +1,153 @@
+package merge
+
+import "strings"
+
+// markdownFormat is Markdown: it tracks code fences (a fence line inside one
+// is text) and the current table's header, which a continuation may repeat.
+type markdownFormat struct {
+	lineDoc
+	inFence     bool
+	prevLine    string
+	tableHeader string
+	inTable     bool
+}
+
+func (f *markdownFormat) traits() traits {
+	t := lineTraits()
+	t.fences = fenceRules{names: []string{"markdown", "md"}, lineStart: wrapNamed}
+	t.blank.markers = markersEmphasis
+	t.lead = markdownRestart
+	return t
+}
+
+func (f *markdownFormat) observe(doc string, from int) {
+	region, _ := f.advance(doc, from)
+	for len(region) > 0 {
+		i := strings.IndexByte(region, '\n')
+		f.line(region[:i])
+		region = region[i+1:]
+	}
+}
+
+func (f *markdownFormat) line(line string) {
+	line = strings.TrimSuffix(line, "\r")
+	if _, ok := fenceLine(line); ok {
+		f.inFence = !f.inFence
+	}
+	pipe := strings.IndexByte(line, '|') >= 0
+	switch {
+	case f.inFence:
+	case f.prevLine != "" && isDelimiterRow(line):
+		if !isHeader(f.tableHeader, f.prevLine, line) {
+			f.tableHeader = f.prevLine + "\n" + line + "\n"
+		}
+		f.inTable = true
+	case !pipe:
+		f.inTable = false
+	}
+	// A line of the document: it stays as it is while the document lives.
+	if pipe {
+		f.prevLine = line
+	} else {
+		f.prevLine = ""
+	}
+}
+
+func (f *markdownFormat) site(doc string) site {
+	s := f.lineSite(doc)
+	s.docFenced, s.inFence = true, f.inFence
+	return s
+}
+
+// stripStructure removes a table header the continuation repeats before the
+// row in progress.
+func (f *markdownFormat) stripStructure(doc, t string) (string, string) {
+	p := doc[f.lineStart:]
+	prev := doc[strings.LastIndexByte(doc[:max(0, f.lineStart-1)], '\n')+1:]
+	if f.tableHeader != "" && (f.inTable || strings.HasPrefix(p, "|")) &&
+		strings.HasPrefix(t, f.tableHeader) && !strings.HasSuffix(doc, f.tableHeader) &&
+		!(p != "" && strings.HasPrefix(f.tableHeader, p) && !strings.HasPrefix(t[len(f.tableHeader):], p)) &&
+		!(f.lineStart > 0 && strings.HasPrefix(f.tableHeader, prev)) {
+		// (A cut inside a new table's header, which the continuation
+		// repeats or starts over, is no repeated header: a repeated
+		// one is followed by the row in progress started over.)
+		return t[len(f.tableHeader):], "table header"
+	}
+	return t, ""
+}
+
+// isHeader reports whether h is prev + "\n" + delim + "\n".
+func isHeader(h, prev, delim string) bool {
+	return len(h) == len(prev)+len(delim)+2 && strings.HasPrefix(h, prev) && h[len(prev)] == '\n' &&
+		h[len(prev)+1:len(h)-1] == delim && h[len(h)-1] == '\n'
+}
+
+// isDelimiterRow reports whether line is a Markdown table's |---|:---:| row.
+func isDelimiterRow(line string) bool {
+	s := strings.TrimSpace(line)
+	if !strings.Contains(s, "-") || !strings.Contains(s, "|") && !strings.HasPrefix(s, "-") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '|', '-', ':', ' ', '\t':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// markdownRestart judges the Markdown partial lines leadRestart cannot
+// judge by line starts alone, reporting whether it decided. A table row
+// keeps the number of cells of the row before it; a heading marker is never
+// followed by another; a list or quote marker with its space followed by
+// another is a nested block, and lengthening a run of marker characters
+// ("**" + "** x", "```" + "```") is how emphasis and fences grow: both are
+// left alone.
+func markdownRestart(doc string, lineStart int, partial, first, _ string) (bool, bool) {
+	if partial[0] == '|' {
+		prevStart := strings.LastIndexByte(doc[:max(0, lineStart-1)], '\n') + 1
+		prev := strings.TrimRight(doc[prevStart:max(prevStart, lineStart-1)], " \t\r")
+		if strings.HasPrefix(prev, "|") {
+			n := strings.Count(prev, "|")
+			keep, cut := strings.Count(partial+first, "|"), strings.Count(first, "|")
+			return cut == n && keep != n, true
+		}
+	}
+	if strings.Trim(partial, "#") == "" || strings.TrimRight(partial, "#") == "" || strings.Trim(strings.TrimRight(partial, " "), "#") == "" && strings.HasSuffix(partial, " ") {
+		// "###" + "### x" makes a heading of level six, "# " + "# x" a
+		// heading that starts with "#": when the document has headings
+		// like the restart's and none like that.
+		lvl := len(strings.TrimLeft(first, "#"))
+		lvl = len(first) - lvl
+		if lvl == 0 || lvl >= len(first) || first[lvl] != ' ' {
+			return false, true
+		}
+		if strings.HasSuffix(partial, " ") {
+			return true, true
+		}
+		// Lengthening the heading's marker: a restart only when that would
+		// jump two levels past every heading the document has written
+		// ("###" + "### x" after levels 1 to 3); "#" + "# x" may well be
+		// the first level-two heading.
+		top := 0
+		for rest := doc[max(0, lineStart-leadWindow):lineStart]; rest != ""; {
+			line := rest
+			if i := strings.IndexByte(rest, '\n'); i >= 0 {
+				line, rest = rest[:i], rest[i+1:]
+			} else {
+				rest = ""
+			}
+			if h := len(line) - len(strings.TrimLeft(line, "#")); h > 0 && h < len(line) && line[h] == ' ' {
+				top = max(top, h)
+			}
+		}
+		return top > 0 && len(partial)+lvl > top+1, true
+	}
+	last := partial[len(partial)-1]
+	if isSpace(last) || last == first[0] && strings.IndexByte("#*-_=`~>+", last) >= 0 {
+		return false, true
+	}
+	return false, false
+}

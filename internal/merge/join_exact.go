@@ -1,0 +1,185 @@
+package merge
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// exactStep: an exact repeat of the document's end that acceptExact finds
+// significant. A short one may be the end of a re-wrapped repeat, which
+// is taken instead when it is long enough by itself to outweigh it (unless
+// the model re-wraps what it repeats at the other joins).
+func exactStep(c *joinCtx) (overlap, bool) {
+	b0 := c.longest
+	if b0 <= 0 {
+		return overlap{}, false
+	}
+	ok, conf := acceptExact(c.doc, b0, c.habit)
+	if !ok {
+		return overlap{}, false
+	}
+	if b0 < strongOverlap {
+		habit := c.habit
+		if !c.rewraps {
+			habit = 0
+		}
+		n, wconf := c.buf.whitespaceOverlap(c.doc, c.next, habit, c.rewraps)
+		if n > b0 && nonSpaceCount(c.next[:n]) > nonSpaceCount(c.next[:b0]) {
+			return overlap{cut: n, method: methodWhitespace, confidence: wconf}, true
+		}
+	}
+	return overlap{cut: b0, method: methodExact, confidence: conf}, true
+}
+
+// acceptExact decides whether a repeat of length l (next[:l] == doc's last l
+// bytes) is significant enough to cut without the format's help.
+//
+// The evidence is the doubling the repeat would leave: without the cut the
+// document would read X X, with X the repeat. A model that re-emits its last
+// tokens starts at a token boundary (after whitespace, or at a line start)
+// and repeats at least a word and a separator, so X must start there, carry
+// content and span a separator; and X X must be new to the document (a
+// document that already doubles X, like "ha ha ha" or a row written twice,
+// repeats legitimately). At a line boundary only two or more whole lines
+// count: identical adjacent lines (log records, CSV rows, a closing brace
+// after another) are common and must both survive, unless the job's model
+// re-emits what it wrote at the joins that show it (habit > 0): then a whole
+// line of content, or a line and the partial one after it, is its repeat too.
+//
+// A repeat of strongOverlap bytes or more of content is cut wherever it
+// starts, mid-word too: a tokenizer's token may start inside a word
+// ("q|ueue café ledger ...", a hex string, a URL). Not from a model that
+// goes on at the other joins: there a long repeat that starts mid-word is
+// the document's own (records that share a long prefix:
+// "...\"Output\":\"BenchmarkInde" + "xAnyASCII...").
+func acceptExact(doc string, l, habit int) (bool, float64) {
+	if l < minOverlap || l > len(doc) {
+		return false, 0
+	}
+	rep := doc[len(doc)-l:]
+	if habit < 0 && (l < 2*strongOverlap || repeatedNearby(doc, rep)) {
+		// A model that goes on where the joins show it: a repeat shorter
+		// than a line or two, or one of text the document repeats itself,
+		// is the document's (examples that vary a line, records that share
+		// their start).
+		return false, 0
+	}
+	start := len(doc) - l
+	atSpace := start == 0 || isSpace(doc[start-1])
+	lineStart := start == 0 || doc[start-1] == '\n'
+	nonSpace, distinct := contentBytes(rep)
+	conf := 0.7 + 0.3*float64(min(l, 2*strongOverlap))/(2*strongOverlap)
+	if habit > 0 && (atSpace || wordBoundary(doc, start)) && nonSpace >= 2 {
+		// The model re-emits what it wrote at every other join: a repeat
+		// that starts where a token does is its repeat here too, however
+		// bare or familiar.
+		return true, conf
+	}
+	body := strings.TrimRight(rep, " \t\r\n")
+	inner := strings.ContainsAny(body, " \t\r\n") // a separator inside the repeat
+	content := substantive(rep) || strings.Contains(body, "\n") && nonSpace >= 3 && distinct >= 2
+	if strings.HasSuffix(doc, "\n") {
+		lines := strings.Count(rep, "\n")
+		switch {
+		case lineStart && lines >= 2 && nonSpace >= 3 && distinct >= 2:
+		case lineStart && habit > 0 && lines == 1 && substantive(rep):
+		case !lineStart && atSpace && inner && content:
+		case !lineStart && l >= strongOverlap && (habit >= 0 || wordBoundary(doc, start)) && content && (habit > 0 || !repeatedNearby(doc, rep)):
+		default:
+			return false, 0
+		}
+	} else {
+		switch {
+		case lineStart && habit <= 0 && strings.Count(rep, "\n") == 1 && (l < strongOverlap || repeatedNearby(doc, rep)) && !gluesWords(rep):
+			// One short or familiar line plus the partial one: structured
+			// documents repeat a line and the next line's opening
+			// ("## foo\n#", "{\"Action\":") all the time.
+			return false, 0
+		case atSpace && (inner || utf8.RuneCountInString(body) >= 12) && content:
+			// One word alone counts from twelve letters (a path, a long
+			// identifier): a shorter one doubled ("Ελλάδα Ελλάδα") may be
+			// the document's.
+		case l >= 6 && cjkBoundary(doc, start) && content:
+		case l >= strongOverlap && (habit >= 0 || wordBoundary(doc, start)) && content && (habit > 0 || !repeatedNearby(doc, rep)):
+		default:
+			return false, 0
+		}
+	}
+	if doubledBefore(doc, rep) || completesRepeatedLine(doc, rep) {
+		return false, 0
+	}
+	return true, conf
+}
+
+// gluesWords reports whether a repeat of one line and the partial line after
+// it (prev + "\n" + partial), left uncut, would glue the partial line's
+// words to a copy of the line before it that does not start with them
+// ("diff --" + "+blah", "l" + "literal 0"): a line no document writes. A
+// partial line of markers ("#" + "## foo" is "### foo") or the opening of
+// the same record again stays ambiguous.
+func gluesWords(rep string) bool {
+	i := strings.IndexByte(rep, '\n')
+	prev, partial := rep[:i], rep[i+1:]
+	if strings.HasPrefix(prev, partial) || strings.TrimSpace(prev) == "" {
+		return false
+	}
+	for j := 0; j < len(partial); j++ {
+		if isWordByte(partial[j]) {
+			return true
+		}
+	}
+	return false
+}
+
+// cjkBoundary reports whether offset i of s falls between two runes one of
+// which is written without spaces between words (a token boundary there).
+func cjkBoundary(s string, i int) bool {
+	if i <= 0 || i >= len(s) || !utf8.RuneStart(s[i]) {
+		return false
+	}
+	before, _ := utf8.DecodeLastRuneInString(s[:i])
+	after, _ := utf8.DecodeRuneInString(s[i:])
+	return isCJK(before) || isCJK(after)
+}
+
+// completesRepeatedLine reports whether, left uncut, the repeat's first line
+// would complete the document's partial line into a copy of the line before
+// it: a document writing the same record twice, cut inside the second copy.
+func completesRepeatedLine(doc, rep string) bool {
+	i := strings.IndexByte(rep, '\n')
+	e := strings.LastIndexByte(doc, '\n')
+	if i < 0 || e < 0 || e == len(doc)-1 {
+		return false
+	}
+	b := strings.LastIndexByte(doc[:e], '\n') + 1
+	return doc[e+1:]+rep[:i] == doc[b:e]
+}
+
+// doubledBefore reports whether the document's recent tail already holds rep
+// twice in a row.
+func doubledBefore(doc, rep string) bool {
+	// Nearby is what counts, and it keeps the look back in proportion to
+	// the repeat rather than the document.
+	w := tail(doc, min(overlapWindow, 4<<10+32*len(rep)))
+	if len(w) < 2*len(rep) {
+		return false
+	}
+	for i := 0; ; {
+		j := strings.Index(w[i:], rep)
+		if j < 0 {
+			return false
+		}
+		i += j
+		if strings.HasPrefix(w[i+len(rep):], rep) {
+			return true
+		}
+		i++
+	}
+}
+
+// repeatedNearby reports whether rep, which ends doc, also occurs earlier in
+// the document's recent tail.
+func repeatedNearby(doc, rep string) bool {
+	w := tail(doc, 4<<10)
+	return strings.Contains(w[:len(w)-1], rep)
+}

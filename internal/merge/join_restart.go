@@ -1,0 +1,165 @@
+package merge
+
+import "strings"
+
+// indentationStep: a partial line of indentation alone that the
+// continuation starts with (formats with blankIndentRestart). The model
+// restarts the line or goes on with its indentation: the other joins
+// decide (a model that starts over restarts this one too), or else the
+// indentation the line before calls for. Code gets this in restartStep, as
+// the restart of its line.
+func indentationStep(c *joinCtx) (overlap, bool) {
+	if !c.tr.blankIndentRestart {
+		return overlap{}, false
+	}
+	ls := strings.LastIndexByte(c.doc, '\n') + 1
+	p := c.doc[ls:]
+	if ls > 0 && p != "" && c.longest <= len(p) && strings.TrimLeft(p, " \t") == "" && strings.HasPrefix(c.next, p) &&
+		(c.habit > 0 || c.habit == 0 && indentRestart(c.doc, ls, c.next)) {
+		return overlap{cut: len(p), method: methodStructural, confidence: confStructure}, true
+	}
+	return overlap{}, false
+}
+
+// restartStep: the continuation starts an incomplete record over from its
+// start (at one of c.restarts, outermost first).
+func restartStep(c *joinCtx) (overlap, bool) {
+	for _, r := range c.restarts {
+		if r < 0 || r >= len(c.doc) || !restartsAt(c, r) || c.longest > len(c.doc)-r {
+			continue
+		}
+		partial := c.doc[r:]
+		// A re-wrapped repeat of more than the partial record starts with
+		// it too; it must be long enough by itself to outweigh the restart.
+		n, conf := c.buf.whitespaceOverlap(c.doc, c.next, 0, c.rewraps)
+		if n > len(partial) {
+			return overlap{cut: n, method: methodWhitespace, confidence: conf}, true
+		}
+		return overlap{cut: len(partial), method: methodStructural, confidence: confRestart}, true
+	}
+	return overlap{}, false
+}
+
+// restartsAt reports whether the continuation restarts the record that
+// begins at r.
+func restartsAt(c *joinCtx, r int) bool {
+	doc, next := c.doc, c.next
+	partial := doc[r:]
+	// HasPrefix first: it fails at once when the partial record (which may
+	// be most of the document for an outer container) is longer.
+	has := strings.HasPrefix(next, partial)
+	line := c.tr.lines
+	switch {
+	case has && restartable(partial, c.bias) && !(c.habit < 0 && !c.bias && (line && alnumCount(partial) == 0 || len(partial) < strongOverlap)):
+		// (From a model that goes on at the other joins, a bare partial
+		// line, or one too short to rule out coincidence, that the
+		// continuation starts with is the document's doubling: "Ελλάδα "
+		// + "Ελλάδα Zürich".)
+		return true
+	case c.tr.indentRestart && c.habit == 0 && indentRestart(doc, r, next):
+		return true
+	case line && c.habit > 0 && has && (r == 0 || doc[r-1] == '\n'):
+		// A model that starts over at the other joins restarts this line
+		// too, unless keeping it makes the header line the line before
+		// calls for.
+		return c.tr.keepsHeader == nil || !c.tr.keepsHeader(doc, r, next)
+	case !line && c.habit > 0 && has && strings.TrimSpace(partial) != "":
+		return true
+	}
+	return false
+}
+
+// restartable reports whether an incomplete record is distinctive enough that
+// a continuation starting with it is taken to restart it: two bytes with some
+// content (a record starts at a line or element boundary, so even a short
+// repeat there is unlikely to be coincidence), or anything after repeated
+// structure. Indentation alone is decided by indentRestart.
+func restartable(partial string, bias bool) bool {
+	if strings.TrimSpace(partial) == "" {
+		return false
+	}
+	if bias {
+		return true
+	}
+	// Punctuation alone ("|---", "{\"") repeats too regularly to be evidence.
+	if len(partial) < 2 {
+		return false
+	}
+	for i := 0; i < len(partial); i++ {
+		if isWordByte(partial[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// indentRestart decides a continuation that starts with the indentation the
+// document's last line was cut in: restarting the line gives the line
+// next's indentation, continuing it gives partial plus next's. The choice
+// closer to the indentation the previous line calls for wins: its own, one
+// level more when it opens a block, one level less when the line closes
+// one (a level is the document's own indentation step).
+func indentRestart(doc string, lineStart int, next string) bool {
+	partial := doc[lineStart:]
+	if partial == "" || !strings.HasPrefix(next, partial) || strings.TrimLeft(partial, " \t") != "" {
+		return false
+	}
+	ind := len(next) - len(strings.TrimLeft(next, " \t"))
+	if ind == len(next) {
+		return false
+	}
+	prevStart := strings.LastIndexByte(doc[:max(0, lineStart-1)], '\n') + 1
+	prev := doc[prevStart:max(prevStart, lineStart-1)]
+	target := len(prev) - len(strings.TrimLeft(prev, " \t"))
+	step := 0
+	level := func() int {
+		if step == 0 {
+			step = indentStep(doc, prevStart)
+			if step == 0 && (strings.HasPrefix(prev, "\t") || prev == "") {
+				step = 1
+			} else if step == 0 {
+				step = 4
+			}
+		}
+		return step
+	}
+	if p := strings.TrimRight(prev, " \t\r"); p != "" && strings.ContainsRune("{([:", rune(p[len(p)-1])) {
+		// The previous line opens a block: the next is indented one level more.
+		target += level()
+	}
+	if strings.IndexByte("}])", next[ind]) >= 0 {
+		// The line closes a block: one level less.
+		target -= level()
+	}
+	restart, cont := ind, len(partial)+ind
+	return abs(restart-target) < abs(cont-target)
+}
+
+// indentStep is the document's indentation step before offset end: the
+// smallest change of indentation between two lines in a row (blank lines
+// aside) among its last lines, 0 when they show none.
+func indentStep(doc string, end int) int {
+	w := doc[max(0, end-4<<10):end]
+	if i := strings.IndexByte(w, '\n'); i >= 0 && len(w) < end {
+		w = w[i+1:] // the first line may be cut
+	}
+	step, prev := 0, -1
+	for w != "" {
+		line := w
+		if i := strings.IndexByte(w, '\n'); i >= 0 {
+			line, w = w[:i], w[i+1:]
+		} else {
+			w = ""
+		}
+		t := strings.TrimLeft(line, " \t")
+		if strings.TrimSpace(t) == "" {
+			continue
+		}
+		ind := len(line) - len(t)
+		if d := abs(ind - prev); prev >= 0 && d > 0 && (step == 0 || d < step) {
+			step = d
+		}
+		prev = ind
+	}
+	return step
+}

@@ -1,0 +1,240 @@
+package merge
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A merge is a pipeline of named steps, run chunk by chunk and then once on
+// the whole document:
+//
+//	step         file                what it accepts                                          confidence
+//	envelope     envelope*.go        per chunk, what the model said about the document:       (recorded in Result.Envelope)
+//	                                 wrapper fences, overlap markers, preamble, trailer
+//	join         join.go             the cascade below, first step with evidence wins
+//	  markers    envelope_markers.go the overlap prompt's echo equals the document's tail      confCertain 1.0
+//	  structure  format_*.go         a restated header or enclosing keys removed first         confStructure 0.9
+//	  indentation join_restart.go    a partial line of indentation the continuation restarts   confStructure 0.9
+//	  restart    join_restart.go     the record in progress started over from its start        confRestart 0.95
+//	  exact      join_exact.go       an exact repeat of the document's end, significant         0.7 + 0.3·min(len,48)/48
+//	                                 (token boundary, content, not the document's own doubling)
+//	  whitespace join_whitespace.go  a repeat equal up to whitespace (re-wrapped, re-indented)  confWhitespace 0.9
+//	  token      join_token.go       a near repeat aligned token by token (prose)              share of aligned tokens ≥ 0.8
+//	  glue       join_glue.go        a short repeat, by the words either reading would glue    confGlue 0.75
+//	  lead       join_lead.go        a bare partial line restarted, by the line starts it      confLead 0.8
+//	                                 would leave
+//	settle       settle.go           the first cut the format verifies (the cascade's, none,   confVerified 0.8 when only the
+//	                                 every shorter repeat, every restart); none: kept whole     format singled it out; 0 fallback
+//	repair       format.repair       completes what the last chunk left open (JSON)
+//	validate     format.validate     checks the whole document, counts records
+//
+// Every step reads its input as an argument (envCtx, joinCtx); formats
+// differ only through the format interface and its traits.
+
+// mergeRun is one merge in progress: the document so far, the format's
+// state, and what the chunks show of the model's habits.
+type mergeRun struct {
+	f      format
+	tr     traits
+	chunks []Chunk
+	b      strings.Builder
+	buf    *buffers
+	habits habits
+	// opens says which continuations open with a fence line, read once
+	// for all joins; fenced counts them.
+	opens  []bool
+	fenced int
+	// wrapperOpen: a continuation opened a wrapper fence that no later one
+	// has closed yet.
+	wrapperOpen bool
+	res         Result
+	errs        []string
+}
+
+// run merges chunks with the pipeline.
+func run(name string, f format, chunks []Chunk) Result {
+	buf := bufferPool.Get().(*buffers)
+	defer bufferPool.Put(buf)
+	m := &mergeRun{
+		f: f, tr: f.traits(), chunks: chunks, buf: buf,
+		res: Result{Format: name, Strategy: name, Success: true, TruncationPoints: []string{}, Joins: []Join{}, Envelope: []Removal{}},
+	}
+	total := 0
+	for _, c := range chunks {
+		total += len(c.Text)
+	}
+	m.b.Grow(total + 64)
+	m.habits = readHabits(buf, m.tr, chunks)
+	m.opens = make([]bool, len(chunks))
+	for i := 1; i < len(chunks); i++ {
+		if m.opens[i] = fenceOpened(chunks[i].Text); m.opens[i] {
+			m.fenced++
+		}
+	}
+	for i := range chunks {
+		m.add(i)
+	}
+	return m.finish()
+}
+
+// add appends chunk i to the document.
+func (m *mergeRun) add(i int) {
+	c := m.chunks[i]
+	if i == 0 {
+		m.b.WriteString(c.Text)
+		m.f.observe(m.b.String(), 0)
+		return
+	}
+	doc := m.b.String()
+	m.res.TruncationPoints = append(m.res.TruncationPoints, m.f.point(doc))
+	j := Join{Seq: c.Seq, Offset: len(doc)}
+	if doc == "" {
+		// Nothing before it to continue: the chunk is the document's start
+		// and is taken whole, as a first chunk is.
+		j.Method, j.Confidence, j.Stripped = methodNone, confCertain, []string{}
+		m.res.Joins = append(m.res.Joins, j)
+		m.b.WriteString(c.Text)
+		m.f.observe(m.b.String(), 0)
+		return
+	}
+	jd := m.join(i, doc)
+	m.describe(&j, jd, doc)
+	j.Removed = max(0, len(c.Text)-len(jd.rest))
+	j.Stripped = jd.notes
+	m.res.Joins = append(m.res.Joins, j)
+	for _, r := range jd.removals {
+		r.Chunk = c.Seq
+		m.res.Envelope = append(m.res.Envelope, r)
+	}
+	m.b.WriteString(jd.rest)
+	m.f.observe(m.b.String(), j.Offset)
+}
+
+// joined is how a continuation was joined: what is appended, and the
+// evidence for the join's description.
+type joined struct {
+	ctx      joinCtx
+	rest     string // what is appended to the document
+	notes    []string
+	removals []Removal
+	ov       overlap // the cascade's answer
+	cut      int     // the cut settle chose
+	ok       bool    // a cut verified
+	marked   bool    // the overlap prompt's echo placed the join
+	note     string  // the repeated structure removed, if any
+	adj      string  // what the format's adjust did
+}
+
+// join reads chunk i's envelope and joins what remains to doc. A preamble's
+// line break read one way may leave a join no format verifies; it is then
+// read the other way.
+func (m *mergeRun) join(i int, doc string) joined {
+	env := m.envCtx(i, doc)
+	jc := joinCtx{doc: doc, tr: m.tr, buf: m.buf}
+	jc.habit, jc.rewraps = m.habits.at(i)
+	// Where the record in progress restarts: doc and the format's state
+	// stay as they are until the join is written.
+	m.buf.restarts = m.f.restarts(m.buf.restarts[:0], doc)
+	jc.restarts = m.buf.restarts
+	var jd joined
+	for attempt := 0; attempt < 2; attempt++ {
+		e := readEnvelope(m.chunks[i].Text, env)
+		m.wrapperOpen = e.open
+		jd = m.joinReading(jc, e, i == len(m.chunks)-1)
+		if jd.ok || !e.judged {
+			break
+		}
+		env.flipBlank = true
+	}
+	if jd.ok {
+		if jd.adj != "" {
+			jd.notes = append(jd.notes, jd.adj)
+		}
+	}
+	return jd
+}
+
+// envCtx is the envelope step's context for chunk i of a document doc.
+func (m *mergeRun) envCtx(i int, doc string) envCtx {
+	c := envCtx{site: m.f.site(doc), fences: m.tr.fences, blank: m.tr.blank, wrapperOpen: m.wrapperOpen}
+	// The other continuations all open with a fence line (two at least).
+	others := m.fenced
+	if m.opens[i] {
+		others--
+	}
+	c.wraps = others >= 2 && others == len(m.chunks)-2
+	c.habit, _ = m.habits.at(i)
+	return c
+}
+
+// joinReading joins one reading of a chunk's envelope: an overlap prompt's
+// echo that repeats the document's tail places the join exactly (what
+// follows the markers is new); any other echo is text the model wrote,
+// judged by the cascade like the rest.
+func (m *mergeRun) joinReading(jc joinCtx, e envelope, last bool) joined {
+	jd := joined{notes: e.notes, removals: e.removals}
+	t := e.text
+	jd.marked = e.echoed && echoJoins(jc.doc, e.echo, e.echoCut)
+	if e.echoed && !jd.marked {
+		t = echoText(jc.doc, e.echo) + t
+	}
+	jd.ov = overlap{method: methodMarkers, confidence: confCertain}
+	if !jd.marked {
+		t, jd.note = m.f.stripStructure(jc.doc, t)
+		if jd.note != "" {
+			jd.notes = append(jd.notes, jd.note)
+		}
+		jc.next, jc.bias = t, jd.note != ""
+		jd.ov = findOverlap(&jc)
+	}
+	jc.next = t
+	jd.rest, jd.adj, jd.cut, jd.ok = settle(&jc, m.f, jd.ov, last)
+	jd.ctx = jc
+	return jd
+}
+
+// describe sets the join's method and confidence from how it was joined,
+// and reports a join it could not verify.
+func (m *mergeRun) describe(j *Join, jd joined, doc string) {
+	switch {
+	case !jd.ok:
+		j.Method, j.Confidence = methodFallback, confNone
+		m.errs = append(m.errs, fmt.Sprintf("chunk %d: no verified overlap at byte %d", j.Seq, len(doc)))
+	case jd.cut > 0 && jd.cut == jd.ov.cut:
+		j.Method, j.Confidence = jd.ov.method, jd.ov.confidence
+	case jd.cut > 0:
+		// Only the format's verification singled this repeat out.
+		j.Method, j.Confidence = methodStructural, confVerified
+	case jd.marked:
+		j.Method, j.Confidence = methodMarkers, confCertain
+	case jd.note != "":
+		j.Method, j.Confidence = methodStructural, confStructure
+	default:
+		j.Method, j.Confidence = methodNone, confCertain
+	}
+	if jd.ok && !jd.marked {
+		if l := keptRepeat(&jd.ctx, jd.rest); l > 0 {
+			// The join reads X X: the document may write it so, or the
+			// model repeated X and nothing here tells which.
+			j.Confidence = min(j.Confidence, confUnverified)
+			m.errs = append(m.errs, fmt.Sprintf("chunk %d: kept a repeat of the %d bytes before byte %d, which may be the model's", j.Seq, l, len(doc)))
+		}
+	}
+}
+
+// finish repairs and validates the whole document.
+func (m *mergeRun) finish() Result {
+	res := m.res
+	res.Content = m.b.String()
+	m.f.repair(&res)
+	m.f.validate(&res)
+	errs := m.errs
+	if res.Error != "" {
+		errs = append(errs, res.Error)
+	}
+	if len(errs) > 0 {
+		res.Success = false
+		res.Error = strings.Join(errs, "; ")
+	}
+	return res
+}
