@@ -21,7 +21,8 @@ func TestSimulatorConversationsMergeExactly(t *testing.T) {
 	ts := httptest.NewServer(simulator.New(simulator.Config{}))
 	defer ts.Close()
 	p := continuation.NewResponsesProvider(continuation.ProviderConfig{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})
-	behaviors := []string{"exact", "repeat_tail", "restart_line", "preamble", "fence", "overlap", "ignore_overlap"}
+	behaviors := []string{"exact", "repeat_tail", "restart_line", "preamble", "fence", "overlap", "ignore_overlap",
+		"wrap", "wrap_each", "chatty", "restart_top"}
 	formats := []string{"csv", "json", "jsonl", "markdown", "code", "diff", "text"}
 	for _, beh := range behaviors {
 		for _, f := range formats {

@@ -110,7 +110,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 		depth++
 		if matching {
-			offset, matching = follow(doc, offset, texts[i])
+			offset, matching = follow(doc, offset, texts[i], spec.Behavior)
 		}
 	}
 	offset = runeStart(doc, offset)
@@ -144,7 +144,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 
 	t := produce(turnInput{doc: doc, spec: spec, offset: offset, depth: depth, maxTokens: maxTokens,
 		model: req.Model, fault: contentFault(fault, faulted), prefill: prefill, overlap: overlap,
-		restart: depth >= 1 && strict, tool: tool})
+		restart: depth >= 1 && strict, strict: strict, tool: tool})
 	cc := chatCompletion{
 		ID:                s.newID("chatcmpl-"),
 		Object:            "chat.completion",

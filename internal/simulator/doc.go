@@ -43,14 +43,44 @@
 // it, with a ``` line after the document's last line: a turn cut by max
 // tokens never got to write a closing fence, and a turn whose budget would
 // run out inside it is cut before the document's end), overlap (repeats the
-// last 3 lines between ---BEGIN_OVERLAP--- and ---END_OVERLAP--- lines) or
-// ignore_overlap (see below). The repeated tail starts wherever the 40
-// bytes do, mid-word too (widened to a whole rune), as a tokenizer's token
-// may start mid-word. What a behaviour adds is written text: it counts
+// last 3 lines between ---BEGIN_OVERLAP--- and ---END_OVERLAP--- lines),
+// ignore_overlap (see below), or one of the habits below. The repeated
+// tail starts wherever the 40 bytes do, mid-word too (widened to a whole
+// rune), as a tokenizer's token may start mid-word. What a behaviour adds is written text: it counts
 // against max tokens like the document, and a budget too small for it
 // writes part of it and none of the document. A model that restarts a line
 // (or echoes lines) longer than its budget never progresses, as a real one
 // would not: [Stalls] tells which conversations do.
+//
+// Four behaviours are habits of chat models that a merge has to meet
+// whatever it was tuned on. wrap fences the whole answer, as models do with
+// typed output: the turn that starts the document opens it with a
+// "```TAG" line (TAG csv, json, diff; for jsonl json or jsonl and for
+// markdown md or markdown, by the seed's parity, as models use both; go for
+// code, the language of the generated code), continuations go on without a
+// fence, and the turn that finishes the document closes it with a "```"
+// line; a text answer is never fenced. A single-chunk answer is fenced too.
+// wrap_each also reopens the fence at the start of every continuation (each
+// cut off before its close). chatty opens every continuation with a remark
+// ("Sure! Here's the rest:", "Below is what was left.", "(continued)" ...:
+// fourteen, ending in a colon, a full stop, an exclamation mark or
+// bracketed), followed by a blank line or a line break alone, and ends the
+// answer with a closing remark ("I hope this helps!" ...) after one blank
+// line or two; which ones is a pure function of the seed and the depth.
+// restart_top starts the document over at a continuation, reproducing it
+// from its start up to the cut before going on; when that would take more
+// than half the turn's budget it starts instead at the earliest line that
+// fits in half (not even the line cut off: nothing is repeated), so the
+// conversation always progresses. Under a constant max tokens the first
+// turn fills the budget, so the restart from the very start shows only
+// when a continuation's budget is more than twice what was written.
+// All of it is written text, counted as above. What comes after the
+// document (the closing fence, the closing remark) is written only by the
+// turn that finishes the document, and a turn whose budget would run out
+// inside it stops short of the document's end instead, as the fence
+// behaviour's close does. A prefilled continuation opens nothing but
+// still closes the answer; a model held to a strict json_schema writes
+// JSON only, with none of these.
 //
 // The overlap instruction: when the latest user turn of a continuation
 // contains "repeat the last N lines" (any case), behaviours exact and
@@ -82,12 +112,17 @@
 // request whose input ends with an assistant message continues it). An
 // assistant turn is matched against the document with the extras a
 // behaviour adds recognized and skipped (an overlap block, a preamble,
-// fences, a repeated tail or line); a turn that leaves the document stops
-// the matching there. Depth counts one per assistant turn (chat) or per
-// previous response and assistant item (Responses).
+// fences, tagged or not, chatty remarks, a repeated tail or line); a turn
+// that leaves the document stops the matching there. A turn that starts
+// the document over from an earlier line is followed only under
+// restart_top: under another behaviour it is a restart for a strict schema.
+// Depth counts one per assistant turn (chat) or per previous response and
+// assistant item (Responses).
 //
 // Prefill: Chat's continue_final_message true continues a final assistant
-// message in place, without any behaviour's extras (vLLM's spelling; with
+// message in place, without any behaviour's extras before the text (the
+// end of a whole answer still ends it: wrap's closing fence, chatty's
+// closing remark) (vLLM's spelling; with
 // vLLM add_generation_prompt must be false, and the simulator refuses an
 // explicit true with vLLM's error). Other servers' prefill fields are not
 // recognized: without continue_final_message a final assistant message is a

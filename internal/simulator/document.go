@@ -78,7 +78,10 @@ func (c *docCache) get(spec Spec) string {
 // incomplete line, overlap echoes three lines) takes the whole budget, so
 // the model writes nothing new and, asked again, writes the same. A real
 // model that restarts a line longer than its budget loops the same way;
-// it stalls only on documents whose lines are that long.
+// it stalls only on documents whose lines are that long. restart_top never
+// stalls (it reproduces at most half its budget); the whole-answer habits
+// (wrap, wrap_each, chatty) stall only on budgets their fence lines or
+// remarks fill, as at every turn the same extras take the same room.
 func Stalls(spec Spec, model string, maxTokens int) bool {
 	if spec.Size <= 0 {
 		spec.Size = defaultSize

@@ -121,8 +121,8 @@ func BenchmarkChatHistory(b *testing.B) {
 }
 
 func TestStalls(t *testing.T) {
-	spec := func(behavior string) Spec {
-		s, ok := ParseSpec("[[sim format=text size=3000 seed=1 behavior=" + behavior + "]]")
+	spec := func(format, behavior string) Spec {
+		s, ok := ParseSpec("[[sim format=" + format + " size=3000 seed=1 behavior=" + behavior + "]]")
 		if !ok {
 			t.Fatal("bad directive")
 		}
@@ -131,21 +131,34 @@ func TestStalls(t *testing.T) {
 	// The text's paragraphs are single lines of 400 bytes and more: a model
 	// that restarts the line it was cut in never gets past one at 120
 	// tokens (480 bytes at most), and one that echoes three never does.
+	// restart_top reproduces at most half its budget, so it always gets on.
+	// The whole-answer habits stall only when what they add fills the
+	// budget: a fence line of two tokens, a remark before and after.
 	for _, tt := range []struct {
-		behavior string
-		budget   int
-		want     bool
+		format, behavior string
+		budget           int
+		want             bool
 	}{
-		{"exact", 120, false},
-		{"repeat_tail", 120, false},
-		{"fence", 120, false},
-		{"restart_line", 120, true},
-		{"overlap", 120, true},
-		{"restart_line", 300, false},
-		{"overlap", 300, false},
+		{"text", "exact", 120, false},
+		{"text", "repeat_tail", 120, false},
+		{"text", "fence", 120, false},
+		{"text", "restart_line", 120, true},
+		{"text", "overlap", 120, true},
+		{"text", "restart_line", 300, false},
+		{"text", "overlap", 300, false},
+		{"text", "restart_top", 120, false},
+		{"text", "restart_top", 2, false},
+		{"text", "wrap", 120, false},
+		{"text", "wrap_each", 2, false}, // text is never fenced
+		{"csv", "wrap", 3, false},
+		{"csv", "wrap", 2, true}, // the opening fence takes the whole first turn, every time
+		{"csv", "wrap_each", 4, false},
+		{"csv", "wrap_each", 3, true}, // the reopened fence leaves one token: the last one and the close never fit together
+		{"text", "chatty", 120, false},
+		{"text", "chatty", 5, true}, // a remark before, and one after that never fits
 	} {
-		if got := Stalls(spec(tt.behavior), "gpt-4.1-mini", tt.budget); got != tt.want {
-			t.Errorf("Stalls(%s, %d) = %v, want %v", tt.behavior, tt.budget, got, tt.want)
+		if got := Stalls(spec(tt.format, tt.behavior), "gpt-4.1-mini", tt.budget); got != tt.want {
+			t.Errorf("Stalls(%s, %s, %d) = %v, want %v", tt.format, tt.behavior, tt.budget, got, tt.want)
 		}
 	}
 }

@@ -23,6 +23,18 @@ document and the misbehaviour:
     overlap          repeats the last 3 lines between ---BEGIN_OVERLAP--- and
                      ---END_OVERLAP--- lines
     ignore_overlap   ignores an overlap instruction: restarts the last line
+    wrap             fences the whole answer: the turn that starts the document
+                     opens a ` + "```" + `TAG line (csv, json, json or jsonl for
+                     jsonl, go for code, diff, md or markdown), the turn that
+                     finishes it closes it; text is never fenced
+    wrap_each        as wrap, and every continuation reopens the fence
+    chatty           a remark opens every continuation ("Sure! Here's the
+                     rest:", "Below is what was left.", "(continued)", ...; by
+                     seed and depth), another ends the answer ("I hope this
+                     helps!", ...) after a blank line or two
+    restart_top      starts the document over and reproduces it up to the cut,
+                     or, when that takes more than half max tokens, from the
+                     earliest line that fits in half (none: nothing repeated)
   tool=DEPTH[:MODE]  at DEPTH, text then a call of the request's first function
                      tool (none offered, no call); arguments ~40 tokens
     ok               complete call (default): Responses completed + function_call
@@ -48,7 +60,9 @@ A continuation whose latest user turn says "repeat the last N lines" gets, with
 behaviors exact and overlap, ---BEGIN_OVERLAP--- + the last N lines +
 ---END_OVERLAP--- and then the document. Everything written counts against max
 tokens: a line (for overlap, three) longer than max tokens makes restart_line,
-ignore_overlap and overlap repeat it forever. Assistant messages (chat) and
+ignore_overlap and overlap repeat it forever. What a behavior writes after the
+document (a closing fence, chatty's closing remark) is written only by a turn
+with room for it; one without stops short of the document's end. Assistant messages (chat) and
 assistant input items (Responses) carry the document further: the model
 continues after the last one. Chat prefill is
 vLLM's continue_final_message (add_generation_prompt false). A continuation

@@ -17,10 +17,14 @@ func cachedTokens(prefix int) int {
 // continues after the last of them. A turn that is a clean continuation
 // matches directly; otherwise the extras a behaviour adds are recognized (an
 // overlap block, a preamble, fences, a repeated tail or line) so the turn is
-// followed anyway. matched is false when the text leaves the document; the
-// offset then reaches as far as the text followed it, and the caller ignores
-// later turns, as the model would be lost.
-func follow(doc string, offset int, text string) (end int, matched bool) {
+// followed anyway, and so are the envelope of the whole-answer habits (a
+// tagged fence, chatty remarks). A turn that starts the document over from
+// an earlier line is followed only under restart_top (behavior), which
+// writes such turns: under any other behaviour it is a turn that left the
+// document (a strict schema's restart). matched is false when the text
+// leaves the document; the offset then reaches as far as the text followed
+// it, and the caller ignores later turns, as the model would be lost.
+func follow(doc string, offset int, text, behavior string) (end int, matched bool) {
 	if n := commonPrefix(doc[offset:], text); n == len(text) {
 		return offset + n, true
 	} else if n > 0 {
@@ -49,6 +53,7 @@ func follow(doc string, offset int, text string) (end int, matched bool) {
 		}
 		bodies = append(bodies, body)
 	}
+	bodies = append(bodies, habitBodies(text)...)
 	starts := []int{
 		offset,
 		strings.LastIndexByte(doc[:offset], '\n') + 1, // a restarted line
@@ -68,6 +73,10 @@ func follow(doc string, offset int, text string) (end int, matched bool) {
 			}
 			end = max(end, start+n)
 		}
+	}
+	if behavior == BehaviorRestartTop {
+		e, ok := restartedFrom(doc, offset, text)
+		return max(end, e), ok
 	}
 	return end, false
 }

@@ -28,7 +28,7 @@ func TestFollow(t *testing.T) {
 		{"unrelated", "zzz", off, false},
 	}
 	for _, tt := range tests {
-		end, matched := follow(doc, off, tt.text)
+		end, matched := follow(doc, off, tt.text, "")
 		if end != tt.end || matched != tt.matched {
 			t.Errorf("%s: follow = %d %v, want %d %v", tt.name, end, matched, tt.end, tt.matched)
 		}

@@ -97,7 +97,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	for _, a := range in.assistant {
 		depth++
 		if matching {
-			offset, matching = follow(doc, offset, a)
+			offset, matching = follow(doc, offset, a, spec.Behavior)
 		}
 	}
 	offset = runeStart(doc, offset)
@@ -121,7 +121,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 
 	t := produce(turnInput{doc: doc, spec: spec, offset: offset, depth: depth, maxTokens: maxTokens,
-		model: req.Model, fault: contentFault(fault, faulted), overlap: overlap, restart: depth >= 1 && strict, tool: tool})
+		model: req.Model, fault: contentFault(fault, faulted), overlap: overlap, restart: depth >= 1 && strict, strict: strict, tool: tool})
 	var cached int
 	if prevID != nil {
 		cached = cachedTokens(tokensOf(resent + prevChars))

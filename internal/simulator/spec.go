@@ -30,6 +30,22 @@ const (
 	// ("repeat the last N lines ..."): no markers, it restarts the incomplete
 	// last line instead, as restart_line does.
 	BehaviorIgnoreOverlap = "ignore_overlap"
+	// BehaviorWrap is a model that fences its whole answer, as chat models
+	// often do for typed output: the turn that starts the document opens a
+	// fence tagged for the format, continuations go on inside it, and the
+	// turn that finishes the document closes it. Text is never fenced.
+	BehaviorWrap = "wrap"
+	// BehaviorWrapEach is BehaviorWrap whose continuations also reopen the
+	// fence at their start, each cut off before its close.
+	BehaviorWrapEach = "wrap_each"
+	// BehaviorChatty is a model that talks around the document: every
+	// continuation opens with a remark (varied, drawn by seed and depth) and
+	// the turn that finishes the document ends with a closing one.
+	BehaviorChatty = "chatty"
+	// BehaviorRestartTop is a model that starts the document over at a
+	// continuation and reproduces it up to where it stopped (from an earlier
+	// line when that would take more than half its budget) before going on.
+	BehaviorRestartTop = "restart_top"
 )
 
 const (
@@ -170,7 +186,7 @@ func (s *Spec) set(key, value string) error {
 	case "behavior":
 		switch value {
 		case BehaviorExact, BehaviorRepeatTail, BehaviorRestartLine, BehaviorPreamble, BehaviorFence, BehaviorOverlap,
-			BehaviorIgnoreOverlap:
+			BehaviorIgnoreOverlap, BehaviorWrap, BehaviorWrapEach, BehaviorChatty, BehaviorRestartTop:
 			s.Behavior = value
 		default:
 			return fmt.Errorf("behavior: unknown behavior %q", value)

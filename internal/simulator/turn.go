@@ -35,9 +35,10 @@ type turnInput struct {
 	maxTokens int
 	model     string
 	fault     string // content-level fault kind (content_filter, cutoff, failed) or ""
-	prefill   bool   // continuing the final assistant message in place: no behaviour extras
+	prefill   bool   // continuing the final assistant message in place: nothing written before the text
 	overlap   int    // N of "repeat the last N lines" in the latest user turn; 0 when absent
 	restart   bool   // the model starts the document over (strict schema on a continuation)
+	strict    bool   // a strict json_schema constrains the output: the model writes JSON only
 	tool      string // the function the model can call (the request's first function tool), "" for none
 }
 
@@ -79,10 +80,12 @@ type toolCall struct {
 	complete   bool
 }
 
-// produce simulates one generation: reasoning first, then the behaviour's
-// extras on continuations, then document tokens up to the budget, and a
-// function call when the directive asks for one at this depth. Everything
-// visible counts against the budget, extras included.
+// produce simulates one generation: reasoning first, then what the
+// behaviour writes before the document (a continuation's extras, a fence
+// opening the answer: see envelope), then document tokens up to the
+// budget, what it writes after a finished document, and a function call
+// when the directive asks for one at this depth. Everything visible counts
+// against the budget, extras included.
 func produce(in turnInput) turn {
 	offset := in.offset
 	if in.restart {
@@ -107,10 +110,7 @@ func produce(in turnInput) turn {
 		budget = max(1, budget/2)
 	}
 
-	var pre, post string
-	if in.depth >= 1 && !in.prefill && !in.restart && offset > 0 {
-		pre, post = extras(in.spec.Behavior, in.doc[:offset], in.overlap)
-	}
+	pre, post := envelope(in, offset, budget)
 	preEnd, used := advance(pre, 0, budget)
 	preCut := preEnd < len(pre)
 	pre = pre[:preEnd]
