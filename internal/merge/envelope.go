@@ -26,7 +26,35 @@ type envCtx struct {
 	// flipBlank takes the other reading of the line break after a
 	// preamble, for a join the first reading does not verify.
 	flipBlank bool
+	// last: the chunk ends the answer, so its last paragraph may be a
+	// trailer.
+	last bool
+	// whole: the answer's first chunk opened a fence around the whole
+	// answer (removed), which the last chunk is to close.
+	whole bool
+	// preamble and trailer say how an uncertain remark is read: by its
+	// evidence, or forced one way for the pipeline to verify the other.
+	preamble, trailer reading
+	// syntax reports whether a line has the format's own syntax (a
+	// Markdown list item, a code statement): no remark has.
+	syntax func(line string) bool
+	// breaks reports whether a line appended where the document stands
+	// (atEnd: after the document's end) would break the format, given
+	// what follows it.
+	breaks func(line, after string, atEnd bool) bool
 }
+
+// reading is how the envelope step reads an uncertain remark.
+type reading int
+
+const (
+	// byEvidence: removed when its evidence is sure (remarkSure).
+	byEvidence reading = iota
+	// removeMaybe: removed when its evidence is at least remarkMaybe.
+	removeMaybe
+	// keepRemark: kept whatever its evidence.
+	keepRemark
+)
 
 // envelope is a chunk read by the envelope step: the document's part of it
 // and what was set aside.
@@ -45,7 +73,22 @@ type envelope struct {
 	// the text's (see blankLineIsNew); the other reading is the one
 	// envCtx.flipBlank gives.
 	judged bool
+	// preamble and trailer are the evidence of the remarks the chunk
+	// opens and ends with (score 0 when none had a remark's form), and
+	// whether they were removed: the pipeline tries the other reading of
+	// an uncertain one.
+	preamble, trailer remarkSeen
 }
+
+// remarkSeen is what the envelope step saw of one remark.
+type remarkSeen struct {
+	score   int
+	removed bool
+}
+
+// uncertain reports whether the other reading of the remark is worth a
+// try: its evidence is between remarkMaybe and remarkSure.
+func (r remarkSeen) uncertain() bool { return r.score >= remarkMaybe && r.score < remarkSure }
 
 // remove records that removed, which the chunk held, was set aside.
 func (e *envelope) remove(removed, why, note string, evidence ...string) {
@@ -69,7 +112,7 @@ func readEnvelope(t string, c envCtx) envelope {
 		// The markers inside the wrapper fence.
 		e.cutMarkers()
 	}
-	trailed := e.cutTrailer()
+	trailed := e.cutTrailer(c)
 	e.open = opened || c.wrapperOpen
 	if e.open || trailed && !c.docFenced {
 		e.cutClosingFence(c, opened)
@@ -77,26 +120,34 @@ func readEnvelope(t string, c envCtx) envelope {
 	return e
 }
 
-// cutPreamble removes a chatter line of its own and at most one blank line
-// after it.
+// cutPreamble removes a remark of its own that opens the chunk, and at most
+// one blank line after it.
 func (e *envelope) cutPreamble(c envCtx) {
 	t := e.text
 	i := strings.IndexByte(t, '\n')
-	if i <= 0 || i > 200 {
+	if i <= 0 || i > remarkMax+2 {
 		return
 	}
 	first := strings.TrimRight(t[:i], "\r")
-	trimmed := strings.TrimSpace(first)
 	// A chunk that is nothing but such a line followed by whitespace (the
 	// document's own line break or indentation, all the model had left)
 	// loses the line too: it introduces nothing of the document. A line
 	// that starts over the document's partial line ("Here is a sample of" +
 	// "Here is a sample of ... blocks:") is the document's.
-	restart := len(c.partial) >= 2 && strings.HasPrefix(first, c.partial)
-	if trimmed == "" || restart || !chatterLine(first, preambleStarts) || !introduces(trimmed) {
+	if len(c.partial) >= 2 && strings.HasPrefix(first, c.partial) {
 		return
 	}
 	t = t[i+1:]
+	m, after := leadingBreaks(t)
+	r, ok := judgePreamble(first, after, m > 0, c)
+	if !ok {
+		return
+	}
+	e.preamble.score = r.score
+	if !c.preamble.removes(r.score) {
+		return
+	}
+	e.preamble.removed = true
 	e.judged = strings.HasPrefix(t, "\n") || strings.HasPrefix(t, "\r\n")
 	if blankLineIsNew(t, c) == c.flipBlank {
 		if strings.HasPrefix(t, "\n") {
@@ -105,8 +156,21 @@ func (e *envelope) cutPreamble(c envCtx) {
 			t = t[2:]
 		}
 	}
-	e.remove(e.text[:len(e.text)-len(t)], WhyPreamble, "preamble")
+	e.removals = append(e.removals, Removal{Removed: e.text[:len(e.text)-len(t)], Why: WhyPreamble, Evidence: r.evidence})
+	e.notes = append(e.notes, "preamble")
 	e.text = t
+}
+
+// removes reports whether a remark of the given score is removed under
+// this reading.
+func (rd reading) removes(score int) bool {
+	switch rd {
+	case removeMaybe:
+		return score >= remarkMaybe
+	case keepRemark:
+		return false
+	}
+	return score >= remarkSure
 }
 
 // cutMarkers sets aside the overlap prompt's echoed block; the join checks
@@ -167,14 +231,73 @@ func (e *envelope) cutOpeningFence(c envCtx) bool {
 	return true
 }
 
-// cutTrailer removes a closing remark, reporting whether it did.
-func (e *envelope) cutTrailer() bool {
-	t, ok := stripTrailer(e.text)
-	if ok {
-		e.remove(e.text[len(t):], WhyTrailer, "closing remark")
-		e.text = t
+// cutTrailer removes a closing remark from the answer's last chunk: its
+// last paragraph, after a blank line or a closing fence, of one to three
+// lines that read as remarks. It reports whether it did.
+func (e *envelope) cutTrailer(c envCtx) bool {
+	if !c.last {
+		return false
 	}
-	return ok
+	t, lines, blank, afterFence, ok := lastParagraph(e.text)
+	if !ok {
+		return false
+	}
+	r, ok := judgeTrailer(lines, afterFence, blank, c)
+	if !ok {
+		return false
+	}
+	e.trailer.score = r.score
+	if !c.trailer.removes(r.score) {
+		return false
+	}
+	e.trailer.removed = true
+	e.removals = append(e.removals, Removal{Removed: e.text[len(t):], Why: WhyTrailer, Evidence: r.evidence})
+	e.notes = append(e.notes, "closing remark")
+	e.text = t
+	return true
+}
+
+// lastParagraph splits the last paragraph of one to three lines off t. It
+// returns what stays (the document's own line ends, and any blank lines it
+// ends with, stay; the line break that separates the paragraph goes with
+// it), the paragraph's lines, and whether a blank line or a fence line
+// stands before it.
+func lastParagraph(t string) (stay string, lines []string, blank, afterFence, ok bool) {
+	s := strings.TrimRight(t, " \t\r\n")
+	end := len(s)
+	for k := 0; k < 3; k++ {
+		i := strings.LastIndexByte(s[:end], '\n')
+		if i < 0 {
+			return t, nil, false, false, false
+		}
+		lines = append([]string{strings.TrimRight(s[i+1:end], "\r")}, lines...)
+		before := s[:i]
+		if stay, blank, afterFence, ok = paragraphStart(before); ok {
+			return stay, lines, blank, afterFence, true
+		}
+		end = i
+	}
+	return t, nil, false, false, false
+}
+
+// paragraphStart reports whether a paragraph may start after before: a
+// blank line or a fence line ends it. It returns what stays of t.
+func paragraphStart(before string) (stay string, blank, afterFence, ok bool) {
+	switch {
+	case strings.HasSuffix(before, "\n"):
+		// Blank line before the remark: the line break that made it goes
+		// with the remark.
+		return before, true, false, true
+	case strings.HasSuffix(before, "\r\n\r"):
+		return before[:len(before)-1], true, false, true
+	case strings.HasSuffix(before, "\r"):
+		return strings.TrimRight(before, "\r\n") + "\n", true, false, true
+	}
+	line := before[strings.LastIndexByte(before, '\n')+1:]
+	if _, ok := fenceLine(line); ok {
+		return before + "\n", false, true, true
+	}
+	return "", false, false, false
 }
 
 // cutClosingFence removes the wrapper's closing fence, unless it closes a
@@ -188,7 +311,11 @@ func (e *envelope) cutClosingFence(c envCtx, opened bool) {
 	if opened {
 		note = ""
 	}
-	e.removeNote(e.text[len(u):], WhyWrapperFence, note)
+	why := WhyWrapperFence
+	if c.whole {
+		why = WhyUnwrappedFence
+	}
+	e.removeNote(e.text[len(u):], why, note)
 	e.text = u
 	e.open = false
 }
@@ -208,80 +335,3 @@ func (e *envelope) removeNote(removed, why, note string) {
 // instead of continuing it. A first line only counts as chatter when it is
 // short, ends like a sentence introducing something and starts with one of
 // these, so a document line such as "Here is the list of ..." inside a
-// paragraph is never taken for one.
-var preambleStarts = []string{
-	"sure", "certainly", "of course", "okay", "ok,", "ok.", "alright", "absolutely",
-	"here is", "here's", "here are", "below is", "continuing", "continued", "(continued",
-	"[continued", "continuation", "i'll continue", "i will continue", "let me continue",
-	"let's continue", "picking up", "resuming", "as requested", "great", "got it",
-}
-
-// trailerStarts are how models close a reply with a remark about the document.
-var trailerStarts = []string{
-	"let me know", "i hope", "hope this", "feel free", "(continued", "[continued",
-	"to be continued", "(to be continued", "continued in", "this completes", "that completes",
-	"this concludes", "that concludes", "shall i continue", "would you like", "do you want me",
-	"i can continue", "if you need", "if you'd like", "(end of", "[end of", "end of continuation",
-	"i'll continue", "i will continue", "the document continues", "(output truncated", "[output truncated",
-}
-
-// chatterLine reports whether line reads like a model talking about its
-// output, given the phrases that open such remarks.
-func chatterLine(line string, starts []string) bool {
-	s := strings.TrimSpace(line)
-	if s == "" || len(s) > 200 {
-		return false
-	}
-	for _, p := range starts {
-		// The phrases are ASCII, so a match starts with the same byte up
-		// to ASCII case: comparing first bytes (case bit set) spares most
-		// EqualFold calls.
-		if len(s) >= len(p) && s[0]|0x20 == p[0]|0x20 && strings.EqualFold(s[:len(p)], p) {
-			return true
-		}
-	}
-	return false
-}
-
-// introduces reports whether a line ends the way a remark introducing the
-// continuation does: with a colon, or as a bracketed note like "(continued)".
-// A document line that merely starts with "Continued" or "Sure" does not.
-func introduces(line string) bool {
-	end := line[len(line)-1]
-	return end == ':' || (line[0] == '(' && end == ')') || (line[0] == '[' && end == ']')
-}
-
-// stripTrailer removes a closing remark: a last paragraph (after a blank line
-// or a closing fence) of one chatter line.
-func stripTrailer(t string) (string, bool) {
-	s := strings.TrimRight(t, " \t\r\n")
-	i := strings.LastIndexByte(s, '\n')
-	if i < 0 {
-		return t, false
-	}
-	last := s[i+1:]
-	if !chatterLine(last, trailerStarts) {
-		return t, false
-	}
-	before := s[:i]
-	switch {
-	case strings.HasSuffix(before, "\n"):
-		// Blank line before the remark: the line break that made it goes
-		// with the remark; the document's own line ends (and any blank
-		// lines it ends with) stay.
-		return before, true
-	case strings.HasSuffix(before, "\r\n\r"):
-		return before[:len(before)-1], true
-	case strings.HasSuffix(before, "\r"):
-		return strings.TrimRight(before, "\r\n") + "\n", true
-	default:
-		if j := strings.LastIndexByte(before, '\n'); j >= 0 {
-			if _, ok := fenceLine(before[j+1:]); ok {
-				return before + "\n", true
-			}
-		} else if _, ok := fenceLine(before); ok {
-			return before + "\n", true
-		}
-	}
-	return t, false
-}

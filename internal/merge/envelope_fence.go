@@ -14,6 +14,8 @@ type fenceRules struct {
 	// lineStart is how a fence opening a continuation at a line start,
 	// outside any fence, is read.
 	lineStart wrapRule
+	// answer is how a fence opening the whole answer is read.
+	answer wrapRule
 }
 
 // wrapRule reads a fence line opening a continuation at a line start.
@@ -27,7 +29,22 @@ const (
 	wrapNamed
 	// wrapNever: never a wrapper (prose, where any line may be text).
 	wrapNever
+	// wrapAny: always a wrapper (a typed format, whose document never
+	// opens with a fence).
+	wrapAny
 )
+
+// wraps reports whether a fence of the given info string opening the whole
+// answer is a wrapper under this rule.
+func (r wrapRule) wraps(info string, f fenceRules) bool {
+	switch r {
+	case wrapAny:
+		return true
+	case wrapNamed:
+		return f.named(info)
+	}
+	return false
+}
 
 // names reports whether a fence's info string names the format.
 func (r fenceRules) named(info string) bool {
@@ -181,7 +198,7 @@ func fenceOpened(t string) bool {
 		if _, ok := fenceLine(t[:i]); ok {
 			return true
 		}
-		if k == 0 && !(chatterLine(t[:i], preambleStarts) && introduces(strings.TrimSpace(t[:i]))) {
+		if k == 0 && !looksLikeRemark(strings.TrimRight(t[:i], "\r")) {
 			return false
 		}
 		t = t[i+1:]

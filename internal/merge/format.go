@@ -31,9 +31,10 @@ type format interface {
 	// around the join.
 	verify(doc, rest string, last bool) bool
 	// breaks reports whether a line of prose (a remark of the model's)
-	// appended to doc at a continuation's start would break the format:
-	// evidence for the envelope step that the line is not the document's.
-	breaks(doc, line string) bool
+	// appended to doc would break the format where the text after it
+	// would not: evidence for the envelope step that the line is not the
+	// document's. atEnd: the line follows the document's end.
+	breaks(doc, line, after string, atEnd bool) bool
 	// point names where the document was cut, e.g. "row:250" or "line:1200".
 	point(doc string) string
 	// repair completes what the last chunk left unfinished (a JSON document
@@ -76,6 +77,11 @@ type traits struct {
 	// with a doubled letter is no word of it (prose, Markdown, diffs; code
 	// has "ssa", "llvm").
 	doubledLetters bool
+	// syntax reports whether a line has the format's own syntax (a
+	// Markdown block marker, a code statement or comment, a diff's hunk
+	// line): such a line is the document's, never a remark; nil when any
+	// line may read as prose.
+	syntax func(line string) bool
 	// keepsHeader reports whether a partial line at lineStart, kept, makes
 	// the header line the line before calls for; nil when the format has
 	// none.

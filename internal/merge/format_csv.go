@@ -242,7 +242,7 @@ func (f *csvFormat) restarts(out []int, doc string) []int {
 func (f *csvFormat) traits() traits {
 	return traits{
 		glue:   true,
-		fences: fenceRules{names: []string{"csv"}, inValues: true, lineStart: wrapUnlessFenced},
+		fences: fenceRules{names: []string{"csv"}, inValues: true, lineStart: wrapUnlessFenced, answer: wrapAny},
 		blank:  blankRules{leads: true, markers: markersAlways},
 	}
 }
@@ -379,4 +379,27 @@ func looksLikeHeader(rec string, delim byte) bool {
 	return true
 }
 
-func (f *csvFormat) breaks(doc, line string) bool { return false }
+// breaks: a line of prose breaks a CSV document when the record it would
+// make has a field count the document has not used (or glued to a cut
+// record, makes one that no longer fits where the text after it would), or
+// leaves a first column that counts the records without a number. Inside a
+// quoted value any text may stand. At the document's start the header
+// that follows decides.
+func (f *csvFormat) breaks(doc, line, after string, atEnd bool) bool {
+	next, _, _ := strings.Cut(after, "\n")
+	next = strings.TrimSuffix(next, "\r")
+	if doc == "" || f.records == 0 {
+		d := f.delim
+		if d == 0 {
+			d = detectDelimiter(next)
+		}
+		return next != "" && countFields(next, d) >= 2 && countFields(line, d) != countFields(next, d)
+	}
+	if f.inQuote && !atEnd || f.cols < 2 {
+		return false
+	}
+	if partial := doc[f.recStart:]; partial != "" && !atEnd {
+		return !f.fits(countFields(partial+line, f.delim)) && f.fits(countFields(partial+next, f.delim))
+	}
+	return !f.fits(countFields(line, f.delim)) || f.counted >= 2 && firstNumber(line, f.delim) < 0
+}

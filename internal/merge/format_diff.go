@@ -31,10 +31,11 @@ func newDiffFormat() *diffFormat { return &diffFormat{pendingStart: -1} }
 
 func (f *diffFormat) traits() traits {
 	t := lineTraits()
-	t.fences = fenceRules{names: []string{"diff"}, lineStart: wrapUnlessFenced}
+	t.fences = fenceRules{names: []string{"diff"}, lineStart: wrapUnlessFenced, answer: wrapAny}
 	t.blank.leads = false
 	t.lead = diffRestart
 	t.keepsHeader = diffHeaderKept
+	t.syntax = diffSyntax
 	return t
 }
 
@@ -262,4 +263,24 @@ func diffRestart(doc string, lineStart int, partial, first, next string) (bool, 
 		}
 	}
 	return false, false
+}
+
+// diffSyntax reports whether a line reads as a diff's own: a hunk line or a
+// header.
+func diffSyntax(line string) bool {
+	return line != "" && strings.IndexByte(" +-@\\", line[0]) >= 0 || diffHeaderLine(line)
+}
+
+// breaks: inside a hunk whose counts hold, every line starts as a hunk line
+// does, so a line of prose there breaks the diff; at its start a diff opens
+// with a header. Between files, prose may stand (a patch's commit message).
+func (f *diffFormat) breaks(doc, line, after string, atEnd bool) bool {
+	if doc == "" {
+		return !diffHeaderLine(line) && !strings.HasPrefix(line, "From ")
+	}
+	if atEnd || f.loose || f.oldLeft <= 0 && f.newLeft <= 0 {
+		return false
+	}
+	l := doc[f.lineStart:] + line
+	return l != "" && strings.IndexByte(" +-\\", l[0]) < 0
 }

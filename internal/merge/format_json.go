@@ -51,7 +51,7 @@ func (f *jsonFormat) restarts(out []int, doc string) []int {
 func (f *jsonFormat) traits() traits {
 	return traits{
 		blankIndentRestart: true,
-		fences:             fenceRules{names: []string{"json"}, lineStart: wrapUnlessFenced},
+		fences:             fenceRules{names: []string{"json"}, lineStart: wrapUnlessFenced, answer: wrapAny},
 	}
 }
 
@@ -406,4 +406,17 @@ func backslashes(s string) int {
 	return n
 }
 
-func (f *jsonFormat) breaks(doc, line string) bool { return false }
+// breaks: outside a string, a line of prose is no JSON, wherever it stands;
+// inside one it may be raw text the model went on with (a diff carried in
+// a string), so only after the document's end does it break.
+func (f *jsonFormat) breaks(doc, line, after string, atEnd bool) bool {
+	if atEnd {
+		return true
+	}
+	if f.sc.inStr || f.sc.err >= 0 {
+		return false
+	}
+	c := f.sc.clone()
+	c.feed(line, len(doc))
+	return c.err >= 0
+}

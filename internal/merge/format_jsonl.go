@@ -28,7 +28,7 @@ func (f *jsonlFormat) observe(doc string, from int) {
 func (f *jsonlFormat) restarts(out []int, doc string) []int { return append(out, f.lineStart) }
 
 func (f *jsonlFormat) traits() traits {
-	return traits{fences: fenceRules{names: []string{"jsonl"}, lineStart: wrapUnlessFenced}}
+	return traits{fences: fenceRules{names: []string{"jsonl"}, lineStart: wrapUnlessFenced, answer: wrapAny}}
 }
 
 func (f *jsonlFormat) site(doc string) site {
@@ -126,4 +126,17 @@ func (f *jsonlFormat) validate(res *Result) {
 	}
 }
 
-func (f *jsonlFormat) breaks(doc, line string) bool { return false }
+// breaks: a line of prose is no JSON value, unless it goes on with a
+// string the record was cut in.
+func (f *jsonlFormat) breaks(doc, line, after string, atEnd bool) bool {
+	partial := doc[f.lineStart:]
+	if !atEnd && partial != "" && lineInString(partial) {
+		return false
+	}
+	if atEnd {
+		partial = ""
+	}
+	sc := newJSONScanner()
+	sc.feed(partial+line, 0)
+	return sc.err >= 0
+}

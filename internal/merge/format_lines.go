@@ -73,7 +73,7 @@ type textFormat struct{ lineDoc }
 func (f *textFormat) traits() traits {
 	t := lineTraits()
 	t.tokens = true
-	t.fences = fenceRules{names: []string{"text"}, lineStart: wrapNever}
+	t.fences = fenceRules{names: []string{"text"}, lineStart: wrapNever, answer: wrapNever}
 	t.blank.markers = markersLineStarts
 	return t
 }
@@ -93,7 +93,8 @@ func (f *codeFormat) traits() traits {
 	t := lineTraits()
 	t.indentRestart = true
 	t.doubledLetters = false
-	t.fences = fenceRules{names: []string{"code"}, lineStart: wrapUnlessFenced}
+	t.syntax = codeSyntax
+	t.fences = fenceRules{names: []string{"code"}, lineStart: wrapUnlessFenced, answer: wrapAny}
 	return t
 }
 
@@ -141,4 +142,28 @@ func (f *codeFormat) site(doc string) site {
 	return s
 }
 
-func (l *lineDoc) breaks(doc, line string) bool { return false }
+// breaks: any line may be a line of prose, code or Markdown.
+func (l *lineDoc) breaks(doc, line, after string, atEnd bool) bool { return false }
+
+// codeSyntax reports whether a line reads as code rather than a remark: a
+// comment, a call or a selector, a statement or element that goes on
+// ("foo(", "a,").
+func codeSyntax(line string) bool {
+	s := strings.TrimSpace(line)
+	for _, c := range []string{"//", "#", "/*", "*", "--", "<!--", `"""`, "'''", "%"} {
+		if strings.HasPrefix(s, c) {
+			return true
+		}
+	}
+	if strings.HasSuffix(s, ",") || strings.HasSuffix(s, "(") || strings.HasSuffix(s, `\`) {
+		return true
+	}
+	for i := 1; i+1 < len(s); i++ {
+		call := s[i] == '(' && isWordByte(s[i-1])
+		selector := s[i] == '.' && isWordByte(s[i-1]) && s[i+1] >= 'a' && s[i+1] <= 'z'
+		if call || selector {
+			return true
+		}
+	}
+	return false
+}

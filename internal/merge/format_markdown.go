@@ -14,9 +14,10 @@ type markdownFormat struct {
 
 func (f *markdownFormat) traits() traits {
 	t := lineTraits()
-	t.fences = fenceRules{names: []string{"markdown", "md"}, lineStart: wrapNamed}
+	t.fences = fenceRules{names: []string{"markdown", "md"}, lineStart: wrapNamed, answer: wrapNamed}
 	t.blank.markers = markersEmphasis
 	t.lead = markdownRestart
+	t.syntax = markdownSyntax
 	return t
 }
 
@@ -150,4 +151,31 @@ func markdownRestart(doc string, lineStart int, partial, first, _ string) (bool,
 		return false, true
 	}
 	return false, false
+}
+
+// markdownSyntax reports whether a line opens a Markdown block other than a
+// paragraph: a heading, a quote, a list item, a table row, a fence, an
+// indented code line. Emphasis ("**Note:**") is a paragraph's.
+func markdownSyntax(line string) bool {
+	if strings.HasPrefix(line, "    ") || strings.HasPrefix(line, "\t") {
+		return true
+	}
+	s := strings.TrimLeft(line, " ")
+	if s == "" {
+		return false
+	}
+	switch s[0] {
+	case '#', '>', '|':
+		return true
+	case '-', '+', '*':
+		return len(s) > 1 && s[1] == ' '
+	}
+	if _, ok := fenceLine(s); ok {
+		return true
+	}
+	i := 0
+	for i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i > 0 && i+1 < len(s) && (s[i] == '.' || s[i] == ')') && s[i+1] == ' '
 }

@@ -113,7 +113,8 @@ func chatterOnly(p string) bool {
 		return true
 	}
 	line := strings.TrimSpace(p[:i])
-	return line != "" && chatterLine(line, preambleStarts) && introduces(line)
+	_, remark := remarkForm(line)
+	return line != "" && remark
 }
 
 // cutEcho reports whether a chunk is an overlap echo cut off before its end

@@ -148,7 +148,7 @@ func (m merger) Merge(chunks []Chunk) Result {
 	if m.opts.Partial {
 		f = unfinished{f}
 	}
-	res := run(name, f, chunks)
+	res := run(name, f, chunks, m.opts.Partial)
 	res.Detection = det
 	return res
 }

@@ -86,7 +86,7 @@ func TestCode(t *testing.T) {
 	runCases(t, []mergeCase{
 		{"closing brace after another", "code", []string{"func f() {\n\tif x {\n\t\ty()\n\t}\n", "}\n"}, "func f() {\n\tif x {\n\t\ty()\n\t}\n}\n", "none"},
 		{"fence around continuation", "code", []string{"package p\n\nfunc f() {\n\tret", "```go\n\treturn 1\n}\n```\n"}, "package p\n\nfunc f() {\n\treturn 1\n}\n", ""},
-		{"fence kept when doc is fenced", "code", []string{"```go\npackage p\n", "func f() {}\n```\n"}, "```go\npackage p\nfunc f() {}\n```\n", ""},
+		{"fence around the whole answer removed", "code", []string{"```go\npackage p\n", "func f() {}\n```\n"}, "package p\nfunc f() {}\n", ""},
 	})
 }
 
@@ -589,17 +589,5 @@ func TestUnverifiedRepeat(t *testing.T) {
 	}
 	if res.Success || !strings.Contains(res.Error, "kept a repeat") || res.Joins[0].Confidence > 0.5 {
 		t.Errorf("success %v, error %q, joins %+v: want the join reported", res.Success, res.Error, res.Joins)
-	}
-}
-
-// TestChatterPhrasesASCII guards chatterLine's quick first-byte test, which
-// holds only for phrases of ASCII letters.
-func TestChatterPhrasesASCII(t *testing.T) {
-	for _, p := range slices.Concat(preambleStarts, trailerStarts) {
-		for i := 0; i < len(p); i++ {
-			if p[i] >= 0x80 {
-				t.Errorf("chatter phrase %q is not ASCII", p)
-			}
-		}
 	}
 }

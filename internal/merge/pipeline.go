@@ -45,18 +45,23 @@ type mergeRun struct {
 	opens  []bool
 	fenced int
 	// wrapperOpen: a continuation opened a wrapper fence that no later one
-	// has closed yet.
-	wrapperOpen bool
-	res         Result
-	errs        []string
+	// has closed yet; whole: the answer's first chunk opened it, around
+	// the whole answer.
+	wrapperOpen, whole bool
+	// partial: the answer is still being written (Options.Partial), so its
+	// last chunk is not its end.
+	partial bool
+	res     Result
+	errs    []string
 }
 
-// run merges chunks with the pipeline.
-func run(name string, f format, chunks []Chunk) Result {
+// run merges chunks with the pipeline. partial: the answer is still being
+// written.
+func run(name string, f format, chunks []Chunk, partial bool) Result {
 	buf := bufferPool.Get().(*buffers)
 	defer bufferPool.Put(buf)
 	m := &mergeRun{
-		f: f, tr: f.traits(), chunks: chunks, buf: buf,
+		f: f, tr: f.traits(), chunks: chunks, buf: buf, partial: partial,
 		res: Result{Format: name, Strategy: name, Success: true, TruncationPoints: []string{}, Joins: []Join{}, Envelope: []Removal{}},
 	}
 	total := 0
@@ -81,7 +86,10 @@ func run(name string, f format, chunks []Chunk) Result {
 func (m *mergeRun) add(i int) {
 	c := m.chunks[i]
 	if i == 0 {
-		m.b.WriteString(c.Text)
+		e := readAnswerStart(c.Text, m.envCtx(0, ""))
+		m.wrapperOpen, m.whole = e.open, e.open
+		m.record(c.Seq, e.removals)
+		m.b.WriteString(e.text)
 		m.f.observe(m.b.String(), 0)
 		return
 	}
@@ -102,12 +110,17 @@ func (m *mergeRun) add(i int) {
 	j.Removed = max(0, len(c.Text)-len(jd.rest))
 	j.Stripped = jd.notes
 	m.res.Joins = append(m.res.Joins, j)
-	for _, r := range jd.removals {
-		r.Chunk = c.Seq
-		m.res.Envelope = append(m.res.Envelope, r)
-	}
+	m.record(c.Seq, jd.removals)
 	m.b.WriteString(jd.rest)
 	m.f.observe(m.b.String(), j.Offset)
+}
+
+// record adds the envelope step's removals from chunk seq to the result.
+func (m *mergeRun) record(seq int, removals []Removal) {
+	for _, r := range removals {
+		r.Chunk = seq
+		m.res.Envelope = append(m.res.Envelope, r)
+	}
 }
 
 // joined is how a continuation was joined: what is appended, and the
@@ -123,11 +136,12 @@ type joined struct {
 	marked   bool    // the overlap prompt's echo placed the join
 	note     string  // the repeated structure removed, if any
 	adj      string  // what the format's adjust did
+	open     bool    // the reading leaves a wrapper fence open
 }
 
-// join reads chunk i's envelope and joins what remains to doc. A preamble's
-// line break read one way may leave a join no format verifies; it is then
-// read the other way.
+// join reads chunk i's envelope and joins what remains to doc. Where the
+// envelope step was unsure, the other reading is joined too and
+// verification decides (see readings).
 func (m *mergeRun) join(i int, doc string) joined {
 	env := m.envCtx(i, doc)
 	jc := joinCtx{doc: doc, tr: m.tr, buf: m.buf}
@@ -136,27 +150,101 @@ func (m *mergeRun) join(i int, doc string) joined {
 	// stay as they are until the join is written.
 	m.buf.restarts = m.f.restarts(m.buf.restarts[:0], doc)
 	jc.restarts = m.buf.restarts
-	var jd joined
-	for attempt := 0; attempt < 2; attempt++ {
-		e := readEnvelope(m.chunks[i].Text, env)
-		m.wrapperOpen = e.open
-		jd = m.joinReading(jc, e, i == len(m.chunks)-1)
-		if jd.ok || !e.judged {
-			break
-		}
-		env.flipBlank = true
+	jd := m.readings(i, jc, env)
+	m.wrapperOpen = jd.open
+	if jd.ok && jd.adj != "" {
+		jd.notes = append(jd.notes, jd.adj)
 	}
-	if jd.ok {
-		if jd.adj != "" {
-			jd.notes = append(jd.notes, jd.adj)
+	return jd
+}
+
+// readings joins the envelope step's reading of chunk i and, where it was
+// unsure, the other one. A preamble's line break read one way may leave a
+// join no format verifies; it is then read the other way. An uncertain
+// remark kept is removed when the join verifies only without it (or finds
+// the document's repeat only without it: the line stood between the two);
+// a remark removed is kept when the join verifies only with it.
+func (m *mergeRun) readings(i int, jc joinCtx, env envCtx) joined {
+	text, last := m.chunks[i].Text, i == len(m.chunks)-1
+	read := func(env envCtx) (envelope, joined) {
+		e := readEnvelope(text, env)
+		return e, m.joinReading(jc, e, last)
+	}
+	e, jd := read(env)
+	if !jd.ok && e.judged {
+		flip := env
+		flip.flipBlank = true
+		e, jd = read(flip)
+		env = flip
+	}
+	for _, alt := range alternatives(e, env) {
+		ae, ajd := read(alt.env)
+		if alt.better(jd, ajd) {
+			if alt.evidence != "" {
+				ajd.evidenced(alt.why, alt.evidence)
+			}
+			e, jd = ae, ajd
 		}
 	}
 	return jd
 }
 
+// alternative is another reading of a chunk's envelope and when it wins.
+type alternative struct {
+	env envCtx
+	// better reports whether the alternative's join (b) wins over the
+	// first reading's (a).
+	better func(a, b joined) bool
+	// why and evidence name the removal the alternative makes and the
+	// evidence its verification adds.
+	why, evidence string
+}
+
+// alternatives lists the other readings of envelope e worth joining.
+func alternatives(e envelope, env envCtx) []alternative {
+	var out []alternative
+	verifiedOnly := func(a, b joined) bool { return b.ok && !a.ok }
+	removeWins := func(a, b joined) bool { return b.ok && (!a.ok || b.repeats() && !a.repeats()) }
+	if p := e.preamble; !p.removed && p.uncertain() {
+		alt := env
+		alt.preamble = removeMaybe
+		out = append(out, alternative{alt, removeWins, WhyPreamble, "joins only without it"})
+	} else if p.removed {
+		alt := env
+		alt.preamble = keepRemark
+		out = append(out, alternative{alt, verifiedOnly, "", ""})
+	}
+	if t := e.trailer; !t.removed && t.uncertain() {
+		alt := env
+		alt.trailer = removeMaybe
+		out = append(out, alternative{alt, verifiedOnly, WhyTrailer, "joins only without it"})
+	} else if t.removed {
+		alt := env
+		alt.trailer = keepRemark
+		out = append(out, alternative{alt, verifiedOnly, "", ""})
+	}
+	return out
+}
+
+// repeats reports whether the join verified a repeat of the document (a
+// cut, or the overlap prompt's echo).
+func (jd joined) repeats() bool { return jd.ok && (jd.marked || jd.cut > 0) }
+
+// evidenced adds evidence to the join's removal of the given kind.
+func (jd *joined) evidenced(why, evidence string) {
+	for k := range jd.removals {
+		if jd.removals[k].Why == why {
+			jd.removals[k].Evidence = append(jd.removals[k].Evidence, evidence)
+		}
+	}
+}
+
 // envCtx is the envelope step's context for chunk i of a document doc.
 func (m *mergeRun) envCtx(i int, doc string) envCtx {
-	c := envCtx{site: m.f.site(doc), fences: m.tr.fences, blank: m.tr.blank, wrapperOpen: m.wrapperOpen}
+	c := envCtx{site: m.f.site(doc), fences: m.tr.fences, blank: m.tr.blank, wrapperOpen: m.wrapperOpen, whole: m.whole}
+	c.last = i == len(m.chunks)-1 && !m.partial
+	c.syntax = m.tr.syntax
+	c.breaks = func(line, after string, atEnd bool) bool { return m.f.breaks(doc, line, after, atEnd) }
 	// The other continuations all open with a fence line (two at least).
 	others := m.fenced
 	if m.opens[i] {
@@ -172,7 +260,7 @@ func (m *mergeRun) envCtx(i int, doc string) envCtx {
 // follows the markers is new); any other echo is text the model wrote,
 // judged by the cascade like the rest.
 func (m *mergeRun) joinReading(jc joinCtx, e envelope, last bool) joined {
-	jd := joined{notes: e.notes, removals: e.removals}
+	jd := joined{notes: e.notes, removals: e.removals, open: e.open}
 	t := e.text
 	jd.marked = e.echoed && echoJoins(jc.doc, e.echo, e.echoCut)
 	if e.echoed && !jd.marked {

@@ -1,0 +1,94 @@
+package merge
+
+import "strings"
+
+// readAnswerStart reads the envelope of an answer's first chunk: a
+// preamble before the document ("Here is the CSV you asked for:"), a fence
+// around the whole answer, and, when the chunk is also the last, the
+// fence's close and a trailer. A whole-answer fence is removed where the
+// format says its document cannot open with one (CSV, JSON, JSON Lines,
+// code, diffs; Markdown only when the fence names Markdown; never prose).
+func readAnswerStart(t string, c envCtx) envelope {
+	e := envelope{text: t}
+	e.cutAnswerPreamble(c)
+	if e.cutWholeFence(c) {
+		c.whole, c.wrapperOpen = true, true
+	}
+	if c.last {
+		e.cutTrailer(c)
+		if c.whole {
+			e.cutClosingFence(c, false)
+		}
+	}
+	return e
+}
+
+// cutWholeFence removes a fence line that opens the answer (after blank
+// lines), reporting whether it did.
+func (e *envelope) cutWholeFence(c envCtx) bool {
+	t := e.text
+	s := strings.TrimLeft(t, "\r\n")
+	i := strings.IndexByte(s, '\n')
+	if i < 0 {
+		return false
+	}
+	info, ok := fenceLine(strings.TrimRight(s[:i], "\r"))
+	if !ok || strings.ContainsAny(info, " \t") || strings.HasPrefix(s, " ") || !c.fences.answer.wraps(info, c.fences) {
+		return false
+	}
+	rest := s[i+1:]
+	e.removals = append(e.removals, Removal{Removed: t[:len(t)-len(rest)], Why: WhyUnwrappedFence, Evidence: []string{"a fence opens the answer"}})
+	e.notes = append(e.notes, "code fence")
+	e.text, e.open = rest, true
+	return true
+}
+
+// cutAnswerPreamble removes a remark that opens the answer: a line of its
+// own, before a fence around the answer or before a document that the
+// format says cannot open with it, and the blank lines after it.
+func (e *envelope) cutAnswerPreamble(c envCtx) {
+	t := e.text
+	i := strings.IndexByte(t, '\n')
+	if i <= 0 || i > remarkMax+2 {
+		return
+	}
+	first := strings.TrimRight(t[:i], "\r")
+	m, after := leadingBreaks(t[i+1:])
+	r, ok := judgeAnswerPreamble(first, after, m > 0, c)
+	if !ok || !c.preamble.removes(r.score) {
+		e.preamble.score = r.score
+		return
+	}
+	e.preamble = remarkSeen{score: r.score, removed: true}
+	e.removals = append(e.removals, Removal{Removed: t[:len(t)-len(after)], Why: WhyPreamble, Evidence: r.evidence})
+	e.notes = append(e.notes, "preamble")
+	e.text = after
+}
+
+// judgeAnswerPreamble weighs the answer's first line as a preamble: a
+// remark before a fence that wraps the answer, or one the format says its
+// document cannot open with.
+func judgeAnswerPreamble(line, after string, blank bool, c envCtx) (remark, bool) {
+	var r remark
+	end, ok := remarkForm(line)
+	if !ok || c.syntax != nil && c.syntax(line) {
+		return r, false
+	}
+	r.evidence = append(r.evidence, "first line of the answer")
+	formEvidence(end, &r)
+	talk(line, false, &r)
+	if blank {
+		r.add(1, "blank line after it")
+	}
+	fl, _, _ := strings.Cut(after, "\n")
+	if info, ok := fenceLine(strings.TrimRight(fl, "\r")); ok && c.fences.answer.wraps(info, c.fences) {
+		r.add(3, "before the fence around the answer")
+	} else if c.breaks != nil && c.breaks(line, after, false) {
+		r.add(3, "the document cannot open with it")
+	} else {
+		// Prose may open with any sentence: only a fence or the format
+		// tells a preamble from the document's first line.
+		return r, false
+	}
+	return r, true
+}

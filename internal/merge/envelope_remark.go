@@ -1,0 +1,383 @@
+package merge
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A remark is a line in which the model talks about its output ("Sure,
+// here is the rest:", "Carrying on from the last row.", "Let me know if you
+// need more.") instead of writing it. No list of phrases can hold every way
+// a model says so, and a document line may say the same words, so a line is
+// taken for a remark on evidence that combines, each kind named in the
+// removal's record:
+//
+//   - where it sits: the first line of a continuation, the last paragraph
+//     of the answer; nowhere else;
+//   - its form: one short sentence that starts like one and ends with ':',
+//     '.', '!', '?' or '…', or a bracketed or emphasised note; no syntax of
+//     the format (a Markdown list item, a code statement, a JSON value);
+//   - its words: about the output itself (continue, rest, remaining, left
+//     off, below, as requested), about the reader (you, let me know) or the
+//     model (I, I'll) — a feature that counts, never the rule;
+//   - its surroundings: a blank line between it and the document, a cut
+//     word it would glue to, a closing fence before it;
+//   - and above all verification: a typed format that the line would break
+//     where the rest joins cleanly (format.breaks), a join that verifies
+//     only without it (the pipeline tries both readings of an uncertain
+//     line).
+//
+// A document line that merely reads like prose stays: the form and the
+// position alone are never enough.
+
+// Remark scores: a line scoring remarkSure or more is removed (and kept
+// again only if its removal leaves a join no format verifies); one scoring
+// remarkMaybe or more is removed only when the join verifies without it
+// and not with it.
+const (
+	remarkSure  = 5
+	remarkMaybe = 3
+)
+
+// remark is the evidence that a line is the model's remark.
+type remark struct {
+	score    int
+	evidence []string
+	// talks: the line has words that talk about the output (more than
+	// naming it).
+	talks bool
+}
+
+func (r *remark) add(points int, why string) {
+	r.score += points
+	r.evidence = append(r.evidence, why)
+}
+
+// remarkForm reports whether line has the form of a remark: one sentence of
+// at most remarkMax bytes, starting with a capital (after an opening
+// bracket, emphasis or ellipsis) and ending as a sentence or a note does.
+// It returns the line's ending: ':', '.', '!', '?' or ')' for a bracketed
+// or emphasised note.
+func remarkForm(line string) (byte, bool) {
+	s := strings.TrimSpace(line)
+	if len(s) < 2 || len(s) > remarkMax {
+		return 0, false
+	}
+	body, note := unwrapNote(s)
+	if body == "" || strings.ContainsAny(body, "\t{}<>;=|`") {
+		return 0, false
+	}
+	r, _ := utf8.DecodeRuneInString(body)
+	if !unicode.IsUpper(r) {
+		return 0, false
+	}
+	if words(body) > 40 {
+		return 0, false
+	}
+	end := body[len(body)-1]
+	switch {
+	case strings.HasSuffix(body, "…") || strings.HasSuffix(body, "..."):
+		return ':', true
+	case end == ':' || end == '.' || end == '!' || end == '?':
+		return end, true
+	case note:
+		return ')', true
+	}
+	return 0, false
+}
+
+// remarkMax bounds a remark's length: models keep them to a sentence.
+const remarkMax = 200
+
+// unwrapNote strips a bracketed or emphasised note's marks and an opening
+// ellipsis: "(continued)", "[Continuing from row 42]", "**Continuation:**",
+// "*Picking up where I left off*", "...continuing". note reports that the
+// line was bracketed or emphasised as a whole.
+func unwrapNote(s string) (body string, note bool) {
+	for _, p := range [][2]string{{"(", ")"}, {"[", "]"}, {"**", "**"}, {"__", "__"}, {"*", "*"}, {"_", "_"}} {
+		if len(s) <= len(p[0])+len(p[1]) || !strings.HasPrefix(s, p[0]) || !strings.HasSuffix(s, p[1]) {
+			continue
+		}
+		body = strings.TrimSpace(s[len(p[0]) : len(s)-len(p[1])])
+		if strings.ContainsAny(body, "()[]*_") {
+			// Marks inside the marks: text with emphasis or brackets of
+			// its own ("**a** and **b**"), not one note.
+			return "", false
+		}
+		s, note = body, true
+		if p[0] == "(" || p[0] == "[" {
+			// Bracketed notes are often lower case: "(continued)".
+			s = strings.TrimLeft(s, ".… ")
+			r, n := utf8.DecodeRuneInString(s)
+			s = string(unicode.ToUpper(r)) + s[n:]
+		}
+		break
+	}
+	return strings.TrimLeft(s, ".… "), note
+}
+
+// words counts the words of s.
+func words(s string) int {
+	n, in := 0, false
+	for _, r := range s {
+		w := unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\''
+		if w && !in {
+			n++
+		}
+		in = w
+	}
+	return n
+}
+
+// Words that talk about the output. Each list is a kind of evidence; a line
+// earns each kind once, and what a kind weighs depends on where the line
+// stands (see wordKinds).
+var (
+	// goOnWords say the output goes on from somewhere: a continuation's
+	// preamble.
+	goOnWords = []string{
+		"continue", "continues", "continued", "continuing", "continuation", "resume", "resuming", "resumed",
+		"rest", "remaining", "remainder", "remains", "left off", "was left", "is left", "what's left", "leftover",
+		"cut off", "interrupted", "truncated", "stopped", "pick up", "picking up", "picks up", "carry on",
+		"carrying on", "proceed", "proceeding", "onward", "onwards", "where i", "where we", "where it",
+		"from where", "next part", "next batch", "next section", "next chunk", "part 2", "more rows",
+		"keep going", "going on", "finish", "finishing", "complete the", "completing",
+	}
+	// presentWords present the output, or answer a request.
+	presentWords = []string{
+		"here is", "here's", "here are", "below", "above", "as requested", "you asked", "requested",
+		"sure", "certainly", "of course", "okay", "ok", "alright", "absolutely", "got it", "no problem",
+		"understood", "apologies", "sorry", "great", "let me", "let's", "i'll", "i will", "i've",
+		"i have", "i'm", "i am",
+	}
+	// readerWords address the reader, or offer more: a trailer's.
+	readerWords = []string{
+		"let me know", "feel free", "if you need", "if you'd like", "if you want", "would you like",
+		"do you want", "want me to", "shall i", "should i", "anything else", "hope this", "hope that",
+		"i hope", "hope it", "happy to", "glad to", "questions", "enjoy", "good luck", "cheers", "you", "your",
+	}
+	// doneWords say the output is complete: a trailer's.
+	doneWords = []string{
+		"complete", "completes", "completed", "concludes", "that's all", "that's it", "end of", "full",
+		"entire", "whole", "done", "finished", "all set", "there you go", "that covers", "included",
+	}
+	// outputWords name the output itself.
+	outputWords = []string{
+		"document", "file", "output", "response", "answer", "reply", "message", "text", "data", "dataset",
+		"row", "rows", "record", "records", "entry", "entries", "table", "list", "csv", "json", "jsonl",
+		"code", "patch", "diff", "markdown", "line", "lines", "item", "items", "section", "content",
+		"array", "object", "objects", "script", "snippet", "listing", "results",
+	}
+)
+
+// wordKind is one list of talking words and what it weighs at the start
+// and at the end of an answer's text.
+type wordKind struct {
+	words      []string
+	start, end int
+	name       string
+}
+
+// wordKinds are the kinds of talking words, with their weights: a preamble
+// says it goes on or presents, a trailer addresses the reader or says it
+// is done; either may name the output.
+func wordKinds() [5]wordKind {
+	return [5]wordKind{
+		{goOnWords, 3, 1, "words about going on"},
+		{presentWords, 2, 1, "words presenting the output"},
+		{readerWords, 1, 3, "words to the reader"},
+		{doneWords, 0, 2, "words about being done"},
+		{outputWords, 1, 1, "names the output"},
+	}
+}
+
+// openers are the words a reply opens with ("Sure, ...", "Here's ...",
+// "Continuing ..."): a remark that opens like a reply is one more piece of
+// evidence.
+var openers = []string{
+	"sure", "certainly", "of course", "okay", "ok", "alright", "absolutely", "here", "here's", "below",
+	"continuing", "continued", "continuation", "resuming", "picking", "carrying", "proceeding", "got it",
+	"understood", "no problem", "apologies", "sorry", "great", "let", "let's", "i", "i'll", "i've", "as requested",
+	"yes", "right", "now", "hope", "feel", "please", "that's", "this", "that", "all", "end", "done",
+}
+
+// talk scores the words of line that talk about the output; atEnd: the line
+// closes the answer.
+func talk(line string, atEnd bool, r *remark) {
+	l := strings.ToLower(line)
+	if w, ok := opensWith(strings.TrimLeft(l, "([*_.… "), openers); ok {
+		r.add(1, "opens like a reply: "+w)
+	}
+	for _, k := range wordKinds() {
+		points := k.start
+		if atEnd {
+			points = k.end
+		}
+		if points == 0 {
+			continue
+		}
+		if w, ok := hasWord(l, k.words); ok {
+			r.add(points, k.name+": "+w)
+			r.talks = r.talks || k.start > 1 || k.end > 1
+		}
+	}
+}
+
+// opensWith returns the first of ws that l (lower case) opens with, as
+// whole words.
+func opensWith(l string, ws []string) (string, bool) {
+	for _, w := range ws {
+		if strings.HasPrefix(l, w) && (len(l) == len(w) || !isWordByte(l[len(w)]) && l[len(w)] != '\'') {
+			return w, true
+		}
+	}
+	return "", false
+}
+
+// hasWord returns the first of ws that l (lower case) holds as whole words.
+func hasWord(l string, ws []string) (string, bool) {
+	for _, w := range ws {
+		for i := 0; ; {
+			j := strings.Index(l[i:], w)
+			if j < 0 {
+				break
+			}
+			a, b := i+j, i+j+len(w)
+			if (a == 0 || !isWordByte(l[a-1])) && (b == len(l) || !isWordByte(l[b])) {
+				return w, true
+			}
+			i = a + 1
+		}
+	}
+	return "", false
+}
+
+// formEvidence scores how a remark ends.
+func formEvidence(end byte, r *remark) {
+	switch end {
+	case ':':
+		r.add(1, "ends with ':'")
+	case '!', '?':
+		r.add(1, "ends with '"+string(end)+"'")
+	case ')':
+		r.add(2, "a bracketed note")
+	}
+}
+
+// judgePreamble weighs a continuation's first line as a preamble. after is
+// the text that follows the line (its line break gone), blank whether a
+// blank line separates the two.
+func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
+	var r remark
+	end, ok := remarkForm(line)
+	if !ok || c.syntax != nil && c.syntax(line) {
+		return r, false
+	}
+	r.evidence = append(r.evidence, "first line of a continuation")
+	formEvidence(end, &r)
+	talk(line, false, &r)
+	if blank {
+		r.add(1, "blank line after it")
+	}
+	if end == ')' && !r.talks || repeatsEnd(c.doc, line) {
+		// A note must say it is about the output; a line that starts
+		// with a repeat of the document's end goes on with it.
+		return r, false
+	}
+	glueEvidence(line, after, c, &r)
+	if c.breaks != nil && c.breaks(line, after, false) {
+		r.add(3, "breaks the format where the rest joins")
+	}
+	if c.doc != "" && strings.Contains(c.doc, "\n"+strings.TrimSpace(line)+"\n") {
+		r.add(-3, "the document has the same line")
+	}
+	return r, true
+}
+
+// repeatsEnd reports whether line starts with a repeat of the document's
+// last bytes (four at least, two of them letters or digits): the model
+// going on from them, not talking.
+func repeatsEnd(doc, line string) bool {
+	w := tail(doc, len(line))
+	for l := min(len(w), len(line)); l >= 4; l-- {
+		if strings.HasSuffix(w, line[:l]) && alnumCount(line[:l]) >= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// isNote reports whether a line is a bracketed or emphasised note.
+func isNote(line string) bool {
+	_, note := unwrapNote(strings.TrimSpace(line))
+	return note
+}
+
+// glueEvidence weighs the join a kept line would make with a cut line: a
+// capital glued to a cut word ("bro" + "Continuing") makes a word the
+// document does not use, while the text after the line glues to it as the
+// document's own words do ("bro" + "wn").
+func glueEvidence(line, after string, c envCtx, r *remark) {
+	p := c.partial
+	if p == "" || c.atLineStart || strings.TrimSpace(p) == "" {
+		return
+	}
+	w := c.doc[max(0, len(c.doc)-leadWindow):]
+	if w == "" {
+		w = p
+	}
+	keeps, cuts := gluePlausible(w, line), after != "" && gluePlausible(w, after)
+	switch {
+	case !keeps && cuts:
+		r.add(2, "glues to the cut line only without it")
+	case !isSpace(p[len(p)-1]) && isWordByte(p[len(p)-1]):
+		r.add(1, "a sentence glued to a cut word")
+	}
+}
+
+// judgeTrailer weighs the last paragraph of an answer (lines, its text
+// without the line breaks) as a closing remark. afterFence: it follows the
+// fence that closed the answer's wrapper; blank: a blank line stands
+// before it.
+func judgeTrailer(lines []string, afterFence, blank bool, c envCtx) (remark, bool) {
+	var r remark
+	for _, l := range lines {
+		end, ok := remarkForm(l)
+		if !ok || c.syntax != nil && c.syntax(l) {
+			return r, false
+		}
+		if len(r.evidence) == 0 {
+			formEvidence(end, &r)
+		}
+	}
+	r.evidence = append([]string{"last paragraph of the answer"}, r.evidence...)
+	talk(strings.Join(lines, " "), true, &r)
+	if len(lines) == 1 && isNote(lines[0]) && !r.talks {
+		return r, false
+	}
+	if blank {
+		r.add(1, "blank line before it")
+	}
+	if afterFence {
+		r.add(4, "after the fence that closed the answer")
+	}
+	if c.breaks != nil && c.breaks(lines[0], "", true) {
+		r.add(3, "breaks the format after the document")
+	}
+	return r, true
+}
+
+// looksLikeRemark reports whether a line has a remark's form and words
+// enough to be one by themselves, for readers that do not weigh a line's
+// surroundings (which continuations open with a fence after a preamble).
+func looksLikeRemark(line string) bool {
+	end, ok := remarkForm(line)
+	if !ok {
+		return false
+	}
+	var r remark
+	formEvidence(end, &r)
+	talk(line, false, &r)
+	return r.score >= remarkSure-1
+}
