@@ -8,36 +8,11 @@ import (
 	"unicode/utf8"
 )
 
-// A behavior rewrites a continuation the way a model misbehaves at a
-// continuation boundary. prev is the document up to the cut, cont the exact
-// text that should follow it (up to the next cut), last whether this is the
-// final chunk. It reports false when the behavior does not apply at this cut
-// (the continuation is then left clean).
-type behavior struct {
-	name    string
-	formats string // space-separated formats it applies to; "" for all
-	kind    string // required document kind, if any
-	apply   func(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool)
-}
-
-func behaviors() []behavior {
-	return []behavior{
-		{name: "clean", apply: func(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) { return cont, true }},
-		{name: "repeat-chars", apply: repeatWords},
-		{name: "restart-record", apply: restartRecord},
-		{name: "repeat-lines", apply: repeatLines},
-		{name: "repeat-structure", formats: "csv json markdown diff", apply: repeatStructure},
-		{name: "repeat-whitespace", formats: "text markdown code", apply: repeatWhitespace},
-		{name: "preamble", apply: preamble},
-		{name: "code-fences", apply: fences},
-		{name: "overlap-markers", apply: markers},
-		{name: "trailing-remark", apply: trailer},
-		{name: "raw-in-string", formats: "json", kind: "diffs", apply: rawInString},
-		{name: "renumbered", formats: "json jsonl", kind: "numbered", apply: renumbered},
-		// Last, so that the random cuts of the others stay what they were.
-		{name: "repeat-tail", apply: repeatTail},
-	}
-}
+// The rewrites here have no wording of their own; the habits (habits.go)
+// and the frozen behaviors of ed831b8 (legacy.go) share them. mergebench
+// compare reproduces that benchmark's cases byte for byte through them: a
+// change here must leave what they write, and the random numbers they
+// draw, as they are — write a new rewrite instead.
 
 // wordStart returns the offset in prev where the last n words (whitespace
 // separated, the partial last word counting as one) begin.
@@ -297,44 +272,6 @@ func repeatWhitespace(r *rand.Rand, d doc, prev, cont string, last bool) (string
 	return b.String() + rep[len(end):] + cont, true
 }
 
-var preambles = []string{
-	"Sure, here is the continuation:",
-	"Certainly! Continuing from where I left off:",
-	"Here's the rest of the document:",
-	"Continuing:",
-	"Of course. Picking up exactly where the text stopped:",
-}
-
-func preamble(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
-	sep := "\n\n"
-	if r.IntN(2) == 0 {
-		sep = "\n"
-	}
-	return preambles[r.IntN(len(preambles))] + sep + cont, true
-}
-
-var langs = map[string]string{"csv": "csv", "json": "json", "jsonl": "jsonl", "markdown": "markdown", "code": "go", "diff": "diff", "text": "text"}
-
-// fences wraps the continuation in a code fence the document does not have;
-// a chunk cut by the length limit never got to close it.
-func fences(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
-	if d.format == "text" {
-		return cont, false
-	}
-	lang := langs[d.format]
-	if r.IntN(3) == 0 && d.format != "markdown" {
-		lang = ""
-	}
-	out := "```" + lang + "\n" + cont
-	if last {
-		if !strings.HasSuffix(out, "\n") {
-			out += "\n"
-		}
-		out += "```\n"
-	}
-	return out, true
-}
-
 // markers obeys the overlap prompt: the last one to six lines (the last one
 // possibly partial) between the markers, each marker on a line of its own,
 // then the continuation from the exact character where the echo ends.
@@ -351,24 +288,6 @@ func markers(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
 		echo += "\n"
 	}
 	return "---BEGIN_OVERLAP---\n" + echo + "---END_OVERLAP---\n" + cont, true
-}
-
-var remarks = []string{
-	"Let me know if you need anything else.",
-	"I hope this helps!",
-	"This completes the document.",
-	"Feel free to ask for more.",
-}
-
-// trailer adds a closing remark after the final chunk.
-func trailer(r *rand.Rand, d doc, prev, cont string, last bool) (string, bool) {
-	if !last {
-		return cont, false
-	}
-	if !strings.HasSuffix(cont, "\n") {
-		cont += "\n"
-	}
-	return cont + "\n" + remarks[r.IntN(len(remarks))] + "\n", true
 }
 
 // rawInString: cut inside a JSON string, the model writes the rest of the

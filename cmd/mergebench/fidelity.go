@@ -5,130 +5,182 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
-	"unicode/utf8"
+	"time"
 
 	"github.com/carryover/carryover/internal/merge"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 )
 
-type cell struct {
-	n, merged, concat int
+// fidelityOpts are the flags of mergebench fidelity.
+type fidelityOpts struct {
+	cache  string
+	trials int
+	seed   int64
+	// verbose prints the tuning half's failing cases.
+	verbose bool
+	// showEval prints the evaluation half's failing cases. Tuning the merge
+	// must never look at them: the evaluation half measures how the merge
+	// does on documents and wordings it was not tuned on, and a failure
+	// read there and fixed is a failure tuned to.
+	showEval bool
+	only     string
 }
 
-// fidelity runs every applicable behavior on every document, trials times
-// with random cuts, and prints the share reconstructed exactly.
-func fidelity(cache string, trials int, seed int64, verbose bool, only string) error {
-	docs, err := loadCorpus(cache)
+// minCell is the fewest cases a (format, habit) cell of a half should
+// hold: where few documents of the format take the habit in a half, each
+// gets more cuttings, so that one failure is not a drop of several
+// percent.
+const minCell = 80
+
+// benchCase is one cutting of one document written with one habit.
+type benchCase struct {
+	half   int
+	d      doc
+	habit  string
+	trial  int
+	chunks []merge.Chunk
+	pos    []int // the cut offsets in the document
+}
+
+func (c benchCase) name() string { return fmt.Sprintf("%s %s %d", c.d.name, c.habit, c.trial) }
+
+// fidelity runs every applicable habit on every document of each half,
+// with random cuts, and prints the share reconstructed exactly, the tuning
+// half first.
+func fidelity(o fidelityOpts) error {
+	start := time.Now()
+	docs, err := loadCorpus(o.cache)
 	if err != nil {
 		return err
 	}
 	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
-	cells := map[[2]string]*cell{}
-	ndocs := map[string]int{}
-	for di, d := range docs {
-		ndocs[d.format]++
-		for bi, b := range behaviors() {
-			if only != "" && !strings.Contains(d.name+" "+b.name, only) {
-				continue
-			}
-			if b.formats != "" && !strings.Contains(" "+b.formats+" ", " "+d.format+" ") || b.kind != "" && b.kind != d.kind {
-				continue
-			}
-			key := [2]string{d.format, b.name}
-			c := cells[key]
-			if c == nil {
-				c = &cell{}
-				cells[key] = c
-			}
-			for tr := 0; tr < trials; tr++ {
-				r := rand.New(rand.NewPCG(uint64(seed), uint64(di*1000+bi*10+tr)))
-				chunks, pos, applied := cutAndContinue(r, d, b)
-				if !applied {
-					continue
-				}
-				res, err := merge.Merge(merge.Options{Format: d.format}, chunks)
-				if err != nil {
-					return err
-				}
-				var naive strings.Builder
-				for _, ch := range chunks {
-					naive.WriteString(ch.Text)
-				}
-				c.n++
-				ok := same(md, d.format, d.text, res.Content)
-				if ok {
-					c.merged++
-				} else if verbose {
-					fmt.Printf("FAIL %s %s trial %d: %s\n%s\n", d.name, b.name, tr, res.Error, firstDiff(d.text, res.Content))
-					if dir := os.Getenv("MERGEBENCH_DUMP"); dir != "" {
-						// The chunks of a failing case, for a unit test or a debugger.
-						name := strings.NewReplacer("/", "_", ":", "_", "#", "_", " ", "_").Replace(fmt.Sprintf("%s %s %d", d.name, b.name, tr))
-						if buf, err := json.Marshal(chunks); err == nil {
-							os.WriteFile(filepath.Join(dir, name+".json"), buf, 0o644)
-						}
-					}
-					if k, j := firstBadJoin(d, res, pos); k > 0 {
-						prev := d.text[:pos[k]]
-						fmt.Printf("  first bad join %d: doc ends %q\n    chunk %q\n    want  %q\n    join  %+v\n", k, prev[max(0, len(prev)-100):], head(chunks[k].Text), head(d.text[pos[k]:]), j)
-					}
-					if only != "" {
-						for k, j := range res.Joins {
-							fmt.Printf("  join %+v\n    doc ends %q\n    chunk    %q\n", j, tailOf(chunks, k), head(chunks[k+1].Text))
-						}
-					}
-				}
-				if same(md, d.format, d.text, naive.String()) {
-					c.concat++
-				}
+	tabs := [2]*table{newTable(), newTable()}
+	err = habitCases(docs, o.trials, o.seed, o.only, func(c benchCase) error {
+		res, err := merge.Merge(merge.Options{Format: c.d.format}, c.chunks)
+		if err != nil {
+			return err
+		}
+		ok := same(md, c.d.format, c.d.text, res.Content)
+		tabs[c.half].add(c.d.format, c.habit, ok, same(md, c.d.format, c.d.text, concat(c.chunks)))
+		show := c.half == tuning && (o.verbose || o.only != "") || c.half == evaluation && o.showEval
+		if show && !ok {
+			reportFailure(c, res)
+		}
+		if show && o.only != "" {
+			for k, j := range res.Joins {
+				fmt.Printf("  join %+v\n    doc ends %q\n    chunk    %q\n", j, tailOf(c.chunks, k), head(c.chunks[k+1].Text))
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	printTable(cells, ndocs)
+	halves := splitDocs(docs)
+	books := phrasebooks()
+	for h := range tabs {
+		fmt.Printf("\n== %s half: %d documents (%s)\n   phrasings: %s\n", halfNames[h], len(halves[h]), formatCounts(halves[h]), books[h].size())
+		tabs[h].print()
+	}
+	fmt.Printf("\n%d cases in %.0fs\n", tabs[0].total().n+tabs[1].total().n, time.Since(start).Seconds())
 	return nil
 }
 
-// cutAndContinue cuts the document into 2-12 chunks at random rune
-// boundaries and rewrites every continuation with the behavior. It reports
-// whether the behavior applied at least once.
-func cutAndContinue(r *rand.Rand, d doc, b behavior) ([]merge.Chunk, []int, bool) {
-	n := 2 + r.IntN(11)
-	n = min(n, max(2, len(d.text)/64))
-	cuts := map[int]bool{}
-	for len(cuts) < n-1 {
-		p := 1 + r.IntN(len(d.text)-1)
-		for p < len(d.text) && !utf8.RuneStart(d.text[p]) {
-			p++
+// habitCases calls yield with every case of the benchmark, the tuning half
+// first: each habit that applies to a document, on trials cuttings of it —
+// more where few documents of a format in the half take the habit (see
+// minCell), and where the habit finds nothing to do in a cutting, another,
+// up to five times as many. Each case draws from a random stream of its
+// own (seed, document, habit, trial), so adding a habit changes no other.
+func habitCases(docs []doc, trials int, seed int64, only string, yield func(benchCase) error) error {
+	halves := splitDocs(docs)
+	books := phrasebooks()
+	hs := habits()
+	for half, ds := range halves {
+		per := map[[2]string]int{} // documents of a format a habit applies to
+		for _, d := range ds {
+			for _, h := range hs {
+				if h.appliesTo(d) {
+					per[[2]string{d.format, h.name}]++
+				}
+			}
 		}
-		if p < len(d.text) {
-			cuts[p] = true
+		for _, d := range ds {
+			for _, h := range hs {
+				if !h.appliesTo(d) || only != "" && !strings.Contains(d.name+" "+h.name, only) {
+					continue
+				}
+				k := per[[2]string{d.format, h.name}]
+				n := max(trials, (minCell+k-1)/k)
+				for tr, done := 0, 0; done < n && tr < 5*n; tr++ {
+					r := rand.New(rand.NewPCG(uint64(seed), caseStream(d.name, h.name, tr)))
+					pos := []int{0, len(d.text)}
+					if !h.single {
+						pos = cutPositions(r, d)
+					}
+					texts, ok := h.build(newEnv(r, d, books[half]), pos)
+					if !ok {
+						continue
+					}
+					done++
+					if err := yield(benchCase{half, d, h.name, tr, asChunks(texts), pos}); err != nil {
+						return err
+					}
+				}
+			}
 		}
 	}
-	pos := []int{0}
-	for p := range cuts {
-		pos = append(pos, p)
+	return nil
+}
+
+// caseStream numbers a case's random stream.
+func caseStream(docName, habit string, trial int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00%d", docName, habit, trial)
+	return h.Sum64()
+}
+
+// asChunks makes chunk texts an answer: every chunk but the last stopped
+// by the length limit.
+func asChunks(texts []string) []merge.Chunk {
+	out := make([]merge.Chunk, len(texts))
+	for i, t := range texts {
+		out[i] = merge.Chunk{Seq: i, Text: t, FinishReason: "length"}
 	}
-	sort.Ints(pos)
-	pos = append(pos, len(d.text))
-	chunks := []merge.Chunk{{Seq: 0, Text: d.text[:pos[1]], FinishReason: "length"}}
-	applied := false
-	for i := 1; i+1 < len(pos); i++ {
-		last := i+2 == len(pos)
-		text, ok := b.apply(r, d, d.text[:pos[i]], d.text[pos[i]:pos[i+1]], last)
-		applied = applied || ok
-		fr := "length"
-		if last {
-			fr = "stop"
+	out[len(out)-1].FinishReason = "stop"
+	return out
+}
+
+func concat(chunks []merge.Chunk) string {
+	var b strings.Builder
+	for _, c := range chunks {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// reportFailure prints a failing case: where the merge departs from the
+// document, the first bad join, and with MERGEBENCH_DUMP the chunks as
+// JSON for a unit test or a debugger.
+func reportFailure(c benchCase, res merge.Result) {
+	fmt.Printf("FAIL %s %s %s trial %d: %s\n%s\n", halfNames[c.half], c.d.name, c.habit, c.trial, res.Error, firstDiff(c.d.text, res.Content))
+	if dir := os.Getenv("MERGEBENCH_DUMP"); dir != "" {
+		name := strings.NewReplacer("/", "_", ":", "_", "#", "_", " ", "_").Replace(c.name())
+		if buf, err := json.Marshal(c.chunks); err == nil {
+			os.WriteFile(filepath.Join(dir, name+".json"), buf, 0o644)
 		}
-		chunks = append(chunks, merge.Chunk{Seq: i, Text: text, FinishReason: fr})
 	}
-	return chunks, pos, applied
+	if k, j := firstBadJoin(c.d, res, c.pos); k > 0 {
+		prev := c.d.text[:c.pos[k]]
+		fmt.Printf("  first bad join %d: doc ends %q\n    chunk %q\n    want  %q\n    join  %+v\n", k, prev[max(0, len(prev)-100):], head(c.chunks[k].Text), head(c.d.text[c.pos[k]:]), j)
+	}
 }
 
 // firstBadJoin finds the join where the merged document first departs from
@@ -203,47 +255,6 @@ func firstDiff(want, got string) string {
 	}
 	lo := max(0, i-80)
 	return fmt.Sprintf("  at byte %d\n  want %q\n  got  %q", i, want[lo:min(len(want), i+80)], got[lo:min(len(got), i+80)])
-}
-
-func printTable(cells map[[2]string]*cell, ndocs map[string]int) {
-	var keys [][2]string
-	for k := range cells {
-		keys = append(keys, k)
-	}
-	order := map[string]int{}
-	for i, b := range behaviors() {
-		order[b.name] = i
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return order[keys[i][1]] < order[keys[j][1]]
-	})
-	fmt.Printf("%-9s %-18s %6s %9s %9s\n", "format", "behavior", "cases", "merge", "concat")
-	var tot cell
-	worst, worstKey := 2.0, ""
-	for _, k := range keys {
-		c := cells[k]
-		if c.n == 0 {
-			continue
-		}
-		tot.n += c.n
-		tot.merged += c.merged
-		tot.concat += c.concat
-		share := float64(c.merged) / float64(c.n)
-		if share < worst {
-			worst, worstKey = share, k[0]+"/"+k[1]
-		}
-		fmt.Printf("%-9s %-18s %6d %8.1f%% %8.1f%%\n", k[0], k[1], c.n, 100*share, 100*float64(c.concat)/float64(c.n))
-	}
-	fmt.Printf("%-9s %-18s %6d %8.1f%% %8.1f%%\n", "overall", "", tot.n, 100*float64(tot.merged)/float64(tot.n), 100*float64(tot.concat)/float64(tot.n))
-	var fs []string
-	for f, n := range ndocs {
-		fs = append(fs, fmt.Sprintf("%s=%d", f, n))
-	}
-	sort.Strings(fs)
-	fmt.Printf("documents: %s; lowest cell: %s %.1f%%\n", strings.Join(fs, " "), worstKey, 100*worst)
 }
 
 // tailOf is the end of the text of chunks before k+1, for failure reports.
