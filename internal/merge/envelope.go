@@ -29,6 +29,9 @@ type envCtx struct {
 	// last: the chunk ends the answer, so its last paragraph may be a
 	// trailer.
 	last bool
+	// endBlanks: the format's documents may end with blank lines of their
+	// own (prose, Markdown), so those before a trailer are kept.
+	endBlanks bool
 	// whole: the answer's first chunk opened a fence around the whole
 	// answer (removed), which the last chunk is to close.
 	whole bool
@@ -38,6 +41,9 @@ type envCtx struct {
 	// syntax reports whether a line has the format's own syntax (a
 	// Markdown list item, a code statement): no remark has.
 	syntax func(line string) bool
+	// proseAt reports whether the cut line opened a place where the format
+	// writes prose (a code comment).
+	proseAt func(partial string) bool
 	// breaks reports whether a line appended where the document stands
 	// (atEnd: after the document's end) would break the format, given
 	// what follows it.
@@ -242,6 +248,13 @@ func (e *envelope) cutTrailer(c envCtx) bool {
 	if !ok {
 		return false
 	}
+	if blank && !c.endBlanks {
+		// The format's documents do not end with blank lines of their own
+		// (code, diffs, records): every blank line before the remark is
+		// the model's.
+		body := strings.TrimRight(t, "\r\n")
+		t = body + t[len(body):len(body)+lineBreakLen(t)]
+	}
 	r, ok := judgeTrailer(lines, afterFence, blank, c)
 	if !ok {
 		return false
@@ -335,3 +348,16 @@ func (e *envelope) removeNote(removed, why, note string) {
 // instead of continuing it. A first line only counts as chatter when it is
 // short, ends like a sentence introducing something and starts with one of
 // these, so a document line such as "Here is the list of ..." inside a
+
+// lineBreakLen is the length of the line break t ends with after its last
+// non-blank line: 2 for CRLF, 1 for LF, 0 for none.
+func lineBreakLen(t string) int {
+	body := strings.TrimRight(t, "\r\n")
+	switch r := t[len(body):]; {
+	case strings.HasPrefix(r, "\r\n"):
+		return 2
+	case strings.HasPrefix(r, "\n"):
+		return 1
+	}
+	return 0
+}

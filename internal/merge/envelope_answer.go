@@ -80,6 +80,9 @@ func judgeAnswerPreamble(line, after string, blank bool, c envCtx) (remark, bool
 	if blank {
 		r.add(1, "blank line after it")
 	}
+	if bare(line, end, r) {
+		return r, false
+	}
 	fl, _, _ := strings.Cut(after, "\n")
 	if info, ok := fenceLine(strings.TrimRight(fl, "\r")); ok && c.fences.answer.wraps(info, c.fences) {
 		r.add(3, "before the fence around the answer")

@@ -39,6 +39,9 @@ const (
 // puts one after lines that start like its last one (headings, say) more
 // often than not.
 func blankLineIsNew(t string, ctx envCtx) bool {
+	if keep, decided := fenceCloseVote(t, ctx); decided {
+		return keep
+	}
 	if keep, decided := junctionVote(t, ctx); decided {
 		return keep
 	}
@@ -362,4 +365,55 @@ func blankUsuallyFollows(doc string) bool {
 		}
 	}
 	return blank > other
+}
+
+// fenceCloseVote decides the line breaks between a preamble and a fence
+// line that closes the fence the document ends in, by how the document
+// closes its own fences: right after the last line of code, or after a
+// blank line. It does not decide elsewhere, nor without evidence.
+func fenceCloseVote(t string, ctx envCtx) (keep, decided bool) {
+	if !ctx.inFence || ctx.doc == "" {
+		return false, false
+	}
+	m, r := leadingBreaks(t)
+	first, _, _ := strings.Cut(r, "\n")
+	if info, ok := fenceLine(strings.TrimRight(first, "\r")); m == 0 || !ok || info != "" {
+		return false, false
+	}
+	// The blank lines before the fence under each reading: the document's
+	// own (after a complete line) plus the text's.
+	e := 0
+	if ctx.atLineStart {
+		e = len(ctx.doc) - len(strings.TrimRight(ctx.doc, "\n")) - 1
+	}
+	keepGap, cutGap := e+m-1, e+m-2
+	if ctx.atLineStart {
+		keepGap, cutGap = e+m, e+m-1
+	}
+	tight, loose := fenceCloseGaps(ctx.doc[max(0, len(ctx.doc)-leadWindow):])
+	if cutGap != 0 || keepGap != 1 || tight == loose {
+		return false, false
+	}
+	return loose > tight, true
+}
+
+// fenceCloseGaps counts the document's closed fences by whether a blank
+// line stands before the closing fence line.
+func fenceCloseGaps(w string) (tight, loose int) {
+	open, blank := false, false
+	for w != "" {
+		line, rest, _ := strings.Cut(w, "\n")
+		w = rest
+		line = strings.TrimRight(line, "\r")
+		if _, ok := fenceLine(line); ok {
+			if open && blank {
+				loose++
+			} else if open {
+				tight++
+			}
+			open = !open
+		}
+		blank = strings.TrimSpace(line) == ""
+	}
+	return tight, loose
 }

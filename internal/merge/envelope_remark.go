@@ -155,7 +155,8 @@ var (
 	readerWords = []string{
 		"let me know", "feel free", "if you need", "if you'd like", "if you want", "would you like",
 		"do you want", "want me to", "shall i", "should i", "anything else", "hope this", "hope that",
-		"i hope", "hope it", "happy to", "glad to", "questions", "enjoy", "good luck", "cheers", "you", "your",
+		"i hope", "hope it", "happy to", "glad to", "questions", "enjoy", "good luck", "cheers", "just ask",
+		"you", "your",
 	}
 	// doneWords say the output is complete: a trailer's.
 	doneWords = []string{
@@ -187,7 +188,7 @@ func wordKinds() [5]wordKind {
 		{goOnWords, 3, 1, "words about going on"},
 		{presentWords, 2, 1, "words presenting the output"},
 		{readerWords, 1, 3, "words to the reader"},
-		{doneWords, 0, 2, "words about being done"},
+		{doneWords, 0, 3, "words about being done"},
 		{outputWords, 1, 1, "names the output"},
 	}
 }
@@ -200,6 +201,7 @@ var openers = []string{
 	"continuing", "continued", "continuation", "resuming", "picking", "carrying", "proceeding", "got it",
 	"understood", "no problem", "apologies", "sorry", "great", "let", "let's", "i", "i'll", "i've", "as requested",
 	"yes", "right", "now", "hope", "feel", "please", "that's", "this", "that", "all", "end", "done",
+	"if", "would", "should", "shall", "do", "is there", "happy", "thanks", "thank you", "enjoy", "want",
 }
 
 // talk scores the words of line that talk about the output; atEnd: the line
@@ -280,12 +282,17 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	if blank {
 		r.add(1, "blank line after it")
 	}
-	if end == ')' && !r.talks || repeatsEnd(c.doc, line) {
-		// A note must say it is about the output; a line that starts
-		// with a repeat of the document's end goes on with it.
+	if bare(line, end, r) || repeatsEnd(c.doc, line) {
+		// A line that starts with a repeat of the document's end goes on
+		// with it.
 		return r, false
 	}
 	glueEvidence(line, after, c, &r)
+	if c.proseAt == nil || c.atLineStart || !c.proseAt(c.partial) {
+		// (Going on with a cut line that opened a comment, prose is like
+		// the document: "// " + "Remaining operands may have references.")
+		unlikeDocument(c.doc, c.syntax, &r)
+	}
 	if c.breaks != nil && c.breaks(line, after, false) {
 		r.add(3, "breaks the format where the rest joins")
 	}
@@ -293,6 +300,19 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 		r.add(-3, "the document has the same line")
 	}
 	return r, true
+}
+
+// bare reports whether a line in a remark's form says too little to be one:
+// a note, or a line of fewer than three words, that does not talk about the
+// output ("(results)", "MAGIC:").
+func bare(line string, end byte, r remark) bool {
+	return !r.talks && (end == ')' || words(line) < 3)
+}
+
+// end0 is the ending remarkForm reads in line.
+func end0(line string) byte {
+	end, _ := remarkForm(line)
+	return end
 }
 
 // repeatsEnd reports whether line starts with a repeat of the document's
@@ -307,6 +327,51 @@ func repeatsEnd(doc, line string) bool {
 	}
 	return false
 }
+
+// unlikeDocument adds evidence when none of the document's recent lines
+// (twenty at least) is a line of prose: a sentence standing as a line of
+// its own is then unlike anything the document writes (code, records),
+// while in prose and Markdown it is the document's usual line.
+func unlikeDocument(doc string, syntax func(string) bool, r *remark) {
+	w := doc[max(0, len(doc)-proseWindow):]
+	if i := strings.IndexByte(w, '\n'); i >= 0 && len(w) < len(doc) {
+		w = w[i+1:] // the first line may be cut
+	}
+	lines := 0
+	for w != "" {
+		line, rest, _ := strings.Cut(w, "\n")
+		w = rest
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if proseLine(line) && (syntax == nil || !syntax(line)) {
+			return
+		}
+		lines++
+	}
+	if lines >= 20 {
+		r.add(2, "no line of the document is prose")
+	}
+}
+
+// proseLine reports whether a line reads as prose: three words at least,
+// mostly letters and spaces, none of the marks of code or records.
+func proseLine(line string) bool {
+	s := strings.TrimSpace(line)
+	if words(s) < 3 || strings.ContainsAny(s, "{}[]<>=;|\t\"") || strings.Count(s, " ") < 2 {
+		return false
+	}
+	letters := 0
+	for _, r := range s {
+		if unicode.IsLetter(r) || r == ' ' {
+			letters++
+		}
+	}
+	return 10*letters >= 7*utf8.RuneCountInString(s)
+}
+
+// proseWindow bounds how much of the document unlikeDocument reads.
+const proseWindow = 8 << 10
 
 // isNote reports whether a line is a bracketed or emphasised note.
 func isNote(line string) bool {
@@ -327,9 +392,11 @@ func glueEvidence(line, after string, c envCtx, r *remark) {
 	if w == "" {
 		w = p
 	}
-	keeps, cuts := gluePlausible(w, line), after != "" && gluePlausible(w, after)
+	// Only a word glued either way tells: text after the line that starts
+	// with a space or a mark glues to nothing.
+	cuts := after != "" && isWordByte(after[0]) && gluePlausible(w, after)
 	switch {
-	case !keeps && cuts:
+	case cuts && !gluePlausible(w, line):
 		r.add(2, "glues to the cut line only without it")
 	case !isSpace(p[len(p)-1]) && isWordByte(p[len(p)-1]):
 		r.add(1, "a sentence glued to a cut word")
@@ -353,7 +420,7 @@ func judgeTrailer(lines []string, afterFence, blank bool, c envCtx) (remark, boo
 	}
 	r.evidence = append([]string{"last paragraph of the answer"}, r.evidence...)
 	talk(strings.Join(lines, " "), true, &r)
-	if len(lines) == 1 && isNote(lines[0]) && !r.talks {
+	if len(lines) == 1 && bare(lines[0], end0(lines[0]), r) {
 		return r, false
 	}
 	if blank {
@@ -362,6 +429,7 @@ func judgeTrailer(lines []string, afterFence, blank bool, c envCtx) (remark, boo
 	if afterFence {
 		r.add(4, "after the fence that closed the answer")
 	}
+	unlikeDocument(c.doc, c.syntax, &r)
 	if c.breaks != nil && c.breaks(lines[0], "", true) {
 		r.add(3, "breaks the format after the document")
 	}

@@ -82,6 +82,13 @@ type traits struct {
 	// line): such a line is the document's, never a remark; nil when any
 	// line may read as prose.
 	syntax func(line string) bool
+	// proseAt reports whether a cut line opens a place where the format
+	// writes prose (a code comment): a line that goes on with it there is
+	// the document's. nil where prose stands anywhere, or nowhere.
+	proseAt func(partial string) bool
+	// endBlanks: the format's documents may end with blank lines of their
+	// own (prose, Markdown); others end with their last line's break.
+	endBlanks bool
 	// keepsHeader reports whether a partial line at lineStart, kept, makes
 	// the header line the line before calls for; nil when the format has
 	// none.

@@ -36,6 +36,7 @@ func (f *diffFormat) traits() traits {
 	t.lead = diffRestart
 	t.keepsHeader = diffHeaderKept
 	t.syntax = diffSyntax
+	t.endBlanks = true // a binary patch ends with a blank line
 	return t
 }
 

@@ -56,7 +56,11 @@ func (f *jsonFormat) traits() traits {
 }
 
 func (f *jsonFormat) site(doc string) site {
-	return site{atLineStart: doc == "" || strings.HasSuffix(doc, "\n")}
+	s := site{atLineStart: doc == "" || strings.HasSuffix(doc, "\n")}
+	if doc != "" {
+		s.end, s.doc = doc[len(doc)-1], doc
+	}
+	return s
 }
 
 // stripStructure removes a restatement of the enclosing containers — the

@@ -73,6 +73,7 @@ type textFormat struct{ lineDoc }
 func (f *textFormat) traits() traits {
 	t := lineTraits()
 	t.tokens = true
+	t.endBlanks = true
 	t.fences = fenceRules{names: []string{"text"}, lineStart: wrapNever, answer: wrapNever}
 	t.blank.markers = markersLineStarts
 	return t
@@ -93,7 +94,7 @@ func (f *codeFormat) traits() traits {
 	t := lineTraits()
 	t.indentRestart = true
 	t.doubledLetters = false
-	t.syntax = codeSyntax
+	t.syntax, t.proseAt = codeSyntax, inComment
 	t.fences = fenceRules{names: []string{"code"}, lineStart: wrapUnlessFenced, answer: wrapAny}
 	return t
 }
@@ -162,6 +163,17 @@ func codeSyntax(line string) bool {
 		call := s[i] == '(' && isWordByte(s[i-1])
 		selector := s[i] == '.' && isWordByte(s[i-1]) && s[i+1] >= 'a' && s[i+1] <= 'z'
 		if call || selector {
+			return true
+		}
+	}
+	return false
+}
+
+// inComment reports whether a cut line of code opened a line comment.
+func inComment(partial string) bool {
+	s := strings.TrimLeft(partial, " \t")
+	for _, c := range []string{"//", "#", "/*", "*", "--", "%", ";"} {
+		if strings.HasPrefix(s, c) {
 			return true
 		}
 	}

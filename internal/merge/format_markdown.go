@@ -18,6 +18,7 @@ func (f *markdownFormat) traits() traits {
 	t.blank.markers = markersEmphasis
 	t.lead = markdownRestart
 	t.syntax = markdownSyntax
+	t.endBlanks = true
 	return t
 }
 

@@ -243,7 +243,7 @@ func (jd *joined) evidenced(why, evidence string) {
 func (m *mergeRun) envCtx(i int, doc string) envCtx {
 	c := envCtx{site: m.f.site(doc), fences: m.tr.fences, blank: m.tr.blank, wrapperOpen: m.wrapperOpen, whole: m.whole}
 	c.last = i == len(m.chunks)-1 && !m.partial
-	c.syntax = m.tr.syntax
+	c.syntax, c.proseAt, c.endBlanks = m.tr.syntax, m.tr.proseAt, m.tr.endBlanks
 	c.breaks = func(line, after string, atEnd bool) bool { return m.f.breaks(doc, line, after, atEnd) }
 	// The other continuations all open with a fence line (two at least).
 	others := m.fenced

@@ -140,14 +140,12 @@ func chattyPreamble(seed int64, depth int) string {
 }
 
 // chattyTrailer is the remark a chatty answer finished at depth ends with,
-// after one blank line or two (the document ends with a line break).
+// after one blank line, as a chat model writes it: "last line\n\nremark"
+// (the document already ends with its line break). A second blank line
+// could not be told from a blank line the document ends with.
 func chattyTrailer(seed int64, depth int) string {
 	r := rand.New(rand.NewPCG(uint64(seed), trailerStream+uint64(depth)))
-	t := pick(r, chattyTrailers)
-	if r.IntN(2) == 0 {
-		return "\n\n" + t + "\n"
-	}
-	return "\n" + t + "\n"
+	return "\n" + pick(r, chattyTrailers) + "\n"
 }
 
 // restartTopStart is where a restart_top continuation at offset starts
