@@ -69,6 +69,8 @@ type envelope struct {
 	notes    []string // short notes of what went, for Join.Stripped
 	removals []Removal
 	open     bool // a wrapper fence is left open for a later chunk to close
+	// opened: the chunk opened a wrapper fence itself.
+	opened bool
 	// echoed: the chunk opened with the overlap prompt's markers; echo is
 	// the text between them, which the join verifies against the document.
 	echoed bool
@@ -114,6 +116,7 @@ func readEnvelope(t string, c envCtx) envelope {
 	e.cutMarkers()
 	e.cutStrayEndMarker()
 	opened := e.cutOpeningFence(c)
+	e.opened = opened
 	if !e.echoed {
 		// The markers inside the wrapper fence.
 		e.cutMarkers()
@@ -255,6 +258,9 @@ func (e *envelope) cutTrailer(c envCtx) bool {
 		body := strings.TrimRight(t, "\r\n")
 		t = body + t[len(body):len(body)+lineBreakLen(t)]
 	}
+	// A fence before the paragraph closes the wrapper only where one is
+	// open; else it closes a block of the document's.
+	afterFence = afterFence && (c.whole || c.wrapperOpen || e.opened)
 	r, ok := judgeTrailer(lines, afterFence, blank, c)
 	if !ok {
 		return false

@@ -423,6 +423,9 @@ func judgeTrailer(lines []string, afterFence, blank bool, c envCtx) (remark, boo
 	if len(lines) == 1 && bare(lines[0], end0(lines[0]), r) {
 		return r, false
 	}
+	if len(lines) == 1 && words(lines[0]) < 3 {
+		r.add(-1, "a word or two")
+	}
 	if blank {
 		r.add(1, "blank line before it")
 	}
