@@ -90,31 +90,43 @@ func remarkForm(line string) (byte, bool) {
 // remarkMax bounds a remark's length: models keep them to a sentence.
 const remarkMax = 200
 
-// unwrapNote strips a bracketed or emphasised note's marks and an opening
-// ellipsis: "(continued)", "[Continuing from row 42]", "**Continuation:**",
-// "*Picking up where I left off*", "...continuing". note reports that the
-// line was bracketed or emphasised as a whole.
+// unwrapNote strips a bracketed or emphasised note's marks (nested, as in
+// "*(continued)*"), dashes and ellipses around it: "(continued)",
+// "[Continuing from row 42]", "**Continuation:**", "*— continued —*",
+// "...continuing". note reports that the line was bracketed or emphasised
+// as a whole.
 func unwrapNote(s string) (body string, note bool) {
+	for k := 0; k < 2; k++ {
+		b, ok := unwrapOnce(s)
+		if !ok {
+			break
+		}
+		s, note = b, true
+	}
+	s = strings.TrimRight(strings.TrimLeft(s, ".…—–- "), "—–- ")
+	if note && s != "" {
+		// Notes are often lower case: "(continued)".
+		r, n := utf8.DecodeRuneInString(s)
+		s = string(unicode.ToUpper(r)) + s[n:]
+	}
+	return s, note
+}
+
+// unwrapOnce strips one pair of brackets or emphasis marks around s.
+func unwrapOnce(s string) (string, bool) {
 	for _, p := range [][2]string{{"(", ")"}, {"[", "]"}, {"**", "**"}, {"__", "__"}, {"*", "*"}, {"_", "_"}} {
 		if len(s) <= len(p[0])+len(p[1]) || !strings.HasPrefix(s, p[0]) || !strings.HasSuffix(s, p[1]) {
 			continue
 		}
-		body = strings.TrimSpace(s[len(p[0]) : len(s)-len(p[1])])
-		if strings.ContainsAny(body, "()[]*_") {
+		body := strings.TrimSpace(s[len(p[0]) : len(s)-len(p[1])])
+		if strings.ContainsAny(strings.Trim(body, "()[]*_"), "()[]*_") {
 			// Marks inside the marks: text with emphasis or brackets of
 			// its own ("**a** and **b**"), not one note.
 			return "", false
 		}
-		s, note = body, true
-		if p[0] == "(" || p[0] == "[" {
-			// Bracketed notes are often lower case: "(continued)".
-			s = strings.TrimLeft(s, ".… ")
-			r, n := utf8.DecodeRuneInString(s)
-			s = string(unicode.ToUpper(r)) + s[n:]
-		}
-		break
+		return body, true
 	}
-	return strings.TrimLeft(s, ".… "), note
+	return s, false
 }
 
 // words counts the words of s.
@@ -142,33 +154,47 @@ var (
 		"cut off", "interrupted", "truncated", "stopped", "pick up", "picking up", "picks up", "carry on",
 		"carrying on", "proceed", "proceeding", "onward", "onwards", "where i", "where we", "where it",
 		"from where", "next part", "next batch", "next section", "next chunk", "part 2", "more rows",
-		"keep going", "going on", "finish", "finishing", "complete the", "completing",
+		"keep going", "going on", "finish", "finishing", "complete the", "completing", "following on",
+		"follow on", "from above", "comes next", "what's next", "next", "last part", "final part",
+		"final stretch", "the end of", "cont", "cont'd", "again", "restart", "restarting", "start over",
+		"starting over", "from the top", "from the beginning", "once more",
 	}
 	// presentWords present the output, or answer a request.
 	presentWords = []string{
 		"here is", "here's", "here are", "below", "above", "as requested", "you asked", "requested",
 		"sure", "certainly", "of course", "okay", "ok", "alright", "absolutely", "got it", "no problem",
-		"understood", "apologies", "sorry", "great", "let me", "let's", "i'll", "i will", "i've",
-		"i have", "i'm", "i am",
+		"understood", "apologies", "sorry", "great", "let me", "let's",
+	}
+	// selfWords are the model speaking of itself: "I've kept", "I'll go
+	// on", "we".
+	selfWords = []string{
+		"i'll", "i will", "i've", "i have", "i'm", "i am", "i can", "i'd", "i kept", "i stopped", "i left",
+		"i added", "i used", "i made", "i wrote", "i continued", "me", "my", "we'll", "we've", "let me", "let's",
 	}
 	// readerWords address the reader, or offer more: a trailer's.
 	readerWords = []string{
 		"let me know", "feel free", "if you need", "if you'd like", "if you want", "would you like",
 		"do you want", "want me to", "shall i", "should i", "anything else", "hope this", "hope that",
 		"i hope", "hope it", "happy to", "glad to", "questions", "enjoy", "good luck", "cheers", "just ask",
-		"you", "your",
+		"you", "your", "please", "if that helps", "helps", "helpful", "can also", "happy coding",
+		"make sure", "be sure", "double-check", "don't hesitate", "reach out", "thanks", "thank you",
 	}
 	// doneWords say the output is complete: a trailer's.
 	doneWords = []string{
 		"complete", "completes", "completed", "concludes", "that's all", "that's it", "end of", "full",
 		"entire", "whole", "done", "finished", "all set", "there you go", "that covers", "included",
+		"ends here", "end here", "the end", "wraps up", "in full", "throughout", "as is", "unchanged",
+		"nothing more", "no more",
 	}
 	// outputWords name the output itself.
 	outputWords = []string{
 		"document", "file", "output", "response", "answer", "reply", "message", "text", "data", "dataset",
 		"row", "rows", "record", "records", "entry", "entries", "table", "list", "csv", "json", "jsonl",
 		"code", "patch", "diff", "markdown", "line", "lines", "item", "items", "section", "content",
-		"array", "object", "objects", "script", "snippet", "listing", "results",
+		"array", "object", "objects", "script", "snippet", "listing", "results", "chapter", "passage",
+		"story", "article", "essay", "guide", "readme", "implementation", "program", "module", "function",
+		"changeset", "changes", "values", "source", "translation", "summary", "report", "export",
+		"spreadsheet", "sheet", "schema", "format", "formatting", "excerpt", "page", "book", "notes",
 	}
 )
 
@@ -183,10 +209,11 @@ type wordKind struct {
 // wordKinds are the kinds of talking words, with their weights: a preamble
 // says it goes on or presents, a trailer addresses the reader or says it
 // is done; either may name the output.
-func wordKinds() [5]wordKind {
-	return [5]wordKind{
+func wordKinds() [6]wordKind {
+	return [6]wordKind{
 		{goOnWords, 3, 1, "words about going on"},
 		{presentWords, 2, 1, "words presenting the output"},
+		{selfWords, 1, 2, "the model speaks of itself"},
 		{readerWords, 1, 3, "words to the reader"},
 		{doneWords, 0, 3, "words about being done"},
 		{outputWords, 1, 1, "names the output"},
@@ -202,13 +229,14 @@ var openers = []string{
 	"understood", "no problem", "apologies", "sorry", "great", "let", "let's", "i", "i'll", "i've", "as requested",
 	"yes", "right", "now", "hope", "feel", "please", "that's", "this", "that", "all", "end", "done",
 	"if", "would", "should", "shall", "do", "is there", "happy", "thanks", "thank you", "enjoy", "want",
+	"good", "we", "we'll", "we've",
 }
 
 // talk scores the words of line that talk about the output; atEnd: the line
 // closes the answer.
 func talk(line string, atEnd bool, r *remark) {
 	l := strings.ToLower(line)
-	if w, ok := opensWith(strings.TrimLeft(l, "([*_.… "), openers); ok {
+	if w, ok := opensWith(strings.TrimLeft(l, "([*_.…—–- "), openers); ok {
 		r.add(1, "opens like a reply: "+w)
 	}
 	for _, k := range wordKinds() {
@@ -221,16 +249,28 @@ func talk(line string, atEnd bool, r *remark) {
 		}
 		if w, ok := hasWord(l, k.words); ok {
 			r.add(points, k.name+": "+w)
-			r.talks = r.talks || k.start > 1 || k.end > 1
+			r.talks = r.talks || k.name != "names the output"
 		}
 	}
+}
+
+// letterBefore reports whether a letter or digit ends l[:i].
+func letterBefore(l string, i int) bool {
+	r, _ := utf8.DecodeLastRuneInString(l[:i])
+	return i > 0 && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// letterAt reports whether a letter or digit starts l[i:].
+func letterAt(l string, i int) bool {
+	r, _ := utf8.DecodeRuneInString(l[i:])
+	return i < len(l) && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
 // opensWith returns the first of ws that l (lower case) opens with, as
 // whole words.
 func opensWith(l string, ws []string) (string, bool) {
 	for _, w := range ws {
-		if strings.HasPrefix(l, w) && (len(l) == len(w) || !isWordByte(l[len(w)]) && l[len(w)] != '\'') {
+		if strings.HasPrefix(l, w) && !letterAt(l, len(w)) && !strings.HasPrefix(l[len(w):], "'") {
 			return w, true
 		}
 	}
@@ -246,7 +286,7 @@ func hasWord(l string, ws []string) (string, bool) {
 				break
 			}
 			a, b := i+j, i+j+len(w)
-			if (a == 0 || !isWordByte(l[a-1])) && (b == len(l) || !isWordByte(l[b])) {
+			if !letterBefore(l, a) && !letterAt(l, b) {
 				return w, true
 			}
 			i = a + 1
@@ -398,7 +438,7 @@ func glueEvidence(line, after string, c envCtx, r *remark) {
 	switch {
 	case cuts && !gluePlausible(w, line):
 		r.add(2, "glues to the cut line only without it")
-	case !isSpace(p[len(p)-1]) && isWordByte(p[len(p)-1]):
+	case letterBefore(p, len(p)):
 		r.add(1, "a sentence glued to a cut word")
 	}
 }
