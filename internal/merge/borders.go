@@ -23,6 +23,8 @@ type buffers struct {
 	chain  []int16
 	// restarts holds the format's restarts for the join at hand.
 	restarts []int
+	// pos maps content bytes back to the document (reproductionStep).
+	pos []int32
 	// win is readHabits' stand-in for the document's end.
 	win []byte
 }

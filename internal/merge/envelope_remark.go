@@ -175,9 +175,13 @@ var (
 	readerWords = []string{
 		"let me know", "feel free", "if you need", "if you'd like", "if you want", "would you like",
 		"do you want", "want me to", "shall i", "should i", "anything else", "hope this", "hope that",
-		"i hope", "hope it", "happy to", "glad to", "questions", "enjoy", "good luck", "cheers", "just ask",
-		"you", "your", "please", "if that helps", "helps", "helpful", "can also", "happy coding",
-		"make sure", "be sure", "double-check", "don't hesitate", "reach out", "thanks", "thank you",
+		"i hope", "hope it", "happy to", "glad to", "just ask", "if that helps", "happy coding",
+		"don't hesitate", "reach out", "good luck", "enjoy", "cheers",
+	}
+	// youWords speak to the reader without offering anything: weaker.
+	youWords = []string{
+		"you", "your", "please", "questions", "helps", "helpful", "can also", "make sure", "be sure",
+		"double-check", "thanks", "thank you",
 	}
 	// doneWords say the output is complete: a trailer's.
 	doneWords = []string{
@@ -209,12 +213,13 @@ type wordKind struct {
 // wordKinds are the kinds of talking words, with their weights: a preamble
 // says it goes on or presents, a trailer addresses the reader or says it
 // is done; either may name the output.
-func wordKinds() [6]wordKind {
-	return [6]wordKind{
+func wordKinds() [7]wordKind {
+	return [7]wordKind{
 		{goOnWords, 3, 1, "words about going on"},
 		{presentWords, 2, 1, "words presenting the output"},
 		{selfWords, 1, 2, "the model speaks of itself"},
 		{readerWords, 1, 3, "words to the reader"},
+		{youWords, 0, 1, "speaks to the reader"},
 		{doneWords, 0, 3, "words about being done"},
 		{outputWords, 1, 1, "names the output"},
 	}

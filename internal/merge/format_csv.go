@@ -316,9 +316,11 @@ func (f *csvFormat) verify(doc, rest string, last bool) bool {
 		}
 		full := strings.TrimSuffix(rec+part, "\r")
 		n := countFields(full, f.delim)
-		if k == 0 && f.counted >= 2 && strings.IndexByte(full, f.delim) >= 0 && firstNumber(full, f.delim) != f.lastID+1 {
+		if k == 0 && f.counted >= 2 && strings.IndexByte(rec, f.delim) < 0 && strings.IndexByte(full, f.delim) >= 0 && firstNumber(full, f.delim) != f.lastID+1 {
 			// The records count up in their first field (three in a
-			// row): the one across the join has the next number.
+			// row): the one across the join has the next number, unless
+			// the document already wrote its first field (no join
+			// changes it then).
 			return false
 		}
 		if e < 0 {

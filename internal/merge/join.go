@@ -47,6 +47,10 @@ const (
 	// confVerified: only the format's verification singled the repeat out
 	// among the candidates.
 	confVerified = 0.8
+	// confReproduction: the continuation reproduces the document from one
+	// of its line starts up to the cut, equal but for whitespace, over
+	// minReproduction bytes of content at least.
+	confReproduction = 0.9
 	// confLead: a bare partial line restarted, judged by the line starts
 	// either reading would leave.
 	confLead = 0.8
@@ -103,12 +107,13 @@ type joinStep struct {
 
 // cascade is the join's steps, strongest evidence first (see the table in
 // pipeline.go).
-func cascade() [7]joinStep {
-	return [7]joinStep{
+func cascade() [8]joinStep {
+	return [8]joinStep{
 		{"indentation", indentationStep},
 		{"restart", restartStep},
 		{"exact", exactStep},
 		{"whitespace", whitespaceStep},
+		{"reproduction", reproductionStep},
 		{"token", tokenStep},
 		{"glue", glueStep},
 		{"lead", leadStep},
@@ -126,10 +131,11 @@ func findOverlap(c *joinCtx) overlap {
 	if c.doc == "" || c.next == "" {
 		return noOverlap
 	}
-	// The longest exact repeat (what borders returns is only valid until
-	// the next call, which whitespaceOverlap makes).
+	// The longest exact repeat, of any length: a continuation may start
+	// the document over from its first line (what borders returns is only
+	// valid until the next call, which whitespaceOverlap makes).
 	c.longest = 0
-	if bs := c.buf.borders(c.doc, c.next, overlapWindow); len(bs) > 0 {
+	if bs := c.buf.borders(c.doc, c.next, len(c.next)); len(bs) > 0 {
 		c.longest = bs[0]
 	}
 	for _, s := range cascade() {
