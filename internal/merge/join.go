@@ -21,9 +21,12 @@ const (
 	methodNone       = "none"
 	methodExact      = "exact"
 	methodWhitespace = "whitespace"
-	methodToken      = "token"
-	methodStructural = "structural"
-	methodFallback   = "fallback"
+	// methodReproduction: the continuation reproduced the document from a
+	// line start, whitespace aside, whatever its length.
+	methodReproduction = "reproduction"
+	methodToken        = "token"
+	methodStructural   = "structural"
+	methodFallback     = "fallback"
 	// methodMarkers: the echo between an overlap prompt's markers repeated
 	// the document's tail exactly, which placed the join.
 	methodMarkers = "overlap_markers"
@@ -134,10 +137,7 @@ func findOverlap(c *joinCtx) overlap {
 	// The longest exact repeat, of any length: a continuation may start
 	// the document over from its first line (what borders returns is only
 	// valid until the next call, which whitespaceOverlap makes).
-	c.longest = 0
-	if bs := c.buf.borders(c.doc, c.next, len(c.next)); len(bs) > 0 {
-		c.longest = bs[0]
-	}
+	c.longest = c.buf.longestBorder(c.doc, c.next)
 	for _, s := range cascade() {
 		if ov, ok := s.find(c); ok {
 			return ov

@@ -5,7 +5,8 @@ import "strings"
 // minReproduction is the least content (bytes that are not whitespace) a
 // reproduction must hold to be taken without the exact steps' tests: text
 // this long that equals the document's end, from one of its line starts,
-// is no coincidence.
+// is no coincidence. From the document's very start, over more than one
+// line, strongOverlap bytes will do.
 const minReproduction = 64
 
 // reproductionStep: the continuation starts the document over, from its
@@ -20,19 +21,63 @@ func reproductionStep(c *joinCtx) (overlap, bool) {
 	// A border is at most as long as the continuation's content.
 	from := contentStart(doc, len(nt))
 	nd, dpos := c.buf.docContent(doc[from:])
-	bs := c.buf.borders(bytesView(nd), bytesView(nt), len(nt))
-	for _, l := range bs {
-		if l < minReproduction {
+	found := 0
+	for _, l := range c.buf.borders(bytesView(nd), bytesView(nt), len(nt)) {
+		if l < strongOverlap {
 			break
 		}
 		start := from + int(dpos[len(nd)-l])
-		if start > 0 && doc[start-1] != '\n' {
-			continue // not from a line start
+		if ls := strings.LastIndexByte(doc[:start], '\n') + 1; strings.TrimLeft(doc[ls:start], " \t") != "" {
+			continue // not from a line's first content
 		}
-		cut := contentEnd(next, l)
-		return overlap{cut: trailingRun(doc, next, cut), method: methodWhitespace, confidence: confReproduction}, true
+		if found > 0 {
+			// A shorter match from another line start too: the
+			// document's content repeats itself (examples at other
+			// indentations), and the continuation may be its next copy.
+			return overlap{}, false
+		}
+		if l < minReproduction && (start > 0 || !strings.Contains(doc, "\n")) {
+			// Shorter, only a restart from the document's very start,
+			// over more than its first line.
+			continue
+		}
+		found = l
 	}
-	return overlap{}, false
+	if found == 0 || contentBefore(doc, nd[len(nd)-min(found, minReproduction):]) {
+		// (The document wrote its last lines' content before, whitespace
+		// aside: a match up to whitespace may be the document's next copy.)
+		return overlap{}, false
+	}
+	cut := contentEnd(next, found)
+	return overlap{cut: trailingRun(doc, next, cut), method: methodReproduction, confidence: confReproduction}, true
+}
+
+// restatedWhole is the reproduction step run before any repeated
+// structure is taken away: a continuation that starts the document over
+// from a line start, with whitespace changed, also restates the structure
+// it started from (the JSON document's opening containers, the CSV header),
+// which is then part of the reproduction rather than structure to remove
+// (and the element that structure seems to open is no restart). It takes
+// only what the exact steps cannot: a reproduction longer than the longest
+// exact repeat.
+func restatedWhole(c *joinCtx) (overlap, bool) {
+	if c.doc == "" || c.next == "" {
+		return overlap{}, false
+	}
+	ov, ok := reproductionStep(c)
+	if !ok || ov.cut <= c.buf.longestBorder(c.doc, c.next) {
+		return overlap{}, false
+	}
+	return ov, true
+}
+
+// longestBorder is the length of the longest exact repeat of doc's end
+// that next starts with, 0 when none.
+func (s *buffers) longestBorder(doc, next string) int {
+	if bs := s.borders(doc, next, len(next)); len(bs) > 0 {
+		return bs[0]
+	}
+	return 0
 }
 
 // content appends to the buffer the bytes of s that are not whitespace, up
@@ -99,4 +144,40 @@ func trailingRun(doc, next string, cut int) int {
 		return cut
 	}
 	return splitRun(doc, next, end)
+}
+
+// contentBefore reports whether the content rep (whitespace removed), which
+// ends the document, also stands in it earlier with other whitespace (an
+// example repeated at another indentation), ending before its last byte of
+// content (within overlapWindow bytes). A copy the document wrote with the
+// same whitespace is no such doubt: records that share their content.
+func contentBefore(doc string, rep []byte) bool {
+	e := len(strings.TrimRight(doc, " \t\r\n"))
+	if e == 0 {
+		return false
+	}
+	lo := max(0, e-overlapWindow-2*len(rep))
+	var b []byte
+	var pos []int
+	for i := lo; i < e; i++ {
+		if !isSpace(doc[i]) {
+			b, pos = append(b, doc[i]), append(pos, i)
+		}
+	}
+	if len(b) < len(rep) {
+		return false
+	}
+	last := doc[pos[len(b)-len(rep)]:e]
+	for k := 0; k+len(rep) < len(b); {
+		j := strings.Index(bytesView(b[k:len(b)-1]), bytesView(rep))
+		if j < 0 {
+			return false
+		}
+		k += j
+		if doc[pos[k]:pos[k+len(rep)-1]+1] != last {
+			return true
+		}
+		k++
+	}
+	return false
 }

@@ -36,7 +36,7 @@ type Options struct {
 // Join describes how one continuation chunk was attached to the document so far.
 type Join struct {
 	Seq        int     `json:"seq"`        // the chunk attached (1..n-1)
-	Method     string  `json:"method"`     // exact, whitespace, token, structural, overlap_markers, none, fallback
+	Method     string  `json:"method"`     // exact, whitespace, reproduction, token, structural, overlap_markers, none, fallback
 	Confidence float64 `json:"confidence"` // 0..1
 	Removed    int     `json:"removed"`    // bytes of the chunk dropped as repeated overlap or chatter
 	Offset     int     `json:"offset"`     // byte offset in Content where the chunk's new text begins

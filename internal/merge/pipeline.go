@@ -267,7 +267,12 @@ func (m *mergeRun) joinReading(jc joinCtx, e envelope, last bool) joined {
 		t = echoText(jc.doc, e.echo) + t
 	}
 	jd.ov = overlap{method: methodMarkers, confidence: confCertain}
-	if !jd.marked {
+	jc.next = t
+	if ov, ok := restatedWhole(&jc); ok && !jd.marked {
+		// The continuation starts the document over, structure and all:
+		// no restated structure to take away first.
+		jd.ov = ov
+	} else if !jd.marked {
 		t, jd.note = m.f.stripStructure(jc.doc, t)
 		if jd.note != "" {
 			jd.notes = append(jd.notes, jd.note)
