@@ -240,16 +240,31 @@ func (e *envelope) cutOpeningFence(c envCtx) bool {
 	return true
 }
 
-// cutTrailer removes a closing remark from the answer's last chunk: its
-// last paragraph, after a blank line or a closing fence, of one to three
-// lines that read as remarks. It reports whether it did.
+// cutTrailer removes closing remarks from the answer's last chunk: its last
+// paragraphs (up to three), each after a blank line or a closing fence, of
+// one to three lines that read as remarks. It reports whether it did.
 func (e *envelope) cutTrailer(c envCtx) bool {
 	if !c.last {
 		return false
 	}
+	cut := false
+	for k := 0; k < 3 && e.cutTrailerParagraph(c, k == 0); k++ {
+		cut = true
+	}
+	return cut
+}
+
+// cutTrailerParagraph removes the last paragraph when it reads as a
+// closing remark; first: it is the answer's last (whose evidence the
+// pipeline may weigh again).
+func (e *envelope) cutTrailerParagraph(c envCtx, first bool) bool {
 	t, lines, blank, afterFence, ok := lastParagraph(e.text)
 	if !ok {
-		return false
+		// Right after the document's last line, only where the format
+		// says the line cannot be the document's.
+		if t, lines, ok = lastLine(e.text); !ok || c.breaks == nil || !c.breaks(lines[0], "", true) {
+			return false
+		}
 	}
 	if blank && !c.endBlanks {
 		// The format's documents do not end with blank lines of their own
@@ -265,7 +280,9 @@ func (e *envelope) cutTrailer(c envCtx) bool {
 	if !ok {
 		return false
 	}
-	e.trailer.score = r.score
+	if first {
+		e.trailer.score = r.score
+	}
 	if !c.trailer.removes(r.score) {
 		return false
 	}
@@ -297,6 +314,16 @@ func lastParagraph(t string) (stay string, lines []string, blank, afterFence, ok
 		end = i
 	}
 	return t, nil, false, false, false
+}
+
+// lastLine splits the last line off t, keeping the line break before it.
+func lastLine(t string) (stay string, lines []string, ok bool) {
+	s := strings.TrimRight(t, " \t\r\n")
+	i := strings.LastIndexByte(s, '\n')
+	if i < 0 {
+		return t, nil, false
+	}
+	return s[:i+1], []string{strings.TrimRight(s[i+1:], "\r")}, true
 }
 
 // paragraphStart reports whether a paragraph may start after before: a
