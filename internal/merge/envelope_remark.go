@@ -96,6 +96,11 @@ const remarkMax = 200
 // "...continuing". note reports that the line was bracketed or emphasised
 // as a whole.
 func unwrapNote(s string) (body string, note bool) {
+	if d := strings.Trim(s, "—– "); len(d) < len(s) && (strings.HasPrefix(s, "—") && strings.HasSuffix(s, "—") ||
+		strings.HasPrefix(s, "– ") && strings.HasSuffix(s, " –")) {
+		// Framed by dashes: "— End —".
+		s, note = d, true
+	}
 	for k := 0; k < 2; k++ {
 		b, ok := unwrapOnce(s)
 		if !ok {
@@ -188,7 +193,7 @@ var (
 		"complete", "completes", "completed", "concludes", "that's all", "that's it", "end of", "full",
 		"entire", "whole", "done", "finished", "all set", "there you go", "that covers", "included",
 		"ends here", "end here", "the end", "wraps up", "in full", "throughout", "as is", "unchanged",
-		"nothing more", "no more",
+		"nothing more", "no more", "end",
 	}
 	// outputWords name the output itself.
 	outputWords = []string{

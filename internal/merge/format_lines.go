@@ -151,7 +151,7 @@ func (l *lineDoc) breaks(doc, line, after string, atEnd bool) bool { return fals
 // ("foo(", "a,").
 func codeSyntax(line string) bool {
 	s := strings.TrimSpace(line)
-	for _, c := range []string{"//", "#", "/*", "*", "--", "<!--", `"""`, "'''", "%"} {
+	for _, c := range []string{"//", "#", "/*", "* ", "*/", "--", "<!--", `"""`, "'''", "%"} {
 		if strings.HasPrefix(s, c) {
 			return true
 		}
@@ -172,7 +172,7 @@ func codeSyntax(line string) bool {
 // inComment reports whether a cut line of code opened a line comment.
 func inComment(partial string) bool {
 	s := strings.TrimLeft(partial, " \t")
-	for _, c := range []string{"//", "#", "/*", "*", "--", "%", ";"} {
+	for _, c := range []string{"//", "#", "/*", "* ", "--", "%", ";"} {
 		if strings.HasPrefix(s, c) {
 			return true
 		}

@@ -1,0 +1,21 @@
+package merge
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestZZ3(t *testing.T) {
+	doc := "package p\n\n// Foo does a thing.\nfunc Foo() {\n\treturn\n}\n"
+	for i := 0; i < 5; i++ {
+		doc += doc
+	}
+	f := newFormat("code", Options{})
+	f.observe(doc, 0)
+	tr := f.traits()
+	c := envCtx{site: f.site(doc), syntax: tr.syntax}
+	for _, l := range []string{"The code should now parse without errors!", "— End —", "*(Document complete)*", "**Done.**"} {
+		r, ok := judgeTrailer([]string{l}, false, true, c)
+		fmt.Println(l, ok, r.score, r.evidence)
+	}
+}
