@@ -221,7 +221,14 @@ func (e *envelope) cutOpeningFence(c envCtx) bool {
 	if !ok || glued || restartsCutLine(t[:i], c) {
 		return false
 	}
-	wrapper := wrapperFence(info, c) || !c.fences.inValues && !c.inFence && wrappedWhole(t, info, c)
+	// A fence right after a remark the envelope removed is the model's:
+	// models introduce their wrapper so ("Here's the rest:\n```csv").
+	// (Not where the cut line is itself the start of a fence line it
+	// goes on with: "~" + "~~~~~~".)
+	// Markdown, whose own fences are everywhere, keeps its rule.
+	afterRemark := e.preamble.removed && !strings.ContainsAny(info, " \t") && c.fences.lineStart == wrapUnlessFenced &&
+		(c.atLineStart || strings.Trim(c.partial, "`~ ") != "")
+	wrapper := afterRemark || wrapperFence(info, c) || !c.fences.inValues && !c.inFence && wrappedWhole(t, info, c)
 	if !c.fences.inValues {
 		// Either reading sets the fences of the rest of the chunk: the one
 		// that leaves fewer fence lines with an info string inside an open

@@ -95,7 +95,10 @@ func maybeFence(line string) bool {
 // the fence is the wrapper's.
 func closesOwn(body string, c envCtx) bool {
 	if c.fences.inValues {
-		return (strings.Count(body, `"`)%2 == 1) != c.inQuote
+		// At the answer's end no value is left open: a fence line there
+		// closes no value's fence, whatever the quotes before it (a
+		// continuation may have started over from the top).
+		return !c.last && (strings.Count(body, `"`)%2 == 1) != c.inQuote
 	}
 	if !restartsCutLine(body, c) {
 		// The document's cut line goes on in body: a fence line it starts

@@ -338,6 +338,9 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 		return r, false
 	}
 	glueEvidence(line, after, c, &r)
+	if fl, _, _ := strings.Cut(after, "\n"); isFenceLine(fl) {
+		r.add(2, "a fence line follows it")
+	}
 	if c.proseAt == nil || c.atLineStart || !c.proseAt(c.partial) {
 		// (Going on with a cut line that opened a comment, prose is like
 		// the document: "// " + "Remaining operands may have references.")
@@ -422,6 +425,12 @@ func proseLine(line string) bool {
 
 // proseWindow bounds how much of the document unlikeDocument reads.
 const proseWindow = 8 << 10
+
+// isFenceLine reports whether line opens or closes a code fence.
+func isFenceLine(line string) bool {
+	_, ok := fenceLine(strings.TrimRight(line, "\r"))
+	return ok
+}
 
 // isNote reports whether a line is a bracketed or emphasised note.
 func isNote(line string) bool {
