@@ -326,7 +326,7 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	if !ok || c.syntax != nil && c.syntax(line) {
 		return r, false
 	}
-	r.evidence = append(r.evidence, "first line of a continuation")
+	r.add(1, "first line of a continuation")
 	formEvidence(end, &r)
 	talk(line, false, &r)
 	if blank {
