@@ -185,8 +185,13 @@ var (
 	}
 	// youWords speak to the reader without offering anything: weaker.
 	youWords = []string{
-		"you", "your", "please", "questions", "helps", "helpful", "can also", "make sure", "be sure",
-		"double-check", "thanks", "thank you",
+		"you", "your", "please", "questions", "helps", "helpful", "can also", "thanks", "thank you",
+	}
+	// adviceWords advise the reader on using the output: a trailer's.
+	adviceWords = []string{
+		"make sure", "be sure", "double-check", "double check", "verify", "review it", "review the",
+		"before using", "before relying", "in production", "keep in mind", "remember to", "note that",
+		"test it", "check the", "adjust", "tweak", "modify it", "customize",
 	}
 	// doneWords say the output is complete: a trailer's.
 	doneWords = []string{
@@ -218,13 +223,14 @@ type wordKind struct {
 // wordKinds are the kinds of talking words, with their weights: a preamble
 // says it goes on or presents, a trailer addresses the reader or says it
 // is done; either may name the output.
-func wordKinds() [7]wordKind {
-	return [7]wordKind{
+func wordKinds() [8]wordKind {
+	return [8]wordKind{
 		{goOnWords, 3, 1, "words about going on"},
 		{presentWords, 2, 1, "words presenting the output"},
 		{selfWords, 1, 2, "the model speaks of itself"},
 		{readerWords, 1, 3, "words to the reader"},
 		{youWords, 0, 1, "speaks to the reader"},
+		{adviceWords, 0, 2, "advises on the output"},
 		{doneWords, 0, 3, "words about being done"},
 		{outputWords, 1, 1, "names the output"},
 	}
@@ -357,9 +363,9 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 
 // bare reports whether a line in a remark's form says too little to be one:
 // a note, or a line of fewer than three words, that does not talk about the
-// output ("(results)", "MAGIC:").
+// output ("(results)", "MAGIC:", "(dir, mode, nil, cmd...)").
 func bare(line string, end byte, r remark) bool {
-	return !r.talks && (end == ')' || words(line) < 3)
+	return !r.talks && (end == ')' || isNote(line) || words(line) < 3)
 }
 
 // end0 is the ending remarkForm reads in line.
@@ -407,11 +413,12 @@ func unlikeDocument(doc string, syntax func(string) bool, r *remark) {
 	}
 }
 
-// proseLine reports whether a line reads as prose: three words at least,
-// mostly letters and spaces, none of the marks of code or records.
+// proseLine reports whether a line reads as prose: five words at least,
+// mostly letters and spaces, none of the marks of code or records (code's
+// bare lines, "return x, nil", are shorter).
 func proseLine(line string) bool {
 	s := strings.TrimSpace(line)
-	if words(s) < 3 || strings.ContainsAny(s, "{}[]<>=;|\t\"") || strings.Count(s, " ") < 2 {
+	if words(s) < 5 || strings.ContainsAny(s, "{}[]<>=;|\t\"") || strings.Count(s, " ") < 4 {
 		return false
 	}
 	letters := 0
@@ -477,13 +484,14 @@ func judgeTrailer(lines []string, afterFence, blank bool, c envCtx) (remark, boo
 			formEvidence(end, &r)
 		}
 	}
+	r.score++
 	r.evidence = append([]string{"last paragraph of the answer"}, r.evidence...)
 	talk(strings.Join(lines, " "), true, &r)
 	if len(lines) == 1 && bare(lines[0], end0(lines[0]), r) {
 		return r, false
 	}
 	if len(lines) == 1 && words(lines[0]) < 3 {
-		r.add(-1, "a word or two")
+		r.add(-2, "a word or two")
 	}
 	if blank {
 		r.add(1, "blank line before it")
