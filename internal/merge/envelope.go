@@ -143,9 +143,6 @@ func (e *envelope) cutPreamble(c envCtx) {
 	// loses the line too: it introduces nothing of the document. A line
 	// that starts over the document's partial line ("Here is a sample of" +
 	// "Here is a sample of ... blocks:") is the document's.
-	if len(c.partial) >= 2 && strings.HasPrefix(first, c.partial) {
-		return
-	}
 	t = t[i+1:]
 	m, after := leadingBreaks(t)
 	r, ok := judgePreamble(first, after, m > 0, c)

@@ -149,66 +149,77 @@ func words(s string) int {
 
 // Words that talk about the output. Each list is a kind of evidence; a line
 // earns each kind once, and what a kind weighs depends on where the line
-// stands (see wordKinds).
+// stands (see wordKinds). A pattern is one or more words; a word ending in
+// '*' matches every word it begins ("continu*": continue, continuing,
+// continuation), so a list holds ways of saying a thing, not phrasings.
 var (
 	// goOnWords say the output goes on from somewhere: a continuation's
 	// preamble.
 	goOnWords = []string{
-		"continue", "continues", "continued", "continuing", "continuation", "resume", "resuming", "resumed",
-		"rest", "remaining", "remainder", "remains", "left off", "was left", "is left", "what's left", "leftover",
-		"cut off", "interrupted", "truncated", "stopped", "pick up", "picking up", "picks up", "carry on",
-		"carrying on", "proceed", "proceeding", "onward", "onwards", "where i", "where we", "where it",
-		"from where", "next part", "next batch", "next section", "next chunk", "part 2", "more rows",
-		"keep going", "going on", "finish", "finishing", "complete the", "completing", "following on",
-		"follow on", "from above", "comes next", "what's next", "next", "last part", "final part",
-		"final stretch", "the end of", "cont", "cont'd", "again", "restart", "restarting", "start over",
-		"starting over", "from the top", "from the beginning", "once more",
+		"continu*", "resum*", "remain*", "rest", "leftover*", "left off", "was left", "is left", "what's left",
+		"truncat*", "interrupt*", "cut off", "got cut", "cut short", "stopped", "pick up", "picking up",
+		"picks up", "carry on", "carrying on", "carries on", "proceed*", "go on", "going on", "goes on",
+		"keep going", "moving on", "move on", "onward*", "further", "next", "where i", "where we",
+		"where it", "where the", "from where", "from here", "from there", "after row", "after line",
+		"following on", "follow on", "from above", "last part", "final part", "second part", "part 2",
+		"part two", "final stretch", "more rows", "more lines", "more entries", "again", "restart*",
+		"start over", "starting over", "from the top", "from the beginning", "once more",
+		"without repeating", "already sent", "already provided", "already shown", "previous response",
+		"previous message", "previous reply", "previous part", "last response", "last message",
+		"length limit", "token limit", "output limit", "ran out", "the limit", "cont", "cont'd", "contd",
+		"here goes", "finish*", "complete the", "completing",
 	}
 	// presentWords present the output, or answer a request.
 	presentWords = []string{
-		"here is", "here's", "here are", "below", "above", "as requested", "you asked", "requested",
-		"sure", "certainly", "of course", "okay", "ok", "alright", "absolutely", "got it", "no problem",
-		"understood", "apologies", "sorry", "great", "let me", "let's",
+		"here is", "here's", "here are", "here you go", "here it is", "below", "above", "as requested",
+		"as asked", "you asked", "you requested", "requested", "sure", "certainly", "of course", "okay",
+		"ok", "alright", "all right", "absolutely", "got it", "no problem", "no worries", "understood",
+		"apolog*", "sorry", "great", "perfect", "gladly", "will do", "sounds good", "you got it", "yes",
+		"yep", "right", "let me", "let's", "as promised", "as follows", "follows",
 	}
 	// selfWords are the model speaking of itself: "I've kept", "I'll go
 	// on", "we".
 	selfWords = []string{
 		"i'll", "i will", "i've", "i have", "i'm", "i am", "i can", "i'd", "i kept", "i stopped", "i left",
-		"i added", "i used", "i made", "i wrote", "i continued", "me", "my", "we'll", "we've", "let me", "let's",
+		"i added", "i used", "i made", "i wrote", "i continued", "i included", "i omitted", "i preserved",
+		"i did", "i didn't", "me", "my", "we'll", "we've", "let me", "let's",
 	}
 	// readerWords address the reader, or offer more: a trailer's.
 	readerWords = []string{
-		"let me know", "feel free", "if you need", "if you'd like", "if you want", "would you like",
-		"do you want", "want me to", "shall i", "should i", "anything else", "hope this", "hope that",
-		"i hope", "hope it", "happy to", "glad to", "just ask", "if that helps", "happy coding",
-		"don't hesitate", "reach out", "good luck", "enjoy", "cheers",
+		"let me know", "feel free", "if you need", "if you'd like", "if you want", "if you have",
+		"would you like", "do you want", "want me to", "shall i", "should i", "anything else", "hope this",
+		"hope that", "i hope", "hope it", "hope you", "happy to", "glad to", "just ask", "if that helps",
+		"happy coding", "don't hesitate", "reach out", "good luck", "enjoy", "cheers", "any questions",
+		"any changes", "any issues", "any adjustments", "further changes", "further help", "more help",
 	}
 	// youWords speak to the reader without offering anything: weaker.
 	youWords = []string{
-		"you", "your", "please", "questions", "helps", "helpful", "can also", "thanks", "thank you",
+		"you", "your", "please", "question*", "help*", "can also", "thanks", "thank you",
 	}
 	// adviceWords advise the reader on using the output: a trailer's.
 	adviceWords = []string{
 		"make sure", "be sure", "double-check", "double check", "verify", "review it", "review the",
 		"before using", "before relying", "in production", "keep in mind", "remember to", "note that",
-		"test it", "check the", "adjust", "tweak", "modify it", "customize",
+		"test it", "check the", "adjust*", "tweak*", "modify it", "customiz*", "be careful",
+		"sanity check",
 	}
 	// doneWords say the output is complete: a trailer's.
 	doneWords = []string{
-		"complete", "completes", "completed", "concludes", "that's all", "that's it", "end of", "full",
-		"entire", "whole", "done", "finished", "all set", "there you go", "that covers", "included",
-		"ends here", "end here", "the end", "wraps up", "in full", "throughout", "as is", "unchanged",
-		"nothing more", "no more", "end",
+		"complete", "completes", "completed", "conclud*", "conclusion", "that's all", "that's it",
+		"that is all", "end of", "full", "entire", "whole", "done", "finished", "all set", "there you go",
+		"that covers", "included", "includes", "ends here", "end here", "the end", "end", "wraps up",
+		"in full", "throughout", "as is", "unchanged", "nothing more", "no more", "final",
 	}
 	// outputWords name the output itself.
 	outputWords = []string{
-		"document", "file", "output", "response", "answer", "reply", "message", "text", "data", "dataset",
-		"row", "rows", "record", "records", "entry", "entries", "table", "list", "csv", "json", "jsonl",
-		"code", "patch", "diff", "markdown", "line", "lines", "item", "items", "section", "content",
-		"array", "object", "objects", "script", "snippet", "listing", "results", "chapter", "passage",
-		"story", "article", "essay", "guide", "readme", "implementation", "program", "module", "function",
-		"changeset", "changes", "values", "source", "translation", "summary", "report", "export",
-		"spreadsheet", "sheet", "schema", "format", "formatting", "excerpt", "page", "book", "notes",
+		"document*", "file*", "output*", "respons*", "answer*", "repl*", "message*", "text*", "data*",
+		"row*", "record*", "entr*", "table*", "list*", "csv", "json*", "code*", "patch*", "diff*",
+		"markdown", "line*", "item*", "section*", "content*", "array*", "object*", "script*",
+		"snippet*", "listing*", "result*", "chapter*", "passage*", "stor*", "article*", "essay*",
+		"guide*", "readme", "implementation*", "program*", "module*", "function*", "changeset*",
+		"change*", "value*", "source*", "translation*", "summar*", "report*", "export*", "spreadsheet*",
+		"sheet*", "schema*", "format*", "excerpt*", "page*", "book*", "note*", "log*", "example*",
+		"sample*", "chunk*", "portion*", "batch*", "block*", "element*", "field*", "column*", "hunk*",
 	}
 )
 
@@ -293,22 +304,39 @@ func opensWith(l string, ws []string) (string, bool) {
 	return "", false
 }
 
-// hasWord returns the first of ws that l (lower case) holds as whole words.
+// hasWord returns the first of the patterns ws (see goOnWords) that the
+// lower-case line l holds as whole words.
 func hasWord(l string, ws []string) (string, bool) {
+	toks := strings.FieldsFunc(l, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’' && r != '-'
+	})
+	for i := range toks {
+		toks[i] = strings.Trim(strings.ReplaceAll(toks[i], "’", "'"), "'-")
+	}
 	for _, w := range ws {
-		for i := 0; ; {
-			j := strings.Index(l[i:], w)
-			if j < 0 {
-				break
-			}
-			a, b := i+j, i+j+len(w)
-			if !letterBefore(l, a) && !letterAt(l, b) {
-				return w, true
-			}
-			i = a + 1
+		if matchWords(toks, strings.Fields(w)) {
+			return w, true
 		}
 	}
 	return "", false
+}
+
+// matchWords reports whether the pattern words pw stand in toks in a row.
+func matchWords(toks, pw []string) bool {
+	for i := 0; i+len(pw) <= len(toks); i++ {
+		ok := true
+		for j, p := range pw {
+			t := toks[i+j]
+			if stem, isStem := strings.CutSuffix(p, "*"); isStem && !strings.HasPrefix(t, stem) || !isStem && t != p {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 // formEvidence scores how a remark ends.
@@ -329,7 +357,7 @@ func formEvidence(end byte, r *remark) {
 func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	var r remark
 	end, ok := remarkForm(line)
-	if !ok || c.syntax != nil && c.syntax(line) {
+	if !ok || c.syntax != nil && c.syntax(line) || startsOver(line, c) {
 		return r, false
 	}
 	r.add(1, "first line of a continuation")
@@ -372,6 +400,21 @@ func bare(line string, end byte, r remark) bool {
 func end0(line string) byte {
 	end, _ := remarkForm(line)
 	return end
+}
+
+// startsOver reports whether line goes on with or starts over the cut line
+// rather than standing as a line of its own: it starts with a space (a
+// remark starts its line), or with the cut line's text followed by a word
+// boundary ("A" + "A third line follows.", not "A" + "Alright, ...").
+func startsOver(line string, c envCtx) bool {
+	if line != "" && (line[0] == ' ' || line[0] == '\t') && !c.atLineStart {
+		return true
+	}
+	p := strings.TrimSpace(c.partial)
+	if p == "" || !strings.HasPrefix(line, p) {
+		return false
+	}
+	return len(p) >= 2 || !letterAt(line, len(p))
 }
 
 // repeatsEnd reports whether line starts with a repeat of the document's
