@@ -187,8 +187,8 @@ var (
 	// readerWords address the reader, or offer more: a trailer's.
 	readerWords = []string{
 		"let me know", "feel free", "if you need", "if you'd like", "if you want", "if you have",
-		"would you like", "do you want", "want me to", "shall i", "should i", "anything else", "hope this",
-		"hope that", "i hope", "hope it", "hope you", "happy to", "glad to", "just ask", "if that helps",
+		"would you like", "do you want", "want me to", "shall i", "should i", "anything else", "hope*",
+		"happy to", "glad to", "just ask", "if that helps",
 		"happy coding", "don't hesitate", "reach out", "good luck", "enjoy", "cheers", "any questions",
 		"any changes", "any issues", "any adjustments", "further changes", "further help", "more help",
 	}

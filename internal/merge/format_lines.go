@@ -137,6 +137,25 @@ func (f *codeFormat) scanFences(region string) {
 	}
 }
 
+// breaks: a sentence of prose standing as a line of its own, or a note
+// (emphasised, bracketed), is no code in any language, unless the document
+// is inside a block comment or a long string there; at the line start or
+// after the document's end only (a cut line may be a comment's).
+func (f *codeFormat) breaks(doc, line, after string, atEnd bool) bool {
+	if !atEnd && doc != "" && !strings.HasSuffix(doc, "\n") || inBlockComment(doc) {
+		return false
+	}
+	end, ok := remarkForm(line)
+	return ok && !codeSyntax(line) && (isNote(line) || end != ')' && proseLine(line))
+}
+
+// inBlockComment reports whether the document's recent text leaves a block
+// comment or a triple-quoted string open.
+func inBlockComment(doc string) bool {
+	w := doc[max(0, len(doc)-proseWindow):]
+	return strings.Count(w, "/*") > strings.Count(w, "*/") || strings.Count(w, `"""`)%2 == 1 || strings.Count(w, "\x27\x27\x27")%2 == 1
+}
+
 func (f *codeFormat) site(doc string) site {
 	s := f.lineSite(doc)
 	s.docFenced, s.inFence = f.docFenced, f.inFence

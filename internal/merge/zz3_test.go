@@ -14,7 +14,7 @@ func TestZZ3(t *testing.T) {
 	f.observe(doc, 0)
 	tr := f.traits()
 	c := envCtx{site: f.site(doc), syntax: tr.syntax}
-	for _, l := range []string{"The code should now parse without errors!", "— End —", "*(Document complete)*", "**Done.**"} {
+	for _, l := range []string{"Hope that's what you were looking for.", "**Done.**", "The code should now parse without errors!"} {
 		r, ok := judgeTrailer([]string{l}, false, true, c)
 		fmt.Println(l, ok, r.score, r.evidence)
 	}
