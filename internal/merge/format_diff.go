@@ -274,12 +274,18 @@ func diffSyntax(line string) bool {
 
 // breaks: inside a hunk whose counts hold, every line starts as a hunk line
 // does, so a line of prose there breaks the diff; at its start a diff opens
-// with a header. Between files, prose may stand (a patch's commit message).
+// with a header, and after its last hunk no sentence is the diff's.
+// Between files, prose may stand (a patch's commit message).
 func (f *diffFormat) breaks(doc, line, after string, atEnd bool) bool {
 	if doc == "" {
 		return !diffHeaderLine(line) && !strings.HasPrefix(line, "From ")
 	}
-	if atEnd || f.loose || f.oldLeft <= 0 && f.newLeft <= 0 {
+	if atEnd {
+		// After the last hunk is complete, a sentence is not the diff's.
+		_, ok := remarkForm(line)
+		return ok && !f.loose && f.hunks > 0 && f.oldLeft <= 0 && f.newLeft <= 0 && !diffSyntax(line)
+	}
+	if f.loose || f.oldLeft <= 0 && f.newLeft <= 0 {
 		return false
 	}
 	l := doc[f.lineStart:] + line
