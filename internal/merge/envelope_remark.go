@@ -172,10 +172,9 @@ var (
 	// presentWords present the output, or answer a request.
 	presentWords = []string{
 		"here is", "here's", "here are", "here you go", "here it is", "below", "above", "as requested",
-		"as asked", "you asked", "you requested", "requested", "sure", "certainly", "of course", "okay",
-		"ok", "alright", "all right", "absolutely", "got it", "no problem", "no worries", "understood",
-		"apolog*", "sorry", "great", "perfect", "gladly", "will do", "sounds good", "you got it", "yes",
-		"yep", "right", "let me", "let's", "as promised", "as follows", "follows",
+		"as asked", "you asked", "you requested", "requested", "of course", "got it", "no problem",
+		"no worries", "apolog*", "sorry", "will do", "sounds good", "you got it", "let me", "let's",
+		"as promised", "as follows", "follows",
 	}
 	// selfWords are the model speaking of itself: "I've kept", "I'll go
 	// on", "we".
@@ -237,7 +236,7 @@ type wordKind struct {
 func wordKinds() [8]wordKind {
 	return [8]wordKind{
 		{goOnWords, 3, 1, "words about going on"},
-		{presentWords, 2, 1, "words presenting the output"},
+		{presentWords, 1, 1, "words presenting the output"},
 		{selfWords, 1, 2, "the model speaks of itself"},
 		{readerWords, 1, 3, "words to the reader"},
 		{youWords, 0, 1, "speaks to the reader"},
@@ -247,23 +246,48 @@ func wordKinds() [8]wordKind {
 	}
 }
 
+// interjections open a reply when punctuation follows them ("Sure,",
+// "Okay.", "Perfect!"); followed by a word they are the document's ("Right
+// Hand", "Great Britain").
+var interjections = []string{
+	"sure", "certainly", "okay", "ok", "alright", "all right", "absolutely", "understood", "great",
+	"perfect", "gladly", "yes", "yep", "right", "got it", "no problem", "of course", "sorry",
+	"apologies", "excellent", "thanks", "thank you", "cool", "awesome", "noted",
+}
+
+// interjected reports whether l (lower case) opens with an interjection
+// followed by punctuation, returning it.
+func interjected(l string) (string, bool) {
+	l = strings.TrimLeft(l, "([*_.…—–- ")
+	for _, w := range interjections {
+		if rest, ok := strings.CutPrefix(l, w); ok && rest != "" && strings.IndexByte(",.!;:—–-", rest[0]) >= 0 {
+			return w, true
+		}
+		if rest, ok := strings.CutPrefix(l, w); ok && strings.HasPrefix(rest, " —") {
+			return w, true
+		}
+	}
+	return "", false
+}
+
 // openers are the words a reply opens with ("Sure, ...", "Here's ...",
 // "Continuing ..."): a remark that opens like a reply is one more piece of
 // evidence.
 var openers = []string{
-	"sure", "certainly", "of course", "okay", "ok", "alright", "absolutely", "here", "here's", "below",
-	"continuing", "continued", "continuation", "resuming", "picking", "carrying", "proceeding", "got it",
-	"understood", "no problem", "apologies", "sorry", "great", "let", "let's", "i", "i'll", "i've", "as requested",
-	"yes", "right", "now", "hope", "feel", "please", "that's", "this", "that", "all", "end", "done",
-	"if", "would", "should", "shall", "do", "is there", "happy", "thanks", "thank you", "enjoy", "want",
-	"good", "we", "we'll", "we've",
+	"continuing", "continued", "continuation", "resuming", "picking", "carrying",
+	"proceeding", "let", "let's", "i'll", "i've", "as requested", "now", "hope", "feel", "please", "that's",
+	"this", "that", "all", "end", "if", "would", "should", "shall", "do", "is there", "happy", "enjoy",
+	"want", "good", "we'll", "we've",
 }
 
 // talk scores the words of line that talk about the output; atEnd: the line
 // closes the answer.
 func talk(line string, atEnd bool, r *remark) {
 	l := strings.ToLower(line)
-	if w, ok := opensWith(strings.TrimLeft(l, "([*_.…—–- "), openers); ok {
+	if w, ok := interjected(l); ok {
+		r.add(2, "opens with an interjection: "+w)
+		r.talks = true
+	} else if w, ok := opensWith(strings.TrimLeft(l, "([*_.…—–- "), openers); ok {
 		r.add(1, "opens like a reply: "+w)
 	}
 	for _, k := range wordKinds() {
@@ -372,6 +396,7 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 		return r, false
 	}
 	glueEvidence(line, after, c, &r)
+	languageEvidence(line, after, blank, c, &r)
 	if fl, _, _ := strings.Cut(after, "\n"); isFenceLine(fl) {
 		r.add(2, "a fence line follows it")
 	}
@@ -486,6 +511,37 @@ func isFenceLine(line string) bool {
 func isNote(line string) bool {
 	_, note := unwrapNote(strings.TrimSpace(line))
 	return note
+}
+
+// languageEvidence weighs a preamble by the document's own language (see
+// readLanguage): the text after the line going on with the cut line, and
+// the line reading unlike the document.
+func languageEvidence(line, after string, blank bool, c envCtx, r *remark) {
+	sep := "\n"
+	if blank {
+		sep = "\n\n"
+	}
+	l, ok := readLanguage(c.doc, line, sep, after)
+	if !ok {
+		return
+	}
+	// Within a word the junction says most; between words, in prose,
+	// any word may follow.
+	midWord := letterBefore(c.partial, len(c.partial)) && letterAt(after, 0)
+	switch {
+	case l.goesOn >= 2 && midWord:
+		r.add(3, "the text after it goes on with the cut word")
+	case l.goesOn >= 2:
+		r.add(1, "the text after it may go on with the cut line")
+	case l.goesOn <= -3:
+		r.add(-1, "the text after it starts a line of the document's")
+	}
+	switch {
+	case l.foreign >= 3:
+		r.add(2, "reads unlike the document")
+	case l.foreign >= 1.5:
+		r.add(1, "reads little like the document")
+	}
 }
 
 // glueEvidence weighs the join a kept line would make with a cut line: a
