@@ -37,7 +37,26 @@ func restartStep(c *joinCtx) (overlap, bool) {
 		}
 		return overlap{cut: len(partial), method: methodStructural, confidence: confRestart}, true
 	}
-	return overlap{}, false
+	return blankLineRestart(c)
+}
+
+// blankLineRestart: the continuation starts the cut line over from the
+// blank line before it ("\n" + "Stream merge São Paul" after "...\n\nStream
+// merge São Paul"): a blank line carries nothing to mistake, so the
+// partial line decides, as a restart of it alone would.
+func blankLineRestart(c *joinCtx) (overlap, bool) {
+	if !c.tr.lines || len(c.restarts) == 0 {
+		return overlap{}, false
+	}
+	r := c.restarts[len(c.restarts)-1]
+	if r < 2 || r >= len(c.doc) || c.doc[r-1] != '\n' || c.doc[r-2] != '\n' {
+		return overlap{}, false
+	}
+	partial := c.doc[r:]
+	if c.longest != len(partial)+1 || !restartable(partial, false) || alnumCount(partial) < 8 {
+		return overlap{}, false
+	}
+	return overlap{cut: c.longest, method: methodStructural, confidence: confRestart}, true
 }
 
 // restartsAt reports whether the continuation restarts the record that
