@@ -42,6 +42,9 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 	if keep, decided := fenceCloseVote(t, ctx); decided {
 		return keep
 	}
+	if keep, decided := languageVote(t, ctx); decided {
+		return keep
+	}
 	if keep, decided := junctionVote(t, ctx); decided {
 		return keep
 	}
@@ -417,3 +420,33 @@ func fenceCloseGaps(w string) (tight, loose int) {
 	}
 	return tight, loose
 }
+
+// languageVote decides the line break after a preamble by the document's
+// own language (see readLanguage): the document going on with that line
+// break, or with the text after it, whichever its text makes much more
+// likely. It does not decide a close call, nor a document too short to
+// have a language.
+func languageVote(t string, ctx envCtx) (keep, decided bool) {
+	r, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n")
+	if !ok || r == "" || ctx.doc == "" {
+		return false, false
+	}
+	w := tail(ctx.doc, langWindow)
+	if len(w) < langMin {
+		return false, false
+	}
+	m := newLangModel(w)
+	x := head(r, langJunction)
+	d := m.logProb(ctx.doc, "\n"+x) - m.logProb(ctx.doc, x)
+	switch {
+	case d >= langDecides:
+		return true, true
+	case d <= -langDecides:
+		return false, true
+	}
+	return false, false
+}
+
+// langDecides is the log likelihood ratio from which the document's
+// language decides a line break (nats).
+const langDecides = 3

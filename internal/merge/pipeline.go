@@ -204,11 +204,13 @@ type alternative struct {
 func alternatives(e envelope, env envCtx) []alternative {
 	var out []alternative
 	verifiedOnly := func(a, b joined) bool { return b.ok && !a.ok }
-	removeWins := func(a, b joined) bool { return b.ok && (!a.ok || b.repeats() && !a.repeats()) }
+	removeWins := func(a, b joined) bool {
+		return b.ok && (!a.ok || b.repeats() && !a.repeats() || a.repaired() && !b.repaired())
+	}
 	if p := e.preamble; !p.removed && p.uncertain() {
 		alt := env
 		alt.preamble = removeMaybe
-		out = append(out, alternative{alt, removeWins, WhyPreamble, "joins only without it"})
+		out = append(out, alternative{alt, removeWins, WhyPreamble, "joins only without it (or without a repair)"})
 	} else if p.removed {
 		alt := env
 		alt.preamble = keepRemark
@@ -229,6 +231,10 @@ func alternatives(e envelope, env envCtx) []alternative {
 // repeats reports whether the join verified a repeat of the document (a
 // cut, or the overlap prompt's echo).
 func (jd joined) repeats() bool { return jd.ok && (jd.marked || jd.cut > 0) }
+
+// repaired reports whether the join verified only by repairing the text:
+// raw text escaped into the string it went on with.
+func (jd joined) repaired() bool { return jd.ok && strings.Contains(jd.adj, noteRawEscaped) }
 
 // evidenced adds evidence to the join's removal of the given kind.
 func (jd *joined) evidenced(why, evidence string) {
