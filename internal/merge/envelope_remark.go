@@ -390,7 +390,7 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	if blank {
 		r.add(1, "blank line after it")
 	}
-	if bare(line, end, r) || repeatsEnd(c.doc, line) {
+	if bare(line, end, r) || repeatsEnd(c.doc, line) || gluedCall(line, c, r) {
 		// A line that starts with a repeat of the document's end goes on
 		// with it.
 		return r, false
@@ -403,7 +403,9 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	if c.proseAt == nil || c.atLineStart || !c.proseAt(c.partial) {
 		// (Going on with a cut line that opened a comment, prose is like
 		// the document: "// " + "Remaining operands may have references.")
-		unlikeDocument(c.doc, c.syntax, &r)
+		if body, _ := unwrapNote(strings.TrimSpace(line)); proseLine(body) || isNote(line) && words(body) >= 2 && !strings.ContainsAny(body, ",()") {
+			unlikeDocument(c.doc, c.syntax, &r)
+		}
 	}
 	if c.breaks != nil && c.breaks(line, after, false) {
 		r.add(3, "breaks the format where the rest joins")
@@ -415,10 +417,18 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 }
 
 // bare reports whether a line in a remark's form says too little to be one:
-// a note, or a line of fewer than three words, that does not talk about the
-// output ("(results)", "MAGIC:", "(dir, mode, nil, cmd...)").
+// a line of fewer than three words that does not talk about the output
+// ("(results)", "MAGIC:").
 func bare(line string, end byte, r remark) bool {
-	return !r.talks && (end == ')' || isNote(line) || words(line) < 3)
+	return !r.talks && words(line) < 3
+}
+
+// gluedCall reports whether a line that does not talk about the output
+// opens with a bracket right after the cut word (a call, an index:
+// "runEnv" + "(dir, mode, nil, cmd...)"), which no remark does.
+func gluedCall(line string, c envCtx, r remark) bool {
+	return !r.talks && !c.atLineStart && (strings.HasPrefix(line, "(") || strings.HasPrefix(line, "[")) &&
+		letterBefore(c.partial, len(c.partial))
 }
 
 // end0 is the ending remarkForm reads in line.
