@@ -26,6 +26,8 @@ type envCtx struct {
 	// flipBlank takes the other reading of the line break after a
 	// preamble, for a join the first reading does not verify.
 	flipBlank bool
+	// talks: most of the job's other continuations open with a remark.
+	talks bool
 	// last: the chunk ends the answer, so its last paragraph may be a
 	// trailer.
 	last bool

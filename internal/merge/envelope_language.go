@@ -110,6 +110,10 @@ type language struct {
 	// after the cut than right after the line (nats; large: the text,
 	// not the line, goes on with the cut line).
 	goesOn float64
+	// apart is how much more likely the line's opening is at the start of
+	// a line than right after the cut (nats; large: the line does not go
+	// on with the cut line).
+	apart float64
 }
 
 // readLanguage weighs line, standing between the document doc and the
@@ -128,5 +132,7 @@ func readLanguage(doc, line, sep, after string) (language, bool) {
 	l.foreign = own - m.perByte("\n", line+"\n")
 	x := head(after, langJunction)
 	l.goesOn = m.logProb(doc, x) - m.logProb(line+sep, x)
+	y := head(line, langJunction)
+	l.apart = m.logProb("\n", y) - m.logProb(doc, y)
 	return l, true
 }

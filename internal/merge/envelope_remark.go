@@ -397,6 +397,9 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	}
 	glueEvidence(line, after, c, &r)
 	languageEvidence(line, after, blank, c, &r)
+	if c.talks {
+		r.add(2, "the model opens its other continuations with remarks")
+	}
 	if fl, _, _ := strings.Cut(after, "\n"); isFenceLine(fl) {
 		r.add(2, "a fence line follows it")
 	}
@@ -552,6 +555,18 @@ func languageEvidence(line, after string, blank bool, c envCtx, r *remark) {
 	case l.foreign >= 1.5:
 		r.add(1, "reads little like the document")
 	}
+	if !c.atLineStart && c.partial != "" && l.apart >= 4 {
+		r.add(1, "does not go on with the cut line")
+	}
+	if blank && after != "" && (unicode.IsLower(firstRune(after)) || letterBefore(c.partial, len(c.partial)) && letterAt(after, 0)) {
+		r.add(1, "the text after the blank line opens mid-sentence")
+	}
+}
+
+// firstRune is the first rune of s.
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
 }
 
 // glueEvidence weighs the join a kept line would make with a cut line: a
@@ -627,4 +642,23 @@ func looksLikeRemark(line string) bool {
 	formEvidence(end, &r)
 	talk(line, false, &r)
 	return r.score >= remarkSure-1
+}
+
+// opensTalking reports whether a chunk opens with a line that reads as a
+// remark by its form and words alone, followed by more text: what the
+// model's other continuations show of its habit.
+func opensTalking(t string) bool {
+	line, rest, ok := strings.Cut(t, "\n")
+	if !ok || strings.TrimSpace(rest) == "" {
+		return false
+	}
+	line = strings.TrimRight(line, "\r")
+	end, ok := remarkForm(line)
+	if !ok || line[0] == ' ' || line[0] == '\t' {
+		return false
+	}
+	var r remark
+	formEvidence(end, &r)
+	talk(line, false, &r)
+	return r.talks && r.score >= 3
 }

@@ -44,6 +44,10 @@ type mergeRun struct {
 	// for all joins; fenced counts them.
 	opens  []bool
 	fenced int
+	// talkers says which continuations open with a line that reads as a
+	// remark by itself (its form and words); talking counts them.
+	talkers []bool
+	talking int
 	// wrapperOpen: a continuation opened a wrapper fence that no later one
 	// has closed yet; whole: the answer's first chunk opened it, around
 	// the whole answer.
@@ -70,10 +74,13 @@ func run(name string, f format, chunks []Chunk, partial bool) Result {
 	}
 	m.b.Grow(total + 64)
 	m.habits = readHabits(buf, m.tr, chunks)
-	m.opens = make([]bool, len(chunks))
+	m.opens, m.talkers = make([]bool, len(chunks)), make([]bool, len(chunks))
 	for i := 1; i < len(chunks); i++ {
 		if m.opens[i] = fenceOpened(chunks[i].Text); m.opens[i] {
 			m.fenced++
+		}
+		if m.talkers[i] = opensTalking(chunks[i].Text); m.talkers[i] {
+			m.talking++
 		}
 	}
 	for i := range chunks {
@@ -258,6 +265,13 @@ func (m *mergeRun) envCtx(i int, doc string) envCtx {
 	}
 	c.wraps = others >= 2 && others == len(m.chunks)-2
 	c.habit, _ = m.habits.at(i)
+	// Most other continuations open with a remark (two at least): a model
+	// that talks before it goes on does so at every cut.
+	talkers := m.talking
+	if m.talkers[i] {
+		talkers--
+	}
+	c.talks = talkers >= 2 && 2*talkers >= len(m.chunks)-2
 	return c
 }
 
