@@ -1,0 +1,159 @@
+package merge
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestWholeAnswerFence: a fence around the whole answer is removed for the
+// typed formats (Markdown only when it names Markdown; prose never), single
+// chunk included, and the removal is on record as unwrapped_fence.
+func TestWholeAnswerFence(t *testing.T) {
+	csv := "id,name\n1,Ann\n2,Bob\n"
+	cases := []struct {
+		name, format string
+		chunks       []string
+		want         string
+		unwrapped    int // unwrapped_fence removals expected
+	}{
+		{"json single chunk", "json", []string{"```json\n{\"a\": 1}\n```\n"}, "{\"a\": 1}\n", 2},
+		{"json single chunk, no final newline", "json", []string{"```json\n{\"a\": 1}\n```"}, "{\"a\": 1}\n", 2},
+		{"csv single chunk, bare fence", "csv", []string{"```\n" + csv + "```\n"}, csv, 2},
+		{"csv tilde fence", "csv", []string{"~~~csv\n" + csv + "~~~\n"}, csv, 2},
+		{"jsonl", "jsonl", []string{"```jsonl\n{\"a\":1}\n{\"b\":2}\n```\n"}, "{\"a\":1}\n{\"b\":2}\n", 2},
+		{"code names its language", "code", []string{"```python\nprint(1)\n```\n"}, "print(1)\n", 2},
+		{"diff", "diff", []string{"```diff\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n```\n"}, "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", 2},
+		{"markdown named", "markdown", []string{"```markdown\n# T\n\ntext\n```\n"}, "# T\n\ntext\n", 2},
+		{"markdown's own code block stays", "markdown", []string{"```go\nx := 1\n```\n"}, "```go\nx := 1\n```\n", 0},
+		{"prose keeps its fence", "text", []string{"```\nplain\n```\n"}, "```\nplain\n```\n", 0},
+		{"multi chunk json", "json", []string{"```json\n{\"items\": [1, 2,", " 3]}\n```\n"}, "{\"items\": [1, 2, 3]}\n", 2},
+		{"preamble before the fence", "csv", []string{"Here is the CSV you asked for:\n\n```csv\n" + csv + "```\n"}, csv, 2},
+		{"trailer after the close", "json", []string{"```json\n[1, 2]\n```\n\nLet me know if you need anything else.\n"}, "[1, 2]\n", 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Merge(Options{Format: tc.format}, chunksOf(tc.chunks...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Content != tc.want || !res.Success {
+				t.Fatalf("content %q (success %v, %s), want %q", res.Content, res.Success, res.Error, tc.want)
+			}
+			n := 0
+			for _, r := range res.Envelope {
+				if r.Why == WhyUnwrappedFence {
+					n++
+				}
+			}
+			if n != tc.unwrapped {
+				t.Errorf("%d unwrapped_fence removals, want %d: %+v", n, tc.unwrapped, res.Envelope)
+			}
+		})
+	}
+}
+
+// TestRemarks: preambles and trailers are removed on evidence that
+// combines, whatever their wording; a document's own line that reads like
+// prose stays.
+func TestRemarks(t *testing.T) {
+	rows := "id,city,note\n1,Oslo,cold\n2,Rome,warm\n3,Lima,mild\n4,Pune,hot\n"
+	runCases(t, []mergeCase{
+		{"preamble ending with a full stop, csv", "csv", []string{rows + "5,Ba", "Carrying on from the last row.\n\nku,windy\n6,Cork,wet\n"}, rows + "5,Baku,windy\n6,Cork,wet\n", ""},
+		{"preamble of unknown wording breaks json", "json", []string{"[\n  {\"a\": 1},\n  {\"a\": 2},\n", "Below is what was left.\n\n  {\"a\": 3}\n]\n"}, "[\n  {\"a\": 1},\n  {\"a\": 2},\n  {\"a\": 3}\n]\n", ""},
+		{"bracketed note", "text", []string{"The quick brown fox jumps over the la", "(continued)\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
+		{"emphasised note", "text", []string{"The quick brown fox jumps over the la", "*— continued —*\n\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
+		{"trailer in json after the document's end", "json", []string{"[1, 2,", " 3]\n\nHope that helps! The array is now complete.\n"}, "[1, 2, 3]\n", ""},
+		{"two trailer paragraphs", "jsonl", []string{"{\"a\":1}\n{\"b\"", ":2}\n\nLet me know if you spot any mistakes.\n\nWant me to add anything else?"}, "{\"a\":1}\n{\"b\":2}\n", ""},
+		{"trailer right after the last record", "csv", []string{rows + "5,Baku,", "windy\nThe CSV is now complete.\n"}, rows + "5,Baku,windy\n", ""},
+		{"a comment's text goes on with the comment", "code", []string{"func f() {\n\t// ", "Remaining operands may have references.\n\treturn\n}\n"}, "func f() {\n\t// Remaining operands may have references.\n\treturn\n}\n", ""},
+		{"a call's arguments are no note", "code", []string{"func f() {\n\treturn runEnv", "(dir, mode, nil, cmd...)\n}\n"}, "func f() {\n\treturn runEnv(dir, mode, nil, cmd...)\n}\n", ""},
+		{"a document's closing advice stays", "markdown", []string{"# Security\n\nReport issues privately to the maintainers", ".\n\nPlease give us 90 days to work on a fix before public exposure.\n"}, "# Security\n\nReport issues privately to the maintainers.\n\nPlease give us 90 days to work on a fix before public exposure.\n", ""},
+		{"a restart of the cut line is no preamble", "text", []string{"The first line of it.\nA second line here.\nA", "A third line follows.\n"}, "The first line of it.\nA second line here.\nA third line follows.\n", ""},
+	})
+}
+
+// TestEnvelopeRecordsRemovals: every byte the envelope step removes is on
+// record, with why and the evidence, and stands in the chunk it came from.
+func TestEnvelopeRecordsRemovals(t *testing.T) {
+	chunks := chunksOf(
+		"Here is the JSON:\n\n```json\n[\n  {\"a\": 1},\n",
+		"Sure! Continuing from where I left off:\n\n  {\"a\": 2}\n]\n```\n\nLet me know if you need more.\n",
+	)
+	res, err := Merge(Options{Format: "json"}, chunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content != "[\n  {\"a\": 1},\n  {\"a\": 2}\n]\n" || !res.Success {
+		t.Fatalf("content %q (success %v, %s)", res.Content, res.Success, res.Error)
+	}
+	whys := map[string]int{}
+	for _, r := range res.Envelope {
+		whys[r.Why]++
+		if !strings.Contains(chunks[r.Chunk].Text, r.Removed) {
+			t.Errorf("removal %q is not in chunk %d", r.Removed, r.Chunk)
+		}
+		if (r.Why == WhyPreamble || r.Why == WhyTrailer) && len(r.Evidence) == 0 {
+			t.Errorf("removal %+v gives no evidence", r)
+		}
+	}
+	for _, w := range []string{WhyPreamble, WhyUnwrappedFence, WhyTrailer} {
+		if whys[w] == 0 {
+			t.Errorf("no %s removal in %+v", w, res.Envelope)
+		}
+	}
+}
+
+// TestRestartsOfAnyLength: a continuation that starts the document over,
+// from its top or from any line, and reproduces it up to the cut, exactly
+// or with its whitespace changed, is joined after the reproduction,
+// however long the document.
+func TestRestartsOfAnyLength(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[\n")
+	for i := 0; b.Len() < 40<<10; i++ {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		b.WriteString(`  {"id": ` + strings.Repeat("7", 1+i%5) + `, "name": "record ` + string(rune('a'+i%26)) + `", "seq": "` + strings.Repeat("x", i%13) + `"}`)
+	}
+	b.WriteString("\n]\n")
+	doc := b.String()
+	cut := len(doc) - 300
+	compact := strings.NewReplacer(": ", ":", ",\n  ", ",\n", "[\n  ", "[\n").Replace(doc[:cut])
+	cases := []struct{ name, restart string }{
+		{"from the top, exactly", doc[:cut]},
+		{"from the top, whitespace changed", compact},
+		{"from a line far back", doc[strings.IndexByte(doc[1000:], '\n')+1001 : cut]},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Merge(Options{Format: "json"}, chunksOf(doc[:cut], tc.restart+doc[cut:]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Content != doc || !res.Success {
+				t.Fatalf("merge differs (success %v, %s; joins %+v)", res.Success, res.Error, res.Joins)
+			}
+		})
+	}
+}
+
+// TestDocumentLanguage: the document's byte n-gram model says that text
+// going on with a cut word fits the cut better than it fits after a
+// remark, and that English prose reads unlike code.
+func TestDocumentLanguage(t *testing.T) {
+	code := strings.Repeat("func add(a, b int) int {\n\treturn a + b\n}\n\nfunc sub(a, b int) int {\n\treturn a - b\n}\n\n", 40)
+	l, ok := readLanguage(code+"func mul(a, b int) int {\n\tret", "Sure, here is the rest of the file:", "\n\n", "urn a * b\n}\n")
+	if !ok {
+		t.Fatal("no language read from a long document")
+	}
+	if l.goesOn < 2 {
+		t.Errorf("goesOn = %.2f: the rest of a cut word should fit the cut", l.goesOn)
+	}
+	if l.foreign < 1.5 {
+		t.Errorf("foreign = %.2f: English should read unlike Go code", l.foreign)
+	}
+	if _, ok := readLanguage("short", "Sure:", "\n", "x"); ok {
+		t.Error("a language read from a document too short to have one")
+	}
+}
