@@ -173,12 +173,12 @@ func (e *envelope) cutPreamble(c envCtx) {
 // this reading.
 func (rd reading) removes(score int) bool {
 	switch rd {
+	case byEvidence:
+		return score >= remarkSure
 	case removeMaybe:
 		return score >= remarkMaybe
-	case keepRemark:
-		return false
 	}
-	return score >= remarkSure
+	return false
 }
 
 // cutMarkers sets aside the overlap prompt's echoed block; the join checks
