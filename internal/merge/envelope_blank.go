@@ -240,9 +240,27 @@ func gapVote(t string, ctx envCtx) (keep, decided bool) {
 	if strings.TrimSpace(x) == "" {
 		return false, false
 	}
-	// a: the document's last line with text; e: blank lines after it.
-	body := ctx.doc
-	var a string
+	a, body, keepGap := gapEnds(ctx.site, m)
+	if a == "" {
+		return false, false
+	}
+	n := countGaps(body, a, x, keepGap)
+	for _, c := range n {
+		if c[0] != c[1] {
+			return c[0] > c[1], true
+		}
+	}
+	return false, false
+}
+
+// gapEnds returns the document's last line with text (a; "" when gapVote
+// has none to weigh), the document before that line (body) and the number
+// of blank lines between a and the text's first line if all of the text's
+// m leading line breaks are kept: the document's own blank lines after a,
+// plus m. A cut line ends with the text's first line break, so after one
+// that break does not count, and a text with fewer than two is not weighed.
+func gapEnds(ctx site, m int) (a, body string, keepGap int) {
+	body = ctx.doc
 	e := 0
 	if ctx.end == '\n' {
 		for {
@@ -257,17 +275,22 @@ func gapVote(t string, ctx envCtx) (keep, decided bool) {
 		}
 	} else {
 		if m < 2 {
-			return false, false
+			return "", "", 0
 		}
 		// A cut line ends with the text's first line break.
 		a, body = ctx.partial, body[:len(body)-len(ctx.partial)]
 		m--
 	}
-	if a == "" {
-		return false, false
-	}
-	keepGap, cutGap := e+m, e+m-1
-	var n [3][2]int
+	return a, body, e + m
+}
+
+// countGaps counts, over body's recent lines, the gaps of keepGap blank
+// lines (n[k][0]) and of one fewer (n[k][1]) after a line that leads like
+// a: n[2] all of them, n[1] those before a line that leads like x, n[0]
+// those of n[1] whose lines also agree with a and x on ending a sentence
+// and starting with a capital.
+func countGaps(body, a, x string, keepGap int) (n [3][2]int) {
+	cutGap := keepGap - 1
 	la, lx := voteLead(a), voteLead(x)
 	sa, cx := sentenceEnd(a), startsCapital(x)
 	prev, gap, have := "", 0, false
@@ -300,12 +323,7 @@ func gapVote(t string, ctx envCtx) (keep, decided bool) {
 		}
 		prev, gap, have = line, 0, true
 	}
-	for _, c := range n {
-		if c[0] != c[1] {
-			return c[0] > c[1], true
-		}
-	}
-	return false, false
+	return n
 }
 
 // voteLead is lineLead with an ordered list item's number read as its

@@ -317,7 +317,34 @@ func escapeRawString(rest string, sc jsonScanner, lineMode bool) (string, bool) 
 		// over lines is a repeat or a restart read wrong.
 		return rest, false
 	}
-	end := -1
+	end := rawStringEnd(rest, &sc, lineMode)
+	body := rest
+	if end >= 0 {
+		body = rest[:end]
+	} else if strings.IndexByte(rest, '"') >= 0 {
+		// Quotes but no place where the string can end: this is not raw
+		// text inside the string but something else (a repeat, a restart).
+		return rest, false
+	}
+	if !strings.ContainsAny(body, "\n\r\t") {
+		return rest, false
+	}
+	var b strings.Builder
+	b.Grow(len(rest) + len(rest)/8)
+	writeEscaped(&b, body)
+	if end >= 0 {
+		b.WriteString(rest[end:])
+	}
+	return b.String(), true
+}
+
+// rawStringEnd returns the offset in rest of the quote that ends the open
+// string sc is in, or -1: the first quote followed by a comma, a closing
+// bracket, a colon or the end of rest, after which the rest scans as JSON
+// (stringEndsAt). Before the first raw line break or tab, a quote escaped
+// by a backslash is string content. It tries 64 quotes at most, since each
+// try scans a few kilobytes.
+func rawStringEnd(rest string, sc *jsonScanner, lineMode bool) int {
 	raw := false
 	tries := 0
 	for i := 0; i < len(rest); i++ {
@@ -342,39 +369,39 @@ func escapeRawString(rest string, sc jsonScanner, lineMode bool) (string, bool) 
 		if tries > 64 {
 			break
 		}
-		probe := sc.clone()
-		probe.inStr, probe.esc, probe.uHex = false, false, 0
-		if probe.isKey {
-			probe.expect = expColon
-		} else {
-			probe.valueEnd()
-		}
-		// The next few kilobytes tell whether the string can end here.
-		after := head(rest[i+1:], 4<<10)
-		if lineMode {
-			if e := strings.IndexByte(after, '\n'); e >= 0 {
-				after = after[:e]
-			}
-		}
-		probe.feed(after, 0)
-		if probe.err < 0 && (!lineMode || probe.complete() || !strings.Contains(rest[i+1:], "\n")) {
-			end = i
-			break
+		if stringEndsAt(rest, i, sc, lineMode) {
+			return i
 		}
 	}
-	body := rest
-	if end >= 0 {
-		body = rest[:end]
-	} else if strings.IndexByte(rest, '"') >= 0 {
-		// Quotes but no place where the string can end: this is not raw
-		// text inside the string but something else (a repeat, a restart).
-		return rest, false
+	return -1
+}
+
+// stringEndsAt reports whether the open string sc is in can end at the
+// quote rest[i]: a copy of the scanner, closed there, reads the next few
+// kilobytes without a structural error. In line mode the record must also
+// be complete at the next newline, unless rest has none.
+func stringEndsAt(rest string, i int, sc *jsonScanner, lineMode bool) bool {
+	probe := sc.clone()
+	probe.inStr, probe.esc, probe.uHex = false, false, 0
+	if probe.isKey {
+		probe.expect = expColon
+	} else {
+		probe.valueEnd()
 	}
-	if !strings.ContainsAny(body, "\n\r\t") {
-		return rest, false
+	// The next few kilobytes tell whether the string can end here.
+	after := head(rest[i+1:], 4<<10)
+	if lineMode {
+		if e := strings.IndexByte(after, '\n'); e >= 0 {
+			after = after[:e]
+		}
 	}
-	var b strings.Builder
-	b.Grow(len(rest) + len(rest)/8)
+	probe.feed(after, 0)
+	return probe.err < 0 && (!lineMode || probe.complete() || !strings.Contains(rest[i+1:], "\n"))
+}
+
+// writeEscaped writes body to b as JSON string content: backslashes,
+// quotes and control characters escaped, the rest as it is.
+func writeEscaped(b *strings.Builder, body string) {
 	for i := 0; i < len(body); i++ {
 		switch c := body[i]; c {
 		case '\\':
@@ -389,16 +416,12 @@ func escapeRawString(rest string, sc jsonScanner, lineMode bool) (string, bool) 
 			b.WriteString(`\t`)
 		default:
 			if c < 0x20 {
-				fmt.Fprintf(&b, `\u%04x`, c)
+				fmt.Fprintf(b, `\u%04x`, c)
 			} else {
 				b.WriteByte(c)
 			}
 		}
 	}
-	if end >= 0 {
-		b.WriteString(rest[end:])
-	}
-	return b.String(), true
 }
 
 // backslashes counts the backslashes that end s.

@@ -165,32 +165,7 @@ func (s *buffers) tokenOverlap(doc, next string) (int, float64) {
 	const maxDoc, maxNext = 48, 96
 	s.tailTokens(doc, 2<<10, maxDoc)
 	dt := s.dt
-	if len(dt) < 6 {
-		return 0, 0
-	}
-	// A tail made of few distinct tokens (rules, entity runs, repeated
-	// headings, runs of numbers) aligns with anything; only a varied tail
-	// of words is evidence. Numbers alone are left to the exact steps.
-	var distinct [12]string
-	nd := 0
-	for _, tk := range dt[max(0, len(dt)-12):] {
-		w := doc[tk.start:tk.end]
-		if !isWordByte(w[0]) || !strings.ContainsFunc(w, unicode.IsLetter) {
-			continue
-		}
-		seen := false
-		for _, d := range distinct[:nd] {
-			if d == w {
-				seen = true
-				break
-			}
-		}
-		if !seen {
-			distinct[nd] = w
-			nd++
-		}
-	}
-	if nd < 5 {
+	if len(dt) < 6 || !variedTail(doc, dt) {
 		return 0, 0
 	}
 	D := len(dt)
@@ -210,31 +185,86 @@ func (s *buffers) tokenOverlap(doc, next string) (int, float64) {
 	if !s.mayAlign(doc, h, midWord, min(maxNext, D*5/4+2)) {
 		return 0, 0
 	}
-	nt := s.nt
-	N := len(nt)
-	if N < 6 {
+	if len(s.nt) < 6 {
 		return 0, 0
-	}
-	dh, nh := s.dh, s.nh
-	eq := func(i, j int) bool {
-		if i == D-1 && midWord {
-			return strings.HasPrefix(next[nt[j].start:nt[j].end], doc[dt[i].start:dt[i].end])
-		}
-		return dh[i] == nh[j] && doc[dt[i].start:dt[i].end] == next[nt[j].start:nt[j].end]
 	}
 	// A tail the document has written before (a list of similar links, a
 	// repeated example) aligns with its next repetition: not evidence.
 	if repeatedNearby(doc, doc[dt[D-6].start:]) {
 		return 0, 0
 	}
-	// score[i][j]: best score aligning doc tokens ending before i (free start)
-	// with next tokens [0, j).
+	a := tokenAlignment{doc: doc, next: next, dt: dt, nt: s.nt, dh: s.dh, nh: s.nh, midWord: midWord, prefix: -1}
+	if midWord {
+		a.prefix = D - 1
+	}
+	score, match := s.align(&a)
+	return a.best(score, match)
+}
+
+// variedTail reports whether the document's last dozen tokens hold at least
+// five distinct words with letters. A tail made of few distinct tokens
+// (rules, entity runs, repeated headings, runs of numbers) aligns with
+// anything; only a varied tail of words is evidence. Numbers alone are left
+// to the exact steps.
+func variedTail(doc string, dt []token) bool {
+	var distinct [12]string
+	nd := 0
+	for _, tk := range dt[max(0, len(dt)-12):] {
+		w := doc[tk.start:tk.end]
+		if !isWordByte(w[0]) || !strings.ContainsFunc(w, unicode.IsLetter) {
+			continue
+		}
+		seen := false
+		for _, d := range distinct[:nd] {
+			if d == w {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			distinct[nd] = w
+			nd++
+		}
+	}
+	return nd >= 5
+}
+
+// tokenAlignment is what tokenOverlap aligns: the document's tail tokens
+// (dt, hashed in dh) against the continuation's head tokens (nt, nh). A
+// document cut mid-word (midWord) has its last token matched by any token
+// that starts with it; prefix is that token's index then, -1 otherwise, so
+// that eq stays small enough to inline into the alignment's inner loop.
+type tokenAlignment struct {
+	doc, next string
+	dt, nt    []token
+	dh, nh    []uint64
+	midWord   bool
+	prefix    int
+}
+
+// eq reports whether document token i matches continuation token j.
+func (a *tokenAlignment) eq(i, j int) bool {
+	d, n := a.doc[a.dt[i].start:a.dt[i].end], a.next[a.nt[j].start:a.nt[j].end]
+	if i == a.prefix {
+		return strings.HasPrefix(n, d)
+	}
+	return a.dh[i] == a.nh[j] && d == n
+}
+
+// align returns the alignment's tables, (D+1) rows of N+1 cells in s.score
+// and s.match (reused from join to join): score[i][j] is the best score
+// aligning document tokens ending before i (free start) with continuation
+// tokens [0, j), a match scoring 1 and a gap or a mismatch -1; match[i][j]
+// counts that alignment's matches.
+func (s *buffers) align(a *tokenAlignment) (score, match []int32) {
+	D, N := len(a.dt), len(a.nt)
 	cells := (D + 1) * (N + 1)
 	if cap(s.score) < cells {
 		s.score = make([]int32, cells)
 		s.match = make([]int32, cells)
 	}
-	score, match := s.score[:cells], s.match[:cells]
+	score, match = s.score[:cells], s.match[:cells]
+	dh, nh := a.dh, a.nh
 	W := N + 1
 	for j := 0; j <= N; j++ {
 		score[j], match[j] = -int32(j), 0
@@ -243,7 +273,7 @@ func (s *buffers) tokenOverlap(doc, next string) (int, float64) {
 		row, up := i*W, (i-1)*W
 		score[row], match[row] = 0, 0
 		h := dh[i-1]
-		exactRow := i < D || !midWord
+		exactRow := i < D || !a.midWord
 		for j := 1; j <= N; j++ {
 			best, bm := score[up+j]-1, match[up+j]
 			if s := score[row+j-1] - 1; s > best {
@@ -251,9 +281,9 @@ func (s *buffers) tokenOverlap(doc, next string) (int, float64) {
 			}
 			var same bool
 			if exactRow {
-				same = h == nh[j-1] && eq(i-1, j-1)
+				same = h == nh[j-1] && a.eq(i-1, j-1)
 			} else {
-				same = eq(i-1, j-1)
+				same = a.eq(i-1, j-1)
 			}
 			if same {
 				if s := score[up+j-1] + 1; s > best {
@@ -265,13 +295,24 @@ func (s *buffers) tokenOverlap(doc, next string) (int, float64) {
 			score[row+j], match[row+j] = best, bm
 		}
 	}
+	return score, match
+}
+
+// best reads the tables align filled: the best-scoring alignment of the
+// whole document tail, accepted when it ends with the document's last token
+// and has a score of 6, 8 matches and a share of 0.8 matched. It returns the
+// bytes of next the alignment spans (cut mid-word, up to the length of the
+// document's last token) and that share, or 0, 0.
+func (a *tokenAlignment) best(score, match []int32) (int, float64) {
+	D, N := len(a.dt), len(a.nt)
+	W := N + 1
 	bestJ, bestScore := 0, int32(0)
 	for j := 1; j <= N; j++ {
 		if s := score[D*W+j]; s > bestScore {
 			bestJ, bestScore = j, s
 		}
 	}
-	if bestJ == 0 || bestScore < 6 || match[D*W+bestJ] < 8 || !eq(D-1, bestJ-1) {
+	if bestJ == 0 || bestScore < 6 || match[D*W+bestJ] < 8 || !a.eq(D-1, bestJ-1) {
 		return 0, 0
 	}
 	m := int(match[D*W+bestJ])
@@ -279,10 +320,10 @@ func (s *buffers) tokenOverlap(doc, next string) (int, float64) {
 	if conf < 0.8 {
 		return 0, 0
 	}
-	last := nt[bestJ-1]
+	last := a.nt[bestJ-1]
 	cut := last.end
-	if midWord {
-		cut = last.start + dt[D-1].end - dt[D-1].start
+	if a.midWord {
+		cut = last.start + a.dt[D-1].end - a.dt[D-1].start
 	}
 	return cut, conf
 }

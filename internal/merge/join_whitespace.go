@@ -147,34 +147,10 @@ func (s *buffers) whitespaceOverlap(doc, next string, habit int, rewraps bool) (
 	// anything, then for all of them in the normalized head.
 	var buf [strongOverlap]byte
 	last := buf[:minLen]
-	k := len(last)
-	for i := len(doc); i > 0 && k > 0; {
-		if isSpace(doc[i-1]) {
-			for i > 0 && isSpace(doc[i-1]) {
-				i--
-			}
-			k--
-			last[k] = ' '
-			continue
-		}
-		i--
-		k--
-		last[k] = doc[i]
-	}
-	if k > 0 {
+	if !normalizedTail(doc, last) {
 		return 0, 0
 	}
-	so, sl := 0, 0
-	for i := 0; i < len(last); {
-		j := i
-		for j < len(last) && last[j] != ' ' {
-			j++
-		}
-		if j-i > sl {
-			so, sl = i, j-i
-		}
-		i = j + 1
-	}
+	so, sl := longestWord(last)
 	h := head(next, window)
 	if sl == 0 || !normContains(h, last, so, sl) {
 		return 0, 0
@@ -194,35 +170,89 @@ func (s *buffers) whitespaceOverlap(doc, next string, habit int, rewraps bool) (
 	}
 	l := bs[0]
 	rep := ns[:l]
-	// Three separators, or one in a repeat twice as long: a path or a URL
-	// is one long word.
-	if sp := countByte(rep, ' '); l < minLen || sp < 3 && (sp < 1 || l < 2*strongOverlap) || !substantive(bytesView(rep)) {
-		// From a model that re-wraps its repeats at the other joins, any
-		// repeat of two words or more and some variety will do.
-		if nonSpace, distinct := contentBytes(bytesView(rep)); !rewraps || habit <= 0 || l < minLen || sp < 1 || nonSpace < 6 || distinct < 2 || distinct < 3 && nonSpace < 10 {
-			return 0, 0
-		}
-	}
-	if !wordBoundary(ds, len(ds)-l) {
+	if tooPlain(rep, minLen, habit, rewraps) || !wordBoundary(ds, len(ds)-l) {
 		return 0, 0
 	}
+	if cut, ok := s.rewrapCut(doc, next, rep, ds, from, window); ok {
+		return cut, confWhitespace
+	}
+	return 0, 0
+}
+
+// normalizedTail fills last with the document's last len(last) bytes as
+// normalizeInto would write them, each run of whitespace one space. It
+// reports false when the document is shorter than that.
+func normalizedTail(doc string, last []byte) bool {
+	k := len(last)
+	for i := len(doc); i > 0 && k > 0; {
+		if isSpace(doc[i-1]) {
+			for i > 0 && isSpace(doc[i-1]) {
+				i--
+			}
+			k--
+			last[k] = ' '
+			continue
+		}
+		i--
+		k--
+		last[k] = doc[i]
+	}
+	return k == 0
+}
+
+// longestWord returns the offset and length of the longest run of
+// non-space bytes in normalized text (the first of equal ones), length 0
+// when there is none.
+func longestWord(norm []byte) (so, sl int) {
+	for i := 0; i < len(norm); {
+		j := i
+		for j < len(norm) && norm[j] != ' ' {
+			j++
+		}
+		if j-i > sl {
+			so, sl = i, j-i
+		}
+		i = j + 1
+	}
+	return so, sl
+}
+
+// tooPlain reports whether a normalized repeat is too short or too plain
+// to be taken: it needs minLen bytes and three separators, or one in a
+// repeat twice as long (a path or a URL is one long word), and substance.
+// From a model that re-wraps its repeats at the other joins (rewraps, with
+// habit > 0), any repeat of two words or more and some variety will do.
+func tooPlain(rep []byte, minLen, habit int, rewraps bool) bool {
+	l := len(rep)
+	if sp := countByte(rep, ' '); l < minLen || sp < 3 && (sp < 1 || l < 2*strongOverlap) || !substantive(bytesView(rep)) {
+		if nonSpace, distinct := contentBytes(bytesView(rep)); !rewraps || habit <= 0 || l < minLen || sp < 1 || nonSpace < 6 || distinct < 2 || distinct < 3 && nonSpace < 10 {
+			return true
+		}
+	}
+	return false
+}
+
+// rewrapCut returns where in next a repeat of the document's end (rep, the
+// normalized repeat; ds, the normalized document from offset from) ends,
+// and false when the repeat reads as the document's own way of going on:
+// a whole line repeated at a line boundary, the same lines only indented
+// differently, or words the document has written before.
+func (s *buffers) rewrapCut(doc, next string, rep []byte, ds string, from, window int) (int, bool) {
+	l := len(rep)
 	cut := normEnd(next, l)
 	docStart := normTailStart(doc, l, window)
 	docRep := doc[docStart:]
-	if strings.HasSuffix(doc, "\n") && (docStart == 0 || doc[docStart-1] == '\n') && strings.Count(docRep, "\n") < 2 && strings.Count(strings.TrimSpace(next[:cut]), "\n") == 0 {
-		// As for exact repeats: one repeated whole line at a line boundary
-		// may be the document's own (one broken into several lines is a
-		// re-wrap).
-		return 0, 0
+	if ownLine(doc, docStart, next[:cut]) {
+		return 0, false
 	}
 	// The same text with the same line breaks, only indented or spaced
 	// differently (or not differently at all, which the exact match judged
 	// already), is how documents of examples and aligned columns go on, not
 	// how a model re-wraps what it repeats.
 	if sameBreaks(docRep, next[:cut]) {
-		return 0, 0
+		return 0, false
 	}
-	if ns[l-1] == ' ' {
+	if rep[l-1] == ' ' {
 		cut = splitRun(doc, next, cut)
 	}
 	if from > max(0, len(doc)-window) {
@@ -233,9 +263,17 @@ func (s *buffers) whitespaceOverlap(doc, next string, habit int, rewraps bool) (
 	// wrote them the same way (the continuation may be its next copy) or
 	// twice in a row (it goes on doubling them).
 	if repeatedNearby(ds, bytesView(rep)) && (repeatedNearby(tail(doc, window), next[:cut]) || doubledNormalized(ds, bytesView(rep))) {
-		return 0, 0
+		return 0, false
 	}
-	return cut, confWhitespace
+	return cut, true
+}
+
+// ownLine reports whether a repeat (next's head rep, of the document from
+// docStart) is one whole line at a line boundary, which may be the
+// document's own, as for exact repeats (one broken into several lines is a
+// re-wrap).
+func ownLine(doc string, docStart int, rep string) bool {
+	return strings.HasSuffix(doc, "\n") && (docStart == 0 || doc[docStart-1] == '\n') && strings.Count(doc[docStart:], "\n") < 2 && strings.Count(strings.TrimSpace(rep), "\n") == 0
 }
 
 // splitRun decides how much of the whitespace run that ends a repeat

@@ -1,6 +1,7 @@
 package merge
 
-// What the JSON scanner expects next.
+// What the JSON scanner expects next. The four that a string may start
+// come first (feed relies on the order).
 const (
 	expValue      = iota // a value (root, after ':' or after ',' in an array)
 	expValueOrEnd        // after '['
@@ -98,13 +99,18 @@ func validLiteral(l []byte) bool {
 }
 
 // litByte and spaceByte are isLitByte and JSON whitespace as tables, for
-// loops that run once per byte.
-var litByte, spaceByte = func() (l, sp [256]bool) {
+// loops that run once per byte; litStart marks the bytes a literal may
+// start with: a number's first and the first letters of true, false and
+// null.
+var litByte, spaceByte, litStart = func() (l, sp, st [256]bool) {
 	for c := 0; c < 256; c++ {
 		l[c] = isLitByte(byte(c))
 	}
 	sp[' '], sp['\t'], sp['\n'], sp['\r'] = true, true, true, true
-	return l, sp
+	for _, c := range []byte("-0123456789tfn") {
+		st[c] = true
+	}
+	return l, sp, st
 }()
 
 func isLitByte(c byte) bool {
@@ -113,125 +119,165 @@ func isLitByte(c byte) bool {
 
 // feed advances the scanner over text that starts at offset base of the
 // document. It stops early once an error is recorded.
+//
+// It runs once per byte of every document, so the common cases stay in the
+// loop: string contents, whitespace, a colon, a key or value string that
+// closes within text (read at once) and a literal (read at once from its
+// first byte). Containers, commas and errors go to helpers.
 func (s *jsonScanner) feed(text string, base int) {
 	for i := 0; i < len(text) && s.err < 0; {
 		if s.inStr {
 			i = s.feedString(text, i, base)
 			if !s.inStr {
-				if s.isKey {
-					if n := len(s.stack); n > 0 {
-						s.stack[n-1].keyStart, s.stack[n-1].keyEnd = s.strStart, base+i
-					}
-					s.expect = expColon
-				} else {
-					s.valueEnd()
-				}
+				s.endString(base + i)
 			}
+			continue
+		}
+		if s.inLit {
+			i = s.feedLiteral(text, i)
 			continue
 		}
 		c := text[i]
-		if s.inLit {
-			j := i
-			for j < len(text) && litByte[text[j]] {
-				j++
-			}
-			s.lit = append(s.lit, text[i:j]...)
-			if i = j; i == len(text) {
-				return
-			}
-			s.inLit = false
-			if !validLiteral(s.lit) {
-				s.fail(s.litStart)
-				return
-			}
-			if l := s.lit[0]; (l == '-' || l >= '0' && l <= '9') && !validNumber(s.lit) {
-				s.invalid(s.litStart)
-			}
-			s.valueEnd()
-			continue
-		}
 		if spaceByte[c] {
 			for i++; i < len(text) && spaceByte[text[i]]; i++ {
 			}
 			continue
 		}
 		at := base + i
+		if c == '"' && s.expect <= expKey {
+			key := s.expect >= expKeyOrEnd
+			s.valueStart(at)
+			if j := plainStringEnd(text, i+1); j >= 0 {
+				if key {
+					s.keyEnd(at, base+j)
+				} else {
+					s.valueEnd()
+				}
+				i = j
+				continue
+			}
+			s.inStr, s.isKey, s.strStart = true, key, at
+			i++
+			continue
+		}
 		switch s.expect {
 		case expValue, expValueOrEnd:
-			switch {
-			case c == ']' && s.expect == expValueOrEnd:
-				s.close(']', at)
-			case c == '{' || c == '[':
+			if litStart[c] {
 				s.valueStart(at)
-				s.stack = append(s.stack, jsonFrame{kind: c, elemStart: -1})
-				if c == '{' {
-					s.expect = expKeyOrEnd
-				} else {
-					s.expect = expValueOrEnd
-				}
-			case c == '"':
-				s.valueStart(at)
-				if j := plainStringEnd(text, i+1); j >= 0 {
-					s.valueEnd()
-					i = j
-					continue
-				}
-				s.inStr, s.isKey, s.strStart = true, false, at
-			case c == '-' || c >= '0' && c <= '9' || c == 't' || c == 'f' || c == 'n':
-				s.valueStart(at)
-				s.inLit, s.litStart = true, at
-				s.lit = append(s.lit[:0], c)
-			default:
-				s.fail(at)
-				return
+				s.inLit, s.litStart, s.lit = true, at, s.lit[:0]
+				i = s.feedLiteral(text, i)
+				continue
 			}
+			s.openValue(c, at)
 		case expKeyOrEnd, expKey:
-			switch {
-			case c == '}' && s.expect == expKeyOrEnd:
-				s.close('}', at)
-			case c == '"':
-				s.valueStart(at)
-				if j := plainStringEnd(text, i+1); j >= 0 {
-					if n := len(s.stack); n > 0 {
-						s.stack[n-1].keyStart, s.stack[n-1].keyEnd = at, base+j
-					}
-					s.expect = expColon
-					i = j
-					continue
-				}
-				s.inStr, s.isKey, s.strStart = true, true, at
-			default:
-				s.fail(at)
-				return
-			}
+			s.notKey(c, at)
 		case expColon:
 			if c != ':' {
 				s.fail(at)
-				return
+				break
 			}
 			s.expect = expValue
 		case expCommaOrEnd:
-			kind := s.stack[len(s.stack)-1].kind
-			switch {
-			case c == ',':
-				s.lastComma = at
-				if kind == '{' {
-					s.expect = expKey
-				} else {
-					s.expect = expValue
-				}
-			case c == '}' && kind == '{' || c == ']' && kind == '[':
-				s.close(c, at)
-			default:
-				s.fail(at)
-				return
-			}
+			s.afterValue(c, at)
 		case expDone:
 			s.fail(at)
-			return
 		}
 		i++
 	}
+}
+
+// endString completes the string that just closed, before offset end: a
+// key, which a colon follows, or a value.
+func (s *jsonScanner) endString(end int) {
+	if s.isKey {
+		s.keyEnd(s.strStart, end)
+		return
+	}
+	s.valueEnd()
+}
+
+// keyEnd notes the key of the member in progress, by its offsets, and
+// expects the colon after it.
+func (s *jsonScanner) keyEnd(start, end int) {
+	if n := len(s.stack); n > 0 {
+		s.stack[n-1].keyStart, s.stack[n-1].keyEnd = start, end
+	}
+	s.expect = expColon
+}
+
+// feedLiteral consumes the bytes of the literal in progress (true, false,
+// null or a number) from text[i:] and returns where it stopped. At the byte
+// that ends the literal it checks it: a misspelt word is a structural error,
+// a number outside JSON's grammar only a validity error.
+func (s *jsonScanner) feedLiteral(text string, i int) int {
+	j := i
+	for j < len(text) && litByte[text[j]] {
+		j++
+	}
+	s.lit = append(s.lit, text[i:j]...)
+	if j == len(text) {
+		return j
+	}
+	s.inLit = false
+	if !validLiteral(s.lit) {
+		s.fail(s.litStart)
+		return j
+	}
+	if l := s.lit[0]; (l == '-' || l >= '0' && l <= '9') && !validNumber(s.lit) {
+		s.invalid(s.litStart)
+	}
+	s.valueEnd()
+	return j
+}
+
+// openValue reads c, at offset at, where a value other than a string or
+// a literal is expected: a container opens, or (right after '[') the array
+// closes empty. Anything else is an error.
+func (s *jsonScanner) openValue(c byte, at int) {
+	switch {
+	case c == ']' && s.expect == expValueOrEnd:
+		s.close(']', at)
+	case c == '{' || c == '[':
+		s.valueStart(at)
+		s.stack = append(s.stack, jsonFrame{kind: c, elemStart: -1})
+		if c == '{' {
+			s.expect = expKeyOrEnd
+		} else {
+			s.expect = expValueOrEnd
+		}
+	default:
+		s.fail(at)
+	}
+}
+
+// afterValue reads c, at offset at, after a value inside a container: a
+// comma, which another element or member follows, or the container's
+// closing bracket. Anything else is an error.
+func (s *jsonScanner) afterValue(c byte, at int) {
+	kind := s.stack[len(s.stack)-1].kind
+	switch {
+	case c == ',':
+		s.lastComma = at
+		if kind == '{' {
+			s.expect = expKey
+		} else {
+			s.expect = expValue
+		}
+	case c == '}' && kind == '{' || c == ']' && kind == '[':
+		s.close(c, at)
+	default:
+		s.fail(at)
+	}
+}
+
+// notKey reads c, at offset at, where a key is expected and c opens none:
+// right after '{' a '}' closes the object empty; anything else is an error.
+func (s *jsonScanner) notKey(c byte, at int) {
+	if c == '}' && s.expect == expKeyOrEnd {
+		s.close('}', at)
+		return
+	}
+	s.fail(at)
 }
 
 // close pops the innermost container.
