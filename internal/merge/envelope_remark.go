@@ -624,6 +624,14 @@ func judgeTrailer(lines []string, afterFence, blank bool, c envCtx) (remark, boo
 		r.add(4, "after the fence that closed the answer")
 	}
 	unlikeDocument(c.doc, c.syntax, &r)
+	if l, ok := readLanguage(c.doc, strings.Join(lines, " "), "\n", ""); ok {
+		switch {
+		case l.foreign >= 3:
+			r.add(2, "reads unlike the document")
+		case l.foreign >= 1.5:
+			r.add(1, "reads little like the document")
+		}
+	}
 	if c.breaks != nil && c.breaks(lines[0], "", true) {
 		r.add(3, "breaks the format after the document")
 	}

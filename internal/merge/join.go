@@ -59,6 +59,8 @@ const (
 	confLead = 0.8
 	// confGlue: a short repeat judged by the words it would glue.
 	confGlue = 0.75
+	// confLanguage: a short repeat judged by the document's own language.
+	confLanguage = 0.7
 	// confUnverified: the join kept a repeat that nothing could verify
 	// either way.
 	confUnverified = 0.5
@@ -110,8 +112,8 @@ type joinStep struct {
 
 // cascade is the join's steps, strongest evidence first (see the table in
 // pipeline.go).
-func cascade() [8]joinStep {
-	return [8]joinStep{
+func cascade() [9]joinStep {
+	return [9]joinStep{
 		{"indentation", indentationStep},
 		{"restart", restartStep},
 		{"exact", exactStep},
@@ -119,6 +121,7 @@ func cascade() [8]joinStep {
 		{"reproduction", reproductionStep},
 		{"token", tokenStep},
 		{"glue", glueStep},
+		{"language", languageStep},
 		{"lead", leadStep},
 	}
 }
