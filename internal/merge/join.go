@@ -100,7 +100,9 @@ type joinCtx struct {
 	// longest is the longest exact repeat of the document's end that next
 	// starts with, 0 when none.
 	longest int
-	buf     *buffers
+	// repro is the reproduction step's answer, kept for the same text.
+	repro reproRead
+	buf   *buffers
 }
 
 // joinStep is one step of the cascade: it reports an overlap when its

@@ -16,18 +16,33 @@ const minReproduction = 64
 // of the continuation's head, whitespace removed, is matched against the
 // content of the document's end, so the cost follows the chunk.
 func reproductionStep(c *joinCtx) (overlap, bool) {
+	if c.repro.done && c.repro.next == c.next {
+		// Read already for this text, before its structure was looked at.
+		return c.repro.ov, c.repro.ok
+	}
+	ov, ok := reproduction(c)
+	c.repro = reproRead{done: true, next: c.next, ov: ov, ok: ok}
+	return ov, ok
+}
+
+// reproRead is the reproduction step's answer for one continuation text.
+type reproRead struct {
+	done bool
+	next string
+	ov   overlap
+	ok   bool
+}
+
+// reproduction is reproductionStep's reading.
+func reproduction(c *joinCtx) (overlap, bool) {
 	doc, next := c.doc, c.next
-	nt := c.buf.content(next, len(next))
-	// A border is at most as long as the continuation's content.
-	from := contentStart(doc, len(nt))
-	nd, dpos := c.buf.docContent(doc[from:])
-	found := 0
-	for _, l := range c.buf.borders(bytesView(nd), bytesView(nt), len(nt)) {
-		if l < strongOverlap {
-			break
-		}
-		start := from + int(dpos[len(nd)-l])
-		if ls := strings.LastIndexByte(doc[:start], '\n') + 1; strings.TrimLeft(doc[ls:start], " \t") != "" {
+	bs, ok := contentBorders(doc, next)
+	if !ok {
+		bs = c.buf.slowContentBorders(doc, next)
+	}
+	found, end := 0, 0
+	for _, cb := range bs {
+		if ls := strings.LastIndexByte(doc[:cb.start], '\n') + 1; strings.TrimLeft(doc[ls:cb.start], " \t") != "" {
 			continue // not from a line's first content
 		}
 		if found > 0 {
@@ -36,20 +51,167 @@ func reproductionStep(c *joinCtx) (overlap, bool) {
 			// indentations), and the continuation may be its next copy.
 			return overlap{}, false
 		}
-		if l < minReproduction && (start > 0 || !strings.Contains(doc, "\n")) {
+		if cb.n < minReproduction && (cb.start > 0 || !strings.Contains(doc, "\n")) {
 			// Shorter, only a restart from the document's very start,
 			// over more than its first line.
 			continue
 		}
-		found = l
+		found, end = cb.n, cb.end
 	}
-	if found == 0 || contentBefore(doc, nd[len(nd)-min(found, minReproduction):]) {
+	if found == 0 || contentBefore(doc, lastContent(doc, min(found, minReproduction))) {
 		// (The document wrote its last lines' content before, whitespace
 		// aside: a match up to whitespace may be the document's next copy.)
 		return overlap{}, false
 	}
-	cut := contentEnd(next, found)
-	return overlap{cut: trailingRun(doc, next, cut), method: methodReproduction, confidence: confReproduction}, true
+	return overlap{cut: trailingRun(doc, next, end), method: methodReproduction, confidence: confReproduction}, true
+}
+
+// contentBorder is a prefix of the continuation, next[:end], whose content
+// (n bytes that are not whitespace) equals the document's last n bytes of
+// content, which start at offset start.
+type contentBorder struct{ n, end, start int }
+
+// contentBorders returns every content border of strongOverlap bytes or
+// more, longest first. Each holds the document's last content as it is
+// (whitespace is only between its runs): the continuation's places that
+// hold the longest run of it are the only candidates, each checked
+// backwards, where a wrong one fails at once; so a continuation costs a
+// substring search, whatever its length. It reports false when the checks
+// cost more than a few passes over next (text of one repeated run), for
+// the caller to use slowContentBorders.
+func contentBorders(doc, next string) ([]contentBorder, bool) {
+	run, after := tailRun(doc, strongOverlap)
+	if run == "" {
+		return nil, true
+	}
+	budget := 4*len(next) + 64
+	// The places are found forwards (a vector search; backwards is
+	// byte by byte) and checked longest first.
+	at := make([]int, 0, 16)
+	for i := 0; ; {
+		q := strings.Index(next[i:], run)
+		if q < 0 {
+			break
+		}
+		at = append(at, i+q)
+		i += q + 1
+	}
+	var out []contentBorder
+	for k := len(at) - 1; k >= 0; k-- {
+		q := at[k]
+		end := contentEnd(next[q+len(run):], after) + q + len(run)
+		if countContent(next[q+len(run):end]) < after {
+			continue
+		}
+		n, start, cost := matchBackwards(doc, next[:end])
+		if budget -= cost; budget < 0 {
+			return nil, false
+		}
+		if n >= strongOverlap {
+			out = append(out, contentBorder{n: n, end: end, start: start})
+		}
+	}
+	return out, true
+}
+
+// tailRun returns the longest run of bytes without whitespace among the
+// document's last n bytes of content, and how many bytes of content follow
+// it ("" when the document holds fewer than n).
+func tailRun(doc string, n int) (string, int) {
+	best, bestAfter := "", 0
+	seen := 0
+	for i := len(doc); i > 0 && seen < n; {
+		for i > 0 && isSpace(doc[i-1]) {
+			i--
+		}
+		j := i
+		for j > 0 && !isSpace(doc[j-1]) && seen+(i-j) < n {
+			j--
+		}
+		if i-j > len(best) {
+			best, bestAfter = doc[j:i], seen
+		}
+		seen += i - j
+		i = j
+		if j > 0 && !isSpace(doc[j-1]) {
+			break // the n bytes end inside this run
+		}
+	}
+	if seen < n {
+		return "", 0
+	}
+	return best, bestAfter
+}
+
+// matchBackwards compares the content of t with the document's content,
+// both read backwards from their ends. It returns the length of the match
+// when all of t's content matched (0 otherwise), the offset in doc where
+// the match starts, and how many bytes it read.
+func matchBackwards(doc, t string) (n, start, cost int) {
+	i, j := len(t)-1, len(doc)-1
+	for {
+		for i >= 0 && isSpace(t[i]) {
+			i--
+			cost++
+		}
+		for j >= 0 && isSpace(doc[j]) {
+			j--
+		}
+		if i < 0 {
+			return n, j + 1 + leadingSpace(doc[j+1:]), cost
+		}
+		if j < 0 || t[i] != doc[j] {
+			return 0, 0, cost
+		}
+		n++
+		cost++
+		i--
+		j--
+	}
+}
+
+// leadingSpace is the length of the whitespace s starts with.
+func leadingSpace(s string) int { return len(s) - len(strings.TrimLeft(s, " \t\r\n")) }
+
+// countContent counts the bytes of s that are not whitespace.
+func countContent(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if !isSpace(s[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// lastContent is the document's last n bytes of content.
+func lastContent(doc string, n int) []byte {
+	out := make([]byte, 0, n)
+	for i := len(doc) - 1; i >= 0 && len(out) < n; i-- {
+		if !isSpace(doc[i]) {
+			out = append(out, doc[i])
+		}
+	}
+	for a, b := 0, len(out)-1; a < b; a, b = a+1, b-1 {
+		out[a], out[b] = out[b], out[a]
+	}
+	return out
+}
+
+// slowContentBorders is contentBorders by the Knuth-Morris-Pratt automaton
+// over the content of both, for text where the candidates are too many.
+func (s *buffers) slowContentBorders(doc, next string) []contentBorder {
+	nt := s.content(next, len(next))
+	from := contentStart(doc, len(nt))
+	nd, dpos := s.docContent(doc[from:])
+	var out []contentBorder
+	for _, l := range s.borders(bytesView(nd), bytesView(nt), len(nt)) {
+		if l < strongOverlap {
+			break
+		}
+		out = append(out, contentBorder{n: l, end: contentEnd(next, l), start: from + int(dpos[len(nd)-l])})
+	}
+	return out
 }
 
 // restatedWhole is the reproduction step run before any repeated

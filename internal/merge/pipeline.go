@@ -288,11 +288,13 @@ func (m *mergeRun) joinReading(jc joinCtx, e envelope, last bool) joined {
 	}
 	jd.ov = overlap{method: methodMarkers, confidence: confCertain}
 	jc.next = t
-	if ov, ok := restatedWhole(&jc); ok && !jd.marked {
+	if jd.marked {
+		// The echo placed the join.
+	} else if ov, ok := restatedWhole(&jc); ok {
 		// The continuation starts the document over, structure and all:
 		// no restated structure to take away first.
 		jd.ov = ov
-	} else if !jd.marked {
+	} else {
 		t, jd.note = m.f.stripStructure(jc.doc, t)
 		if jd.note != "" {
 			jd.notes = append(jd.notes, jd.note)
