@@ -114,31 +114,48 @@ func contentBorders(doc, next string) ([]contentBorder, bool) {
 	return out, true
 }
 
-// tailRun returns the longest run of bytes without whitespace among the
-// document's last n bytes of content, and how many bytes of content follow
-// it ("" when the document holds fewer than n).
+// tailRun returns the longest run of word bytes (letters, digits, '_')
+// among the document's last n bytes of content, and how many bytes of
+// content follow it ("" when the document holds fewer than n). A change of
+// whitespace never splits a word, so a reproduction holds the run as it is.
 func tailRun(doc string, n int) (string, int) {
 	best, bestAfter := "", 0
-	seen := 0
-	for i := len(doc); i > 0 && seen < n; {
-		for i > 0 && isSpace(doc[i-1]) {
-			i--
+	seen, end := 0, -1 // end: where the word being read ends (exclusive)
+	i := len(doc)
+	for ; i > 0 && seen < n; i-- {
+		c := doc[i-1]
+		if isSpace(c) {
+			if end >= 0 {
+				best, bestAfter = longer(doc, i, end, best, bestAfter, seen)
+				end = -1
+			}
+			continue
 		}
-		j := i
-		for j > 0 && !isSpace(doc[j-1]) && seen+(i-j) < n {
-			j--
+		if !isWordByte(c) {
+			if end >= 0 {
+				best, bestAfter = longer(doc, i, end, best, bestAfter, seen)
+				end = -1
+			}
+		} else if end < 0 {
+			end = i
 		}
-		if i-j > len(best) {
-			best, bestAfter = doc[j:i], seen
-		}
-		seen += i - j
-		i = j
-		if j > 0 && !isSpace(doc[j-1]) {
-			break // the n bytes end inside this run
-		}
+		seen++
 	}
 	if seen < n {
 		return "", 0
+	}
+	if end >= 0 {
+		best, bestAfter = longer(doc, i, end, best, bestAfter, seen)
+	}
+	return best, bestAfter
+}
+
+// longer keeps the word doc[from:to] when it is longer than best; seen is
+// how many bytes of content the scan (which is at from) has read, so the
+// word is followed by seen-(to-from) of them.
+func longer(doc string, from, to int, best string, bestAfter, seen int) (string, int) {
+	if to-from > len(best) {
+		return doc[from:to], seen - (to - from)
 	}
 	return best, bestAfter
 }
