@@ -157,7 +157,10 @@ func (e *envelope) cutPreamble(c envCtx) {
 	}
 	e.preamble.removed = true
 	e.judged = strings.HasPrefix(t, "\n") || strings.HasPrefix(t, "\r\n")
-	if blankLineIsNew(t, c) == c.flipBlank {
+	// Before a fence line, a blank line is the remark's: a model introduces
+	// its wrapper so ("Here's the rest:\n\n```csv").
+	keep := blankLineIsNew(t, c) && !fenceAfterBlank(t)
+	if keep == c.flipBlank {
 		if strings.HasPrefix(t, "\n") {
 			t = t[1:]
 		} else if strings.HasPrefix(t, "\r\n") {
@@ -167,6 +170,14 @@ func (e *envelope) cutPreamble(c envCtx) {
 	e.removals = append(e.removals, Removal{Removed: e.text[:len(e.text)-len(t)], Why: WhyPreamble, Evidence: r.evidence})
 	e.notes = append(e.notes, "preamble")
 	e.text = t
+}
+
+// fenceAfterBlank reports whether t opens with one line break and then a
+// fence line.
+func fenceAfterBlank(t string) bool {
+	m, r := leadingBreaks(t)
+	fl, _, _ := strings.Cut(r, "\n")
+	return m == 1 && isFenceLine(fl)
 }
 
 // removes reports whether a remark of the given score is removed under

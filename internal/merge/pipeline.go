@@ -178,11 +178,16 @@ func (m *mergeRun) readings(i int, jc joinCtx, env envCtx) joined {
 		return e, m.joinReading(jc, e, last)
 	}
 	e, jd := read(env)
-	if !jd.ok && e.judged {
+	if e.judged {
+		// The other reading of the line break is taken when the first
+		// leaves a join no format verifies, or when only it finds the
+		// document's repeat (the line break stood between the two).
 		flip := env
 		flip.flipBlank = true
-		e, jd = read(flip)
-		env = flip
+		fe, fjd := read(flip)
+		if !jd.ok || fjd.repeats() && !jd.repeats() {
+			e, jd, env = fe, fjd, flip
+		}
 	}
 	for _, alt := range alternatives(e, env) {
 		ae, ajd := read(alt.env)
