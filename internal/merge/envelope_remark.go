@@ -65,7 +65,7 @@ func remarkForm(line string) (byte, bool) {
 		return 0, false
 	}
 	body, note := unwrapNote(s)
-	if body == "" || strings.ContainsAny(body, "\t{}<>;=|`") {
+	if body == "" || strings.ContainsAny(body, "\t{}<>;=|") {
 		return 0, false
 	}
 	r, _ := utf8.DecodeRuneInString(body)
