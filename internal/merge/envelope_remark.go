@@ -68,7 +68,9 @@ func remarkForm(line string) (byte, bool) {
 	if body == "" || strings.ContainsAny(body, "\t{}<>;=|") {
 		return 0, false
 	}
-	r, _ := utf8.DecodeRuneInString(body)
+	// (A remark may open with emphasis or a quote: "**Continuing** from
+	// row 42:", "`newname` onwards:".)
+	r, _ := utf8.DecodeRuneInString(strings.TrimLeft(body, "*_\"'“‘`"))
 	if !unicode.IsUpper(r) {
 		return 0, false
 	}
