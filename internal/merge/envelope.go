@@ -37,6 +37,10 @@ type envCtx struct {
 	// whole: the answer's first chunk opened a fence around the whole
 	// answer (removed), which the last chunk is to close.
 	whole bool
+	// keepAnswerFence: a fence opening the answer is a block of the
+	// document's own, never a wrapper (the pipeline found it closed before
+	// the document's end).
+	keepAnswerFence bool
 	// preamble and trailer say how an uncertain remark is read: by its
 	// evidence, or forced one way for the pipeline to verify the other.
 	preamble, trailer reading

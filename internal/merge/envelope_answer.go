@@ -33,7 +33,7 @@ func (e *envelope) cutWholeFence(c envCtx) bool {
 		return false
 	}
 	info, ok := fenceLine(strings.TrimRight(s[:i], "\r"))
-	if !ok || strings.ContainsAny(info, " \t") || strings.HasPrefix(s, " ") || !c.fences.answer.wraps(info, c.fences) {
+	if !ok || c.keepAnswerFence || strings.ContainsAny(info, " \t") || strings.HasPrefix(s, " ") || !c.fences.answer.wraps(info, c.fences) {
 		return false
 	}
 	rest := s[i+1:]
@@ -94,4 +94,37 @@ func judgeAnswerPreamble(line, after string, blank bool, c envCtx) (remark, bool
 		return r, false
 	}
 	return r, true
+}
+
+// closedMidway reports whether a document merged after an answer's
+// opening fence was removed closes that fence with a bare fence line and
+// then goes on with more than a closing remark: read pairwise, the
+// document's own fence lines leave a bare one unpaired with text after
+// it. inValues: fences inside quoted values (CSV) are the values' own, so
+// only fence lines outside quotes count.
+func closedMidway(doc string, inValues bool) bool {
+	inBlock, bareAt := false, -1
+	for at := 0; at < len(doc); {
+		line, _, _ := strings.Cut(doc[at:], "\n")
+		next := at + len(line) + 1
+		info, ok := fenceLine(strings.TrimRight(line, "\r"))
+		if ok && (!inValues || strings.Count(doc[:at], `"`)%2 == 0) {
+			switch {
+			case inBlock && info == "":
+				inBlock = false
+			case !inBlock:
+				inBlock, bareAt = true, -1
+				if info == "" {
+					bareAt = min(next, len(doc))
+				}
+			}
+		}
+		at = next
+	}
+	if !inBlock || bareAt < 0 {
+		return false
+	}
+	after := strings.TrimSpace(doc[bareAt:])
+	first, _, _ := strings.Cut(after, "\n")
+	return after != "" && !looksLikeRemark(first)
 }

@@ -392,7 +392,7 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	if blank {
 		r.add(1, "blank line after it")
 	}
-	if bare(line, end, r) || repeatsEnd(c.doc, line) || gluedCall(line, c, r) {
+	if bare(line, end, r) || repeatsEnd(c.doc, line) || reproducesEnd(c.doc, line) || gluedCall(line, c, r) {
 		// A line that starts with a repeat of the document's end goes on
 		// with it.
 		return r, false
@@ -520,6 +520,21 @@ const proseWindow = 8 << 10
 func isFenceLine(line string) bool {
 	_, ok := fenceLine(strings.TrimRight(line, "\r"))
 	return ok
+}
+
+// reproducesEnd reports whether line starts with the document's end
+// reproduced with its whitespace changed (sixteen bytes of content or
+// more): a re-wrapped repeat, whose rest is the document's new text, never
+// a remark to drop.
+func reproducesEnd(doc, line string) bool {
+	lc := lastContent(line, len(line))
+	dc := lastContent(doc, len(lc))
+	for l := min(len(lc), len(dc)); l >= 16; l-- {
+		if string(dc[len(dc)-l:]) == string(lc[:l]) {
+			return true
+		}
+	}
+	return false
 }
 
 // isNote reports whether a line is a bracketed or emphasised note.

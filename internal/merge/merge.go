@@ -144,11 +144,14 @@ func (m merger) Merge(chunks []Chunk) Result {
 		det = &d
 		name = d.Format
 	}
-	f := newFormat(name, m.opts)
-	if m.opts.Partial {
-		f = unfinished{f}
+	fresh := func() format {
+		f := newFormat(name, m.opts)
+		if m.opts.Partial {
+			f = unfinished{f}
+		}
+		return f
 	}
-	res := run(name, f, chunks, m.opts.Partial)
+	res := run(name, fresh, chunks, m.opts.Partial)
 	res.Detection = det
 	return res
 }

@@ -52,6 +52,9 @@ type mergeRun struct {
 	// has closed yet; whole: the answer's first chunk opened it, around
 	// the whole answer.
 	wrapperOpen, whole bool
+	// keepAnswerFence: a fence opening the answer is the document's own,
+	// not a wrapper (see run).
+	keepAnswerFence bool
 	// partial: the answer is still being written (Options.Partial), so its
 	// last chunk is not its end.
 	partial bool
@@ -59,11 +62,27 @@ type mergeRun struct {
 	errs    []string
 }
 
-// run merges chunks with the pipeline. partial: the answer is still being
-// written.
-func run(name string, f format, chunks []Chunk, partial bool) Result {
+// run merges chunks with the pipeline. newFormat returns fresh format
+// state; partial: the answer is still being written.
+//
+// A fence that opens the answer is read as a wrapper around it, and is
+// read again as a block of the document's own when that turns out wrong:
+// its bare close comes before the end, with more document after it.
+func run(name string, newFormat func() format, chunks []Chunk, partial bool) Result {
 	buf := bufferPool.Get().(*buffers)
 	defer bufferPool.Put(buf)
+	m := newRun(name, newFormat(), chunks, partial, buf)
+	m.merge()
+	if m.whole && closedMidway(m.b.String(), m.tr.fences.inValues) {
+		m = newRun(name, newFormat(), chunks, partial, buf)
+		m.keepAnswerFence = true
+		m.merge()
+	}
+	return m.finish()
+}
+
+// newRun returns the state of one merge.
+func newRun(name string, f format, chunks []Chunk, partial bool, buf *buffers) *mergeRun {
 	m := &mergeRun{
 		f: f, tr: f.traits(), chunks: chunks, buf: buf, partial: partial,
 		res: Result{Format: name, Strategy: name, Success: true, TruncationPoints: []string{}, Joins: []Join{}, Envelope: []Removal{}},
@@ -83,17 +102,23 @@ func run(name string, f format, chunks []Chunk, partial bool) Result {
 			m.talking++
 		}
 	}
-	for i := range chunks {
+	return m
+}
+
+// merge appends every chunk to the document.
+func (m *mergeRun) merge() {
+	for i := range m.chunks {
 		m.add(i)
 	}
-	return m.finish()
 }
 
 // add appends chunk i to the document.
 func (m *mergeRun) add(i int) {
 	c := m.chunks[i]
 	if i == 0 {
-		e := readAnswerStart(c.Text, m.envCtx(0, ""))
+		env := m.envCtx(0, "")
+		env.keepAnswerFence = m.keepAnswerFence
+		e := readAnswerStart(c.Text, env)
 		m.wrapperOpen, m.whole = e.open, e.open
 		m.record(c.Seq, e.removals)
 		m.b.WriteString(e.text)
