@@ -28,6 +28,8 @@ type envCtx struct {
 	flipBlank bool
 	// talks: most of the job's other continuations open with a remark.
 	talks bool
+	// alike: another continuation opens with the same remark-shaped line.
+	alike bool
 	// last: the chunk ends the answer, so its last paragraph may be a
 	// trailer.
 	last bool

@@ -65,7 +65,7 @@ func remarkForm(line string) (byte, bool) {
 		return 0, false
 	}
 	body, note := unwrapNote(s)
-	if body == "" || strings.ContainsAny(body, "\t{}<>;=|") {
+	if body == "" || strings.ContainsAny(body, "\t{}<>=|") || !proseSemicolons(body) {
 		return 0, false
 	}
 	// (A remark may open with emphasis or a quote: "**Continuing** from
@@ -89,6 +89,19 @@ func remarkForm(line string) (byte, bool) {
 	return 0, false
 }
 
+// proseSemicolons reports whether every semicolon in s joins two clauses
+// as prose does, after a word and before a space ("I was cut short;
+// picking it up"), never as a statement's end does.
+func proseSemicolons(s string) bool {
+	for i := strings.IndexByte(s, ';'); i >= 0; i = strings.IndexByte(s, ';') {
+		if !letterBefore(s, i) || !strings.HasPrefix(s[i+1:], " ") || !letterAt(s, i+2) {
+			return false
+		}
+		s = s[i+1:]
+	}
+	return true
+}
+
 // remarkMax bounds a remark's length: models keep them to a sentence.
 const remarkMax = 200
 
@@ -98,13 +111,8 @@ const remarkMax = 200
 // "...continuing". note reports that the line was bracketed or emphasised
 // as a whole.
 func unwrapNote(s string) (body string, note bool) {
-	if d := strings.Trim(s, "—– "); len(d) < len(s) && (strings.HasPrefix(s, "—") && strings.HasSuffix(s, "—") ||
-		strings.HasPrefix(s, "– ") && strings.HasSuffix(s, " –")) {
-		// Framed by dashes: "— End —".
-		s, note = d, true
-	}
 	for k := 0; k < 2; k++ {
-		b, ok := unwrapOnce(s)
+		b, ok := unframe(s)
 		if !ok {
 			break
 		}
@@ -119,21 +127,66 @@ func unwrapNote(s string) (body string, note bool) {
 	return s, note
 }
 
-// unwrapOnce strips one pair of brackets or emphasis marks around s.
-func unwrapOnce(s string) (string, bool) {
-	for _, p := range [][2]string{{"(", ")"}, {"[", "]"}, {"**", "**"}, {"__", "__"}, {"*", "*"}, {"_", "_"}} {
-		if len(s) <= len(p[0])+len(p[1]) || !strings.HasPrefix(s, p[0]) || !strings.HasSuffix(s, p[1]) {
-			continue
-		}
-		body := strings.TrimSpace(s[len(p[0]) : len(s)-len(p[1])])
-		if strings.ContainsAny(strings.Trim(body, "()[]*_"), "()[]*_") {
-			// Marks inside the marks: text with emphasis or brackets of
-			// its own ("**a** and **b**"), not one note.
-			return "", false
-		}
-		return body, true
+// frameMarks are the marks a note is framed by: brackets, emphasis, and
+// rules of dashes, tildes or equals signs. (Never braces: "{not a block}"
+// is a code's or a data's own.)
+const frameMarks = "()[]<>«»*_~=-—–"
+
+// unframe strips one frame around s: a run of frameMarks (and spaces) that
+// opens it and its mirror image that closes it ("(…)", "**[…]**", "<…>",
+// "-- … --", "*— … —*"). The text inside may hold no brackets or emphasis
+// of its own ("**a** and **b**" is text, not one note).
+func unframe(s string) (string, bool) {
+	open := strings.TrimRight(s[:len(s)-len(strings.TrimLeft(s, frameMarks))], " ")
+	if open == "" {
+		return s, false
 	}
-	return s, false
+	closing := mirror(open)
+	if !strings.HasSuffix(s, closing) || len(s) <= len(open)+len(closing) {
+		return s, false
+	}
+	body := strings.TrimSpace(s[len(open) : len(s)-len(closing)])
+	if body == "" || strings.ContainsAny(strings.Trim(body, "()[]*_"), "()[]{}<>«»*_") {
+		return s, false
+	}
+	if strings.Trim(open, "([*_—– ") != "" && !wordsOnly(body) {
+		// Angle brackets, rules: frames that markup uses too
+		// ("<foo@bar.example.com>"), a note only around plain words.
+		return s, false
+	}
+	return body, true
+}
+
+// wordsOnly reports whether s is plain words: letters, digits, spaces and
+// a sentence's punctuation.
+func wordsOnly(s string) bool {
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(" .,'’!?:;…-—", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// mirror returns the frame that closes the frame open: its marks in
+// reverse order, brackets turned round.
+func mirror(open string) string {
+	rs := []rune(open)
+	out := make([]rune, len(rs))
+	for i, r := range rs {
+		switch r {
+		case '(':
+			r = ')'
+		case '[':
+			r = ']'
+		case '<':
+			r = '>'
+		case '«':
+			r = '»'
+		}
+		out[len(rs)-1-i] = r
+	}
+	return string(out)
 }
 
 // words counts the words of s.
@@ -401,6 +454,9 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	languageEvidence(line, after, blank, c, &r)
 	if c.talks {
 		r.add(2, "the model opens its other continuations with remarks")
+	}
+	if c.alike && !strings.Contains(c.doc, strings.TrimSpace(line)) {
+		r.add(2, "another continuation opens with the same line")
 	}
 	if fl, _, _ := strings.Cut(after, "\n"); isFenceLine(fl) {
 		r.add(2, "a fence line follows it")
@@ -686,4 +742,32 @@ func opensTalking(t string) bool {
 	formEvidence(end, &r)
 	talk(line, false, &r)
 	return r.talks && r.score >= 3
+}
+
+// opensAlike says which continuations (chunks after the first) open with
+// the same line, in a remark's form, as another continuation.
+func opensAlike(chunks []Chunk) []bool {
+	alike := make([]bool, len(chunks))
+	first := make(map[string]int, len(chunks))
+	line := func(t string) string {
+		l, _, ok := strings.Cut(t, "\n")
+		if !ok {
+			return ""
+		}
+		if _, ok := remarkForm(l); !ok || l[0] == ' ' || l[0] == '\t' {
+			return ""
+		}
+		return strings.TrimSpace(l)
+	}
+	for _, c := range chunks[min(1, len(chunks)):] {
+		if l := line(c.Text); l != "" {
+			first[l]++
+		}
+	}
+	for i := 1; i < len(chunks); i++ {
+		if l := line(chunks[i].Text); l != "" && first[l] >= 2 {
+			alike[i] = true
+		}
+	}
+	return alike
 }

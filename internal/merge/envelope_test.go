@@ -61,6 +61,12 @@ func TestRemarks(t *testing.T) {
 	runCases(t, []mergeCase{
 		{"preamble ending with a full stop, csv", "csv", []string{rows + "5,Ba", "Carrying on from the last row.\n\nku,windy\n6,Cork,wet\n"}, rows + "5,Baku,windy\n6,Cork,wet\n", ""},
 		{"preamble of unknown wording breaks json", "json", []string{"[\n  {\"a\": 1},\n  {\"a\": 2},\n", "Below is what was left.\n\n  {\"a\": 3}\n]\n"}, "[\n  {\"a\": 1},\n  {\"a\": 2},\n  {\"a\": 3}\n]\n", ""},
+		{"a remark's clauses joined by a semicolon", "text", []string{"The quick brown fox jumps over the la", "I was cut short; picking it back up.\n\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
+		{"a note framed by a rule of dashes", "text", []string{"The quick brown fox jumps over the la", "-- continued --\n\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
+		{"a note in angle brackets", "markdown", []string{"# Notes\n\nThe quick brown fox jumps over the la", "<continued>\n\nzy dog.\n"}, "# Notes\n\nThe quick brown fox jumps over the lazy dog.\n", ""},
+		{"an autolink is no note", "markdown", []string{"# Links\n\n<https://example.com/a>\n\n", "<foo@bar.example.com>\n\n<https://example.com/b>\n"}, "# Links\n\n<https://example.com/a>\n\n<foo@bar.example.com>\n\n<https://example.com/b>\n", ""},
+		{"a code line in braces is no note", "code", []string{"func f() string {\n\treturn s // ", "{not a block}\n}\n"}, "func f() string {\n\treturn s // {not a block}\n}\n", ""},
+		{"the same stock line at every cut", "text", []string{"The quick brown fox jumps over the la", "Thanks for your patience — more below.\n\nzy dog. A second sentence is he", "Thanks for your patience — more below.\n\nre and goes on.\n"}, "The quick brown fox jumps over the lazy dog. A second sentence is here and goes on.\n", ""},
 		{"bracketed note", "text", []string{"The quick brown fox jumps over the la", "(continued)\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
 		{"emphasised note", "text", []string{"The quick brown fox jumps over the la", "*— continued —*\n\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
 		{"trailer in json after the document's end", "json", []string{"[1, 2,", " 3]\n\nHope that helps! The array is now complete.\n"}, "[1, 2, 3]\n", ""},

@@ -7,18 +7,47 @@ import (
 	"unicode/utf8"
 )
 
-// tokenStep: a near repeat, aligned token by token (formats with tokens).
-// A near match may not swallow the whole continuation unless it ends as the
+// tokenStep: a repeat with its punctuation changed, aligned token by token
+// (formats with tokens). The alignment finds the repeat; it is cut only
+// when its words are the document's last words, every one (a near match
+// is never enough: a list of similar lines aligns with the next one). A
+// repeat may not swallow the whole continuation unless it ends as the
 // document does: a chunk that only repeats the tail ends the same way, one
 // that differs at its end has new content.
 func tokenStep(c *joinCtx) (overlap, bool) {
 	if !c.tr.tokens {
 		return overlap{}, false
 	}
-	if n, conf := c.buf.tokenOverlap(c.doc, c.next); n > 0 && (n < len(strings.TrimRight(c.next, " \t\r\n")) || sameEnding(c.doc, c.next)) {
+	n, conf := c.buf.tokenOverlap(c.doc, c.next)
+	if n == 0 || !sameWords(c.doc, c.next[:n]) {
+		return overlap{}, false
+	}
+	if n < len(strings.TrimRight(c.next, " \t\r\n")) || sameEnding(c.doc, c.next) {
 		return overlap{cut: n, method: methodToken, confidence: conf}, true
 	}
 	return overlap{}, false
+}
+
+// sameWords reports whether the words (runs of letters and digits) of
+// repeat are the document's last words, in order, the first of them
+// possibly the end of a longer word of the document's.
+func sameWords(doc, repeat string) bool {
+	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	d := strings.FieldsFunc(doc[len(doc)-min(len(doc), 4*len(repeat)+64):], func(r rune) bool { return !isWord(r) })
+	w := strings.FieldsFunc(repeat, func(r rune) bool { return !isWord(r) })
+	if len(w) == 0 || len(w) > len(d) {
+		return false
+	}
+	d = d[len(d)-len(w):]
+	for i := range w {
+		if i == 0 && strings.HasSuffix(d[0], w[0]) {
+			continue
+		}
+		if w[i] != d[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // token is a word or a single punctuation rune, by byte offsets.

@@ -19,7 +19,8 @@ import (
 //	  exact      join_exact.go       an exact repeat of the document's end, significant         0.7 + 0.3·min(len,48)/48
 //	                                 (token boundary, content, not the document's own doubling)
 //	  whitespace join_whitespace.go  a repeat equal up to whitespace (re-wrapped, re-indented)  confWhitespace 0.9
-//	  token      join_token.go       a near repeat aligned token by token (prose)              share of aligned tokens ≥ 0.8
+//	  token      join_token.go       a repeat with its punctuation changed, aligned token by   share of aligned tokens ≥ 0.8
+//	                                 token (prose); its words all the document's last words
 //	  glue       join_glue.go        a short repeat, by the words either reading would glue    confGlue 0.75
 //	  lead       join_lead.go        a bare partial line restarted, by the line starts it      confLead 0.8
 //	                                 would leave
@@ -48,6 +49,10 @@ type mergeRun struct {
 	// remark by itself (its form and words); talking counts them.
 	talkers []bool
 	talking int
+	// alike says which continuations open with the same remark-shaped
+	// line as another continuation: a model's stock phrase, which the
+	// document, cut at arbitrary places, does not repeat there.
+	alike []bool
 	// wrapperOpen: a continuation opened a wrapper fence that no later one
 	// has closed yet; whole: the answer's first chunk opened it, around
 	// the whole answer.
@@ -102,6 +107,7 @@ func newRun(name string, f format, chunks []Chunk, partial bool, buf *buffers) *
 			m.talking++
 		}
 	}
+	m.alike = opensAlike(chunks)
 	return m
 }
 
@@ -302,6 +308,7 @@ func (m *mergeRun) envCtx(i int, doc string) envCtx {
 		talkers--
 	}
 	c.talks = talkers >= 2 && 2*talkers >= len(m.chunks)-2
+	c.alike = m.alike[i]
 	return c
 }
 
