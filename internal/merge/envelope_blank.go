@@ -164,7 +164,56 @@ func junctionVote(t string, ctx envCtx) (keep, decided bool) {
 			return kept > cut, true
 		}
 	}
+	// After punctuation, the kind of byte that follows it: "CPU," +
+	// "for N=14" reads as the document's ",\nf" or as ",f", which prose
+	// never writes.
+	if last := w[len(w)-1]; !isWordByte(last) && !isSpace(last) {
+		cut, kept := classJunctions(w, last, byteClass(r[0]), e+m-1, e+m)
+		if max(cut, kept) >= 2 && (kept > 2*cut || cut > 2*kept) {
+			return kept > cut, true
+		}
+	}
 	return false, false
+}
+
+// byteClass is a byte's kind: letters (and every byte of a multi-byte
+// character) one, digits another, every other byte its own.
+func byteClass(c byte) byte {
+	switch {
+	case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
+		return 'a'
+	case c >= '0' && c <= '9':
+		return '0'
+	}
+	return c
+}
+
+// classJunctions counts the places in w where the byte a is followed by
+// exactly n1 line breaks and then a byte of class b, and where by n2 (the
+// end of w, which a ends, left out).
+func classJunctions(w string, a, b byte, n1, n2 int) (int, int) {
+	c1, c2 := 0, 0
+	for i := 0; i < len(w)-1; i++ {
+		if w[i] != a {
+			continue
+		}
+		p, n := i+1, 0
+		for p < len(w) && (w[p] == '\n' || w[p] == '\r') {
+			if w[p] == '\n' {
+				n++
+			}
+			p++
+		}
+		if p < len(w) && byteClass(w[p]) == b {
+			switch n {
+			case n1:
+				c1++
+			case n2:
+				c2++
+			}
+		}
+	}
+	return c1, c2
 }
 
 // leadingBreaks counts the line breaks (LF or CRLF) t opens with and

@@ -164,3 +164,27 @@ func TestDocumentLanguage(t *testing.T) {
 		t.Error("a language read from a document too short to have one")
 	}
 }
+
+// TestLineBreakAfterPreamble: the line break between a preamble and the
+// text after it is read by the document's own text: after punctuation,
+// the kind of byte it writes after that mark.
+func TestLineBreakAfterPreamble(t *testing.T) {
+	prose := "Results, as before, are kept for a week, and each run, once done, writes a note.\n"
+	wrapped := "Totals came out even,\nbut the counts did not,\nso the run was repeated,\nand the logs were kept.\n"
+	cases := []struct {
+		name, doc, text string
+		keep            bool
+	}{
+		{"after a comma the document breaks its lines", wrapped + "On the second machine,", "\nthe totals held.\n", true},
+		{"after a comma prose goes on with a space", prose + "Later, once the run ended,", "\n the note was written.\n", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &textFormat{}
+			c := envCtx{site: f.site(tc.doc), blank: f.traits().blank}
+			if got := blankLineIsNew(tc.text, c); got != tc.keep {
+				t.Errorf("blankLineIsNew = %v, want %v", got, tc.keep)
+			}
+		})
+	}
+}
