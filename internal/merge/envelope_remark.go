@@ -111,6 +111,10 @@ const remarkMax = 200
 // "...continuing". note reports that the line was bracketed or emphasised
 // as a whole.
 func unwrapNote(s string) (body string, note bool) {
+	if b := strings.TrimLeft(s, ".… "); len(b) < len(s) && (strings.HasPrefix(s, "...") || strings.HasPrefix(s, "…")) && b != "" && wordsOnly(b) {
+		// Led by an ellipsis: "...continued", "…continuing from row 42".
+		s, note = b, true
+	}
 	for k := 0; k < 2; k++ {
 		b, ok := unframe(s)
 		if !ok {
@@ -445,7 +449,11 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	if blank {
 		r.add(1, "blank line after it")
 	}
-	if bare(line, end, r) || repeatsEnd(c.doc, line) || reproducesEnd(c.doc, line) || gluedCall(line, c, r) {
+	apart := gluedApart(line, after, end, blank, c)
+	if apart {
+		r.add(2, "a label set apart between a cut word and its rest")
+	}
+	if bare(line, end, r) && !apart && !c.alike || repeatsEnd(c.doc, line) || reproducesEnd(c.doc, line) || gluedCall(line, c, r) {
 		// A line that starts with a repeat of the document's end goes on
 		// with it.
 		return r, false
@@ -482,6 +490,18 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 // ("(results)", "MAGIC:").
 func bare(line string, end byte, r remark) bool {
 	return !r.talks && words(line) < 3
+}
+
+// gluedApart reports whether a short line ending with ':' and set apart
+// by a blank line ("Part 2:", "The rest:") stands between a cut word and
+// text that goes on with a word or a space: glued to the cut word, as no word of the
+// document's is, the line cannot be the document's own next text.
+func gluedApart(line, after string, end byte, blank bool, c envCtx) bool {
+	p := c.partial
+	if end != ':' || !blank || words(line) < 2 || c.atLineStart || !letterBefore(p, len(p)) || after == "" || !isWordByte(after[0]) && after[0] != ' ' {
+		return false
+	}
+	return !gluePlausible(c.doc[max(0, len(c.doc)-leadWindow):], line)
 }
 
 // gluedCall reports whether a line that does not talk about the output
