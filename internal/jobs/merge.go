@@ -97,8 +97,8 @@ type Durations struct {
 // twice writes the same result twice.
 func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 	var p MergePayload
-	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.JobID == "" {
-		return fmt.Errorf("merge task payload %q: %v: %w", t.Payload(), err, asynq.SkipRetry)
+	if err := decodePayload("merge", t.Payload(), &p); err != nil {
+		return err
 	}
 	log := h.log.With("job_id", p.JobID)
 	in, err := h.cfg.Store.LoadMerge(ctx, p.JobID)

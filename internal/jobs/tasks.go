@@ -35,6 +35,23 @@ type MergePayload struct {
 	JobID string `json:"job_id"`
 }
 
+func (p *ChunkPayload) jobID() string   { return p.JobID }
+func (p *MergePayload) jobID() string   { return p.JobID }
+func (p *WebhookPayload) jobID() string { return p.JobID }
+
+// decodePayload reads a task's payload into p. A payload that cannot be read
+// or names no job will never succeed, so its error skips asynq's retries.
+func decodePayload(task string, raw []byte, p interface{ jobID() string }) error {
+	err := json.Unmarshal(raw, p)
+	if err == nil && p.jobID() == "" {
+		err = errors.New("no job_id")
+	}
+	if err != nil {
+		return fmt.Errorf("%s task payload %q: %w: %w", task, raw, err, asynq.SkipRetry)
+	}
+	return nil
+}
+
 // ChunkTaskID is the deterministic asynq TaskID of a chunk task: asynq refuses
 // a second task with the same ID while the first is queued or running.
 func ChunkTaskID(jobID string, seq int) string { return fmt.Sprintf("job:%s:chunk:%d", jobID, seq) }

@@ -48,8 +48,8 @@ func (h *Handlers) notify(ctx context.Context, j store.Job, status string) {
 // a failed delivery is retried by the queue with backoff.
 func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) error {
 	var p WebhookPayload
-	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.JobID == "" {
-		return fmt.Errorf("webhook task payload %q: %v: %w", t.Payload(), err, asynq.SkipRetry)
+	if err := decodePayload("webhook", t.Payload(), &p); err != nil {
+		return err
 	}
 	j, err := h.cfg.Store.GetJob(ctx, p.JobID)
 	if err != nil {
