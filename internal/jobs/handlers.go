@@ -36,6 +36,10 @@ type HandlerConfig struct {
 	CallTimeout time.Duration
 }
 
+// DefaultMaxRateLimitWaits is HandlerConfig.MaxRateLimitWaits when unset:
+// how many 429s in a row one chunk waits out before its job stops.
+const DefaultMaxRateLimitWaits = 50
+
 // Handlers processes chunk and merge tasks. Both are idempotent under
 // asynq's at-least-once delivery.
 type Handlers struct {
@@ -51,7 +55,7 @@ func NewHandlers(cfg HandlerConfig) *Handlers {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.MaxRateLimitWaits <= 0 {
-		cfg.MaxRateLimitWaits = 50
+		cfg.MaxRateLimitWaits = DefaultMaxRateLimitWaits
 	}
 	return &Handlers{cfg: cfg, log: slog.New(deferAttrs(cfg.Logger.Handler())), prices: newPriceCache(cfg.Store, time.Minute),
 		webhooks: &http.Client{Timeout: 10 * time.Second}}
@@ -343,13 +347,7 @@ func decodeContinuation(raw json.RawMessage) (Continuation, error) {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return c, fmt.Errorf("job continuation settings: %w", err)
 	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = DefaultMaxAttempts
-	}
-	if c.OnFailure == "" {
-		c.OnFailure = OnFailurePartial
-	}
-	return c, nil
+	return c.withDefaults(), nil
 }
 
 // call makes one model call within the call timeout; a call that runs out

@@ -6,6 +6,7 @@ package jobs
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,19 +21,33 @@ import (
 	"github.com/carryover/carryover/internal/merge"
 )
 
-// Defaults and limits of a request.
+// Defaults of a request: Normalize fills each field left at its zero value.
 const (
 	DefaultFormat          = "auto"
 	DefaultMaxOutputTokens = 4096
-	MinMaxOutputTokens     = 16
-	MaxMaxOutputTokens     = 200_000
 	DefaultMaxAttempts     = 10
-	MaxMaxAttempts         = 50
-	OnFailurePartial       = "return_partial"
-	OnFailureRaise         = "raise_error"
-	maxMetadataBytes       = 16 << 10
-	maxIdempotencyKey      = 255
-	maxModelName           = 200
+	DefaultOnFailure       = OnFailurePartial
+	DefaultTenant          = "default"
+)
+
+// What continuation.on_failure may say.
+const (
+	OnFailurePartial = "return_partial"
+	OnFailureRaise   = "raise_error"
+)
+
+// Limits of a request.
+const (
+	MinMaxOutputTokens  = 16
+	MaxMaxOutputTokens  = 200_000
+	MaxMaxAttempts      = 50
+	maxMetadataBytes    = 16 << 10
+	maxIdempotencyKey   = 255
+	maxModelName        = 200
+	maxStopSequence     = 200
+	maxOverlapLines     = 200
+	maxTimeLimitSeconds = 7 * 24 * 3600
+	maxWebhookURL       = 2048
 )
 
 // Request is a completion job as a producer submits it.
@@ -163,132 +178,182 @@ func (e *ValidationError) Error() string {
 }
 
 // Normalize fills defaults and validates. It returns a *ValidationError
-// naming every bad field.
+// naming every bad field, in the order of the request's sections.
 func (r Request) Normalize() (Request, error) {
-	var errs []FieldError
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	r = r.withDefaults()
+	var v fieldErrors
+	v.model(r.Model)
+	v.input(r.Input)
+	v.output(r.MaxOutputTokens, r.Format)
+	r.Continuation.ErrorPolicy = v.continuation(r.Continuation, r.MaxOutputTokens)
+	v.options(r)
+	v.producer(r)
+	if len(v) > 0 {
+		return r, &ValidationError{Fields: v}
 	}
+	return r, nil
+}
+
+// withDefaults fills every field a producer may leave out, once, so the
+// validators below see the request as it will be run.
+func (r Request) withDefaults() Request {
 	r.Model = strings.TrimSpace(r.Model)
-	switch {
-	case r.Model == "":
-		bad("model", "is required")
-	case len(r.Model) > maxModelName:
-		bad("model", "is longer than %d characters", maxModelName)
-	}
-	if len(r.Input.Messages) > 0 {
-		if r.Input.Prompt != "" {
-			bad("input", "give a prompt or messages, not both")
-		}
-		for i, m := range r.Input.Messages {
-			switch m.Role {
-			case "system", "developer", "user", "assistant":
-			default:
-				bad(fmt.Sprintf("input[%d].role", i), "must be system, developer, user or assistant, not %q", m.Role)
-			}
-			if strings.TrimSpace(m.Content) == "" {
-				bad(fmt.Sprintf("input[%d].content", i), "is empty")
-			}
-		}
-	} else if strings.TrimSpace(r.Input.Prompt) == "" {
-		bad("input", "is required: a prompt string or a list of messages")
-	}
-	if r.MaxOutputTokens == 0 {
-		r.MaxOutputTokens = DefaultMaxOutputTokens
-	}
-	if r.MaxOutputTokens < MinMaxOutputTokens || r.MaxOutputTokens > MaxMaxOutputTokens {
-		bad("max_output_tokens", "must be between %d and %d, got %d", MinMaxOutputTokens, MaxMaxOutputTokens, r.MaxOutputTokens)
-	}
-	if r.Format == "" {
-		r.Format = DefaultFormat
-	}
-	if !merge.ValidFormat(r.Format) {
-		bad("format", "must be one of %s, got %q", strings.Join(merge.Formats(), ", "), r.Format)
-	}
-	if r.Continuation.Enabled == nil {
+	r.MaxOutputTokens = cmp.Or(r.MaxOutputTokens, DefaultMaxOutputTokens)
+	r.Format = cmp.Or(r.Format, DefaultFormat)
+	r.Continuation = r.Continuation.withDefaults()
+	r.Tenant = cmp.Or(r.Tenant, DefaultTenant)
+	return r
+}
+
+// withDefaults fills the continuation settings left out. A job stored before
+// a default was filled here gets it on reading, too.
+func (c Continuation) withDefaults() Continuation {
+	if c.Enabled == nil {
 		on := true
-		r.Continuation.Enabled = &on
+		c.Enabled = &on
 	}
-	if r.Continuation.MaxAttempts == 0 {
-		r.Continuation.MaxAttempts = DefaultMaxAttempts
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
+	c.OnFailure = cmp.Or(c.OnFailure, DefaultOnFailure)
+	return c
+}
+
+// fieldErrors collects the invalid fields of a request, one validator per
+// section; Normalize reports them all at once.
+type fieldErrors []FieldError
+
+func (v *fieldErrors) add(field, format string, args ...any) {
+	*v = append(*v, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+func (v *fieldErrors) model(model string) {
+	switch {
+	case model == "":
+		v.add("model", "is required")
+	case len(model) > maxModelName:
+		v.add("model", "is longer than %d characters", maxModelName)
 	}
-	if r.Continuation.MaxAttempts < 1 || r.Continuation.MaxAttempts > MaxMaxAttempts {
-		bad("continuation.max_attempts", "must be between 1 and %d, got %d", MaxMaxAttempts, r.Continuation.MaxAttempts)
+}
+
+func (v *fieldErrors) input(in Input) {
+	if len(in.Messages) == 0 {
+		if strings.TrimSpace(in.Prompt) == "" {
+			v.add("input", "is required: a prompt string or a list of messages")
+		}
+		return
 	}
-	if r.Continuation.OnFailure == "" {
-		r.Continuation.OnFailure = OnFailurePartial
+	if in.Prompt != "" {
+		v.add("input", "give a prompt or messages, not both")
 	}
-	if r.Continuation.OnFailure != OnFailurePartial && r.Continuation.OnFailure != OnFailureRaise {
-		bad("continuation.on_failure", "must be %s or %s, got %q", OnFailurePartial, OnFailureRaise, r.Continuation.OnFailure)
+	for i, m := range in.Messages {
+		switch m.Role {
+		case "system", "developer", "user", "assistant":
+		default:
+			v.add(fmt.Sprintf("input[%d].role", i), "must be system, developer, user or assistant, not %q", m.Role)
+		}
+		if strings.TrimSpace(m.Content) == "" {
+			v.add(fmt.Sprintf("input[%d].content", i), "is empty")
+		}
 	}
-	if r.Continuation.MaxTotalOutputTokens < 0 {
-		bad("continuation.max_total_output_tokens", "must not be negative, got %d", r.Continuation.MaxTotalOutputTokens)
+}
+
+func (v *fieldErrors) output(maxOutputTokens int, format string) {
+	if maxOutputTokens < MinMaxOutputTokens || maxOutputTokens > MaxMaxOutputTokens {
+		v.add("max_output_tokens", "must be between %d and %d, got %d", MinMaxOutputTokens, MaxMaxOutputTokens, maxOutputTokens)
 	}
-	if r.Continuation.MaxCostUSD < 0 || math.IsNaN(r.Continuation.MaxCostUSD) || math.IsInf(r.Continuation.MaxCostUSD, 0) {
-		bad("continuation.max_cost_usd", "must be a positive amount of USD, got %v", r.Continuation.MaxCostUSD)
+	if !merge.ValidFormat(format) {
+		v.add("format", "must be one of %s, got %q", strings.Join(merge.Formats(), ", "), format)
 	}
-	if t := r.Continuation.TimeLimitSeconds; t < 0 || math.IsNaN(t) || t > 7*24*3600 {
-		bad("continuation.time_limit_seconds", "must be between 0 and 604800, got %v", t)
+}
+
+// continuation checks the continuation settings and returns the error
+// policy in its normalized form (unchanged when it is invalid).
+func (v *fieldErrors) continuation(c Continuation, maxOutputTokens int) *continuation.ErrorPolicy {
+	if c.MaxAttempts < 1 || c.MaxAttempts > MaxMaxAttempts {
+		v.add("continuation.max_attempts", "must be between 1 and %d, got %d", MaxMaxAttempts, c.MaxAttempts)
 	}
-	if len(r.Continuation.StopSequence) > 200 {
-		bad("continuation.stop_sequence", "is longer than 200 bytes")
+	if c.OnFailure != OnFailurePartial && c.OnFailure != OnFailureRaise {
+		v.add("continuation.on_failure", "must be %s or %s, got %q", OnFailurePartial, OnFailureRaise, c.OnFailure)
 	}
-	if r.Continuation.MaxRecords < 0 {
-		bad("continuation.max_records", "must not be negative, got %d", r.Continuation.MaxRecords)
-	}
-	if p := r.Continuation.ErrorPolicy; p != nil {
+	v.budgets(c)
+	policy := c.ErrorPolicy
+	if p := c.ErrorPolicy; p != nil {
 		if err := p.Validate(); err != nil {
-			bad("continuation.error_policy", "%v", err)
+			v.add("continuation.error_policy", "%v", err)
 		} else {
 			n := p.Normalized()
-			r.Continuation.ErrorPolicy = &n
+			policy = &n
 		}
 	}
-	if s := r.Continuation.Strategy; s != "" && !continuation.ValidStrategy(s) {
-		bad("continuation.strategy", "must be one of %v; got %q", continuation.Strategies(), s)
+	if s := c.Strategy; s != "" && !continuation.ValidStrategy(s) {
+		v.add("continuation.strategy", "must be one of %v; got %q", continuation.Strategies(), s)
 	}
-	if n := r.Continuation.OverlapLines; n < 0 || n > 200 {
-		bad("continuation.overlap_lines", "must be between 1 and 200 (0 for the content type's default), got %d", n)
+	if n := c.OverlapLines; n < 0 || n > maxOverlapLines {
+		v.add("continuation.overlap_lines", "must be between 1 and %d (0 for the content type's default), got %d", maxOverlapLines, n)
 	}
-	if c := r.Continuation.MaxOutputTokensCeiling; c != 0 && (c < r.MaxOutputTokens || c > MaxMaxOutputTokens) {
-		bad("continuation.max_output_tokens_ceiling", "must be between max_output_tokens (%d) and %d, got %d", r.MaxOutputTokens, MaxMaxOutputTokens, c)
+	if m := c.MaxOutputTokensCeiling; m != 0 && (m < maxOutputTokens || m > MaxMaxOutputTokens) {
+		v.add("continuation.max_output_tokens_ceiling", "must be between max_output_tokens (%d) and %d, got %d", maxOutputTokens, MaxMaxOutputTokens, m)
 	}
+	return policy
+}
+
+// budgets checks the budgets and guards (zero means none).
+func (v *fieldErrors) budgets(c Continuation) {
+	if c.MaxTotalOutputTokens < 0 {
+		v.add("continuation.max_total_output_tokens", "must not be negative, got %d", c.MaxTotalOutputTokens)
+	}
+	if c.MaxCostUSD < 0 || math.IsNaN(c.MaxCostUSD) || math.IsInf(c.MaxCostUSD, 0) {
+		v.add("continuation.max_cost_usd", "must be a positive amount of USD, got %v", c.MaxCostUSD)
+	}
+	if t := c.TimeLimitSeconds; t < 0 || math.IsNaN(t) || t > maxTimeLimitSeconds {
+		v.add("continuation.time_limit_seconds", "must be between 0 and %d, got %v", maxTimeLimitSeconds, t)
+	}
+	if len(c.StopSequence) > maxStopSequence {
+		v.add("continuation.stop_sequence", "is longer than %d bytes", maxStopSequence)
+	}
+	if c.MaxRecords < 0 {
+		v.add("continuation.max_records", "must not be negative, got %d", c.MaxRecords)
+	}
+}
+
+// options checks what the request asks of the model beyond the prompt, and
+// the producer's metadata.
+func (v *fieldErrors) options(r Request) {
 	if len(r.Tools) > 0 {
 		if msg := checkTools(r.Tools); msg != "" {
-			bad("tools", "%s", msg)
+			v.add("tools", "%s", msg)
 		}
 	}
 	if r.JSONSchema != nil {
 		for _, fe := range checkJSONSchema(r.JSONSchema) {
-			bad(fe.Field, "%s", fe.Message)
+			v.add(fe.Field, "%s", fe.Message)
 		}
 	}
 	if len(r.Metadata) > 0 {
 		switch {
 		case len(r.Metadata) > maxMetadataBytes:
-			bad("metadata", "is larger than %d bytes", maxMetadataBytes)
+			v.add("metadata", "is larger than %d bytes", maxMetadataBytes)
 		case !json.Valid(r.Metadata):
-			bad("metadata", "is not valid JSON")
+			v.add("metadata", "is not valid JSON")
 		}
 	}
-	if r.Tenant == "" {
-		r.Tenant = "default"
-	}
+}
+
+// producer checks who the job is for and how it reports back.
+func (v *fieldErrors) producer(r Request) {
 	if !tenantName.MatchString(r.Tenant) {
-		bad("tenant", "must be 1-63 lowercase letters, digits, '-' or '_', got %q", r.Tenant)
+		v.add("tenant", "must be 1-63 lowercase letters, digits, '-' or '_', got %q", r.Tenant)
 	}
-	if r.WebhookURL != "" {
-		if u, err := url.Parse(r.WebhookURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(r.WebhookURL) > 2048 {
-			bad("webhook_url", "must be an absolute http or https URL of at most 2048 bytes")
-		}
+	if r.WebhookURL != "" && !validWebhookURL(r.WebhookURL) {
+		v.add("webhook_url", "must be an absolute http or https URL of at most %d bytes", maxWebhookURL)
 	}
 	if len(r.IdempotencyKey) > maxIdempotencyKey {
-		bad("idempotency_key", "is longer than %d characters", maxIdempotencyKey)
+		v.add("idempotency_key", "is longer than %d characters", maxIdempotencyKey)
 	}
-	if len(errs) > 0 {
-		return r, &ValidationError{Fields: errs}
-	}
-	return r, nil
+}
+
+func validWebhookURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && len(s) <= maxWebhookURL
 }
 
 // hash identifies a normalized request (without its idempotency key), so a
