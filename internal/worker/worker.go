@@ -4,6 +4,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,12 +40,10 @@ type Options struct {
 }
 
 // Run migrates, then processes tasks until ctx ends, then shuts down
-// gracefully (in-flight tasks finish or are handed back to the queue).
+// gracefully (in-flight tasks finish or are handed back to the queue). It
+// returns only once every goroutine it started has stopped.
 func Run(ctx context.Context, o Options) error {
-	cfg, log := o.Config, o.Logger
-	if log == nil {
-		log = slog.Default()
-	}
+	cfg, log := o.Config, cmp.Or(o.Logger, slog.Default())
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -61,54 +60,116 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer st.Close()
+	rdb, err := openRedis(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	queues := jobs.Queues{Chunk: cfg.ChunkQueue, Merge: cfg.MergeQueueOrDefault()}
+	tasks := jobs.NewDispatcher(asynq.NewClientFromRedisClient(rdb), queues,
+		jobs.TaskOptions{MaxRetry: cfg.MaxRetry, Timeout: jobs.DefaultTaskOptions().Timeout})
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	m := newMetrics(st, insp)
+	handlers, err := newHandlers(cfg, o.Provider, st, tasks, m, log)
+	if err != nil {
+		return err
+	}
+	srv, qweights := newServer(cfg, rdb, queues, log)
+	mux := asynq.NewServeMux()
+	handlers.Register(mux)
+	if err := srv.Start(mux); err != nil {
+		return fmt.Errorf("start asynq server: %w", err)
+	}
+	stopReconciler := startReconciler(ctx, jobs.NewReconciler(jobs.ReconcilerConfig{Store: st, Tasks: tasks, Inspector: insp,
+		Logger: log.With("component", "reconciler"), Interval: cfg.ReconcileInterval, StaleAfter: cfg.StaleAfter,
+		Retention: cfg.Retention}))
+	var health *http.Server
+	if cfg.HealthAddr != "" {
+		if health, err = serveHealth(cfg.HealthAddr, st, rdb, m, log, o.OnHealthListen); err != nil {
+			stopReconciler()
+			srv.Shutdown()
+			return err
+		}
+	}
+	log.Info("worker started", "concurrency", cfg.Concurrency, "queues", qweights, "database", store.Redact(cfg.DatabaseURL),
+		"openai_base_url", cfg.OpenAIBaseURL)
+	<-ctx.Done()
+	log.Info("worker shutting down")
+	stopReconciler()
+	srv.Shutdown()
+	if health != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_ = health.Shutdown(sctx)
+		cancel()
+	}
+	return nil
+}
+
+// openRedis connects to Redis with a pool large enough for every task slot
+// plus asynq's own loops.
+func openRedis(ctx context.Context, cfg config.Config) (*redis.Client, error) {
 	ropt, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
-		return fmt.Errorf("parse REDIS_URL: %w", err)
+		return nil, fmt.Errorf("parse REDIS_URL: %w", err)
 	}
 	ropt.PoolSize = max(ropt.PoolSize, cfg.Concurrency+8)
 	rdb := redis.NewClient(ropt)
-	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis ping: %w", err)
+		_ = rdb.Close()
+		return nil, fmt.Errorf("redis ping: %w", err)
 	}
-	queues := jobs.Queues{Chunk: cfg.ChunkQueue, Merge: cfg.MergeQueueOrDefault()}
-	aclient := asynq.NewClientFromRedisClient(rdb)
-	tasks := jobs.NewDispatcher(aclient, queues, jobs.TaskOptions{MaxRetry: cfg.MaxRetry, Timeout: jobs.DefaultTaskOptions().Timeout})
-	provider := o.Provider
+	return rdb, nil
+}
+
+// newHandlers builds the task handlers; provider, when nil, is the OpenAI
+// provider the configuration describes.
+func newHandlers(cfg config.Config, provider continuation.Provider, st *store.Store, tasks *jobs.Dispatcher,
+	m *metrics.Metrics, log *slog.Logger) (*jobs.Handlers, error) {
 	if provider == nil {
-		prefill, err := cfg.Prefill()
-		if err != nil {
-			return err
+		var err error
+		if provider, err = newProvider(cfg); err != nil {
+			return nil, err
 		}
-		provider = continuation.NewProvider(continuation.ProviderConfig{
-			BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, PrefillFields: prefill,
-			HTTPClient: &http.Client{Transport: &http.Transport{
-				Proxy:               http.ProxyFromEnvironment,
-				MaxIdleConns:        cfg.Concurrency * 2,
-				MaxIdleConnsPerHost: cfg.Concurrency * 2,
-				IdleConnTimeout:     90 * time.Second,
-				ForceAttemptHTTP2:   true,
-			}},
-		})
 	}
-	insp := asynq.NewInspectorFromRedisClient(rdb)
-	m := newMetrics(st, insp)
 	var secret []byte
 	if cfg.WebhookSecret != "" {
+		var err error
 		if secret, err = webhook.ParseSecret(cfg.WebhookSecret); err != nil {
-			return fmt.Errorf("CARRYOVER_WEBHOOK_SECRET: %w", err)
+			return nil, fmt.Errorf("CARRYOVER_WEBHOOK_SECRET: %w", err)
 		}
 	}
-	handlers := jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: provider, Logger: log, Metrics: m,
+	return jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: provider, Logger: log, Metrics: m,
 		WebhookSecret: secret, DefaultStrategy: continuation.Strategy(cfg.DefaultStrategy()),
-		CallTimeout: cfg.CallTimeout})
-	mux := asynq.NewServeMux()
-	handlers.Register(mux)
+		CallTimeout: cfg.CallTimeout}), nil
+}
+
+// newProvider is the OpenAI-compatible provider the configuration names,
+// with an idle pool sized to keep a connection per task slot warm.
+func newProvider(cfg config.Config) (continuation.Provider, error) {
+	prefill, err := cfg.Prefill()
+	if err != nil {
+		return nil, err
+	}
+	return continuation.NewProvider(continuation.ProviderConfig{
+		BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, PrefillFields: prefill,
+		HTTPClient: &http.Client{Transport: &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			MaxIdleConns:        cfg.Concurrency * 2,
+			MaxIdleConnsPerHost: cfg.Concurrency * 2,
+			IdleConnTimeout:     90 * time.Second,
+			ForceAttemptHTTP2:   true,
+		}},
+	}), nil
+}
+
+// newServer configures the asynq server, and says the queue weights it
+// serves: chunks before merges, two to one.
+func newServer(cfg config.Config, rdb *redis.Client, queues jobs.Queues, log *slog.Logger) (*asynq.Server, map[string]int) {
 	qweights := map[string]int{queues.Chunk: 2}
 	if queues.Merge != queues.Chunk {
 		qweights[queues.Merge] = 1
 	}
-	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+	return asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency: cfg.Concurrency,
 		Queues:      qweights,
 		// asynq's processor sleeps this long, blocking every dequeue, whenever
@@ -123,38 +184,20 @@ func Run(ctx context.Context, o Options) error {
 		Logger:                   asynqLogger{log.With("component", "asynq")},
 		LogLevel:                 asynq.WarnLevel,
 		ShutdownTimeout:          20 * time.Second,
-	})
-	if err := srv.Start(mux); err != nil {
-		return fmt.Errorf("start asynq server: %w", err)
-	}
-	rec := jobs.NewReconciler(jobs.ReconcilerConfig{Store: st, Tasks: tasks, Inspector: insp, Logger: log.With("component", "reconciler"),
-		Interval: cfg.ReconcileInterval, StaleAfter: cfg.StaleAfter, Retention: cfg.Retention})
-	recCtx, stopRec := context.WithCancel(context.WithoutCancel(ctx))
-	recDone := make(chan struct{})
-	go func() { defer close(recDone); rec.Run(recCtx) }()
+	}), qweights
+}
 
-	var health *http.Server
-	if cfg.HealthAddr != "" {
-		health, err = serveHealth(cfg.HealthAddr, st, rdb, m, log, o.OnHealthListen)
-		if err != nil {
-			srv.Shutdown()
-			stopRec()
-			return err
-		}
-	}
-	log.Info("worker started", "concurrency", cfg.Concurrency, "queues", qweights, "database", store.Redact(cfg.DatabaseURL),
-		"openai_base_url", cfg.OpenAIBaseURL)
-	<-ctx.Done()
-	log.Info("worker shutting down")
-	stopRec()
-	<-recDone
-	srv.Shutdown()
-	if health != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = health.Shutdown(sctx)
+// startReconciler runs the reconciler until the returned stop is called;
+// stop returns once the reconciler has. It runs on its own context (with
+// ctx's values) so that Run stops it in order, before the asynq server.
+func startReconciler(ctx context.Context, rec *jobs.Reconciler) (stop func()) {
+	recCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { defer close(done); rec.Run(recCtx) }()
+	return func() {
 		cancel()
+		<-done
 	}
-	return nil
 }
 
 // serveHealth serves /healthz, /readyz and /metrics on the operator-only
