@@ -70,10 +70,10 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (store.Job, bool, e
 		Options:         optJSON,
 	})
 	if err != nil {
-		if err == store.ErrIdempotencyConflict {
+		if errors.Is(err, store.ErrIdempotencyConflict) {
 			return store.Job{}, false, &ValidationError{Fields: []FieldError{{Field: "idempotency_key", Message: err.Error()}}}
 		}
-		if err == store.ErrUnknownTenant {
+		if errors.Is(err, store.ErrUnknownTenant) {
 			return store.Job{}, false, &ValidationError{Fields: []FieldError{{Field: "tenant", Message: fmt.Sprintf("no tenant %q", req.Tenant)}}}
 		}
 		return store.Job{}, false, err

@@ -359,7 +359,7 @@ func (h *Handlers) call(ctx context.Context, req continuation.CallRequest) (cont
 	cctx, cancel := context.WithTimeout(ctx, h.cfg.CallTimeout)
 	defer cancel()
 	resp, err := h.cfg.Provider.Call(cctx, req)
-	if err != nil && ctx.Err() == nil && cctx.Err() == context.DeadlineExceeded {
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
 		err = &continuation.CallError{Type: continuation.ErrTimeout,
 			Err: fmt.Errorf("no complete reply within the call timeout (%s): %w", h.cfg.CallTimeout, err)}
 	}

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -103,7 +104,7 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 	log := h.log.With("job_id", p.JobID)
 	in, err := h.cfg.Store.LoadMerge(ctx, p.JobID)
 	if err != nil {
-		if err == store.ErrNotFound {
+		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}
 		return err

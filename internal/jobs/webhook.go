@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -53,7 +54,7 @@ func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) error {
 	}
 	j, err := h.cfg.Store.GetJob(ctx, p.JobID)
 	if err != nil {
-		if err == store.ErrNotFound {
+		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}
 		return err
