@@ -394,7 +394,7 @@ func (s *Store) Listen(ctx context.Context, jobID string, changed func()) error 
 	}
 	defer func() {
 		// The connection is closed rather than returned: it is still listening.
-		_ = conn.Conn().Close(context.Background())
+		_ = conn.Conn().Close(context.WithoutCancel(ctx))
 		conn.Release()
 	}()
 	if _, err := conn.Exec(ctx, "LISTEN carryover_jobs"); err != nil {
@@ -406,7 +406,7 @@ func (s *Store) Listen(ctx context.Context, jobID string, changed func()) error 
 		return fmt.Errorf("store: watch: %w", err)
 	}
 	defer func() {
-		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_, _ = s.pool.Exec(dctx, `DELETE FROM job_watchers WHERE job_id = $1::uuid AND watcher = $2::uuid`, jobID, watcher)
 	}()
