@@ -190,5 +190,5 @@ func (e *Enqueuer) Resume(ctx context.Context, jobID string, o ResumeOptions) er
 	}
 	e.logger.InfoContext(ctx, "job resumed", "job_id", jobID, "seq", next)
 	// Its own TaskID: an earlier task for this chunk may still be archived under the canonical one.
-	return e.tasks.chunk(ctx, jobID, next, fmt.Sprintf("%s:resume:%d", ChunkTaskID(jobID, next), time.Now().UnixNano()))
+	return e.tasks.ChunkWithID(ctx, jobID, next, fmt.Sprintf("%s:resume:%d", ChunkTaskID(jobID, next), time.Now().UnixNano()))
 }

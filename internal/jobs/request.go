@@ -1,7 +1,8 @@
 // Package jobs owns the job lifecycle on the queue: the request every producer
-// submits, the enqueuer they share, the asynq task types and payloads, the
-// chunk and merge handlers, and the reconciler that resumes jobs whose queue
-// state was lost.
+// submits, the enqueuer they share, the asynq task types, payloads and
+// dispatcher, and the chunk, merge and webhook handlers. The loops that look
+// after jobs between tasks (reconciler, retention) are in package
+// maintenance.
 package jobs
 
 import (

@@ -95,20 +95,24 @@ func (d *Dispatcher) Queues() Queues { return d.queues }
 
 // Chunk enqueues chunk seq of a job under its canonical TaskID.
 func (d *Dispatcher) Chunk(ctx context.Context, jobID string, seq int) error {
-	return d.chunk(ctx, jobID, seq, ChunkTaskID(jobID, seq))
+	return d.ChunkWithID(ctx, jobID, seq, ChunkTaskID(jobID, seq))
 }
 
-func (d *Dispatcher) chunk(ctx context.Context, jobID string, seq int, taskID string) error {
+// ChunkWithID enqueues chunk seq of a job under taskID: the canonical one,
+// or one of its own when a task under the canonical one may be stranded (a
+// recovery copy, a resumed job).
+func (d *Dispatcher) ChunkWithID(ctx context.Context, jobID string, seq int, taskID string) error {
 	b, _ := json.Marshal(ChunkPayload{JobID: jobID, Seq: seq})
 	return d.enqueue(ctx, asynq.NewTask(TypeChunk, b), taskID, d.queues.Chunk)
 }
 
 // Merge enqueues a job's merge under its canonical TaskID.
 func (d *Dispatcher) Merge(ctx context.Context, jobID string) error {
-	return d.merge(ctx, jobID, MergeTaskID(jobID))
+	return d.MergeWithID(ctx, jobID, MergeTaskID(jobID))
 }
 
-func (d *Dispatcher) merge(ctx context.Context, jobID, taskID string) error {
+// MergeWithID enqueues a job's merge under taskID (see ChunkWithID).
+func (d *Dispatcher) MergeWithID(ctx context.Context, jobID, taskID string) error {
 	b, _ := json.Marshal(MergePayload{JobID: jobID})
 	return d.enqueue(ctx, asynq.NewTask(TypeMerge, b), taskID, d.queues.Merge)
 }

@@ -1,5 +1,6 @@
 // Package worker assembles a carryover worker process: the asynq server with
-// the chunk and merge handlers, the reconciler, and the health endpoints.
+// the chunk and merge handlers, the maintenance loops (reconciler,
+// retention), and the health endpoints.
 // cmd/worker runs it; end-to-end tests run it in-process the same way.
 package worker
 
@@ -11,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -20,6 +22,7 @@ import (
 	"github.com/carryover/carryover/internal/config"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/jobs"
+	"github.com/carryover/carryover/internal/maintenance"
 	"github.com/carryover/carryover/internal/metrics"
 	"github.com/carryover/carryover/internal/store"
 	"github.com/carryover/carryover/internal/webhook"
@@ -54,7 +57,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	// Up to one connection per task slot (merges, first chunks, failures; a
 	// claim holds none: its lock is on the store's lock session), plus a few
-	// for the reconciler.
+	// for the maintenance loops.
 	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cfg.Concurrency + 4)})
 	if err != nil {
 		return err
@@ -80,13 +83,11 @@ func Run(ctx context.Context, o Options) error {
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start asynq server: %w", err)
 	}
-	stopReconciler := startReconciler(ctx, jobs.NewReconciler(jobs.ReconcilerConfig{Store: st, Tasks: tasks, Inspector: insp,
-		Logger: log.With("component", "reconciler"), Interval: cfg.ReconcileInterval, StaleAfter: cfg.StaleAfter,
-		Retention: cfg.Retention}))
+	stopMaintenance := startMaintenance(ctx, maintenanceServices(cfg, st, tasks, insp, log)...)
 	var health *http.Server
 	if cfg.HealthAddr != "" {
 		if health, err = serveHealth(cfg.HealthAddr, st, rdb, m, log, o.OnHealthListen); err != nil {
-			stopReconciler()
+			stopMaintenance()
 			srv.Shutdown()
 			return err
 		}
@@ -95,7 +96,7 @@ func Run(ctx context.Context, o Options) error {
 		"openai_base_url", cfg.OpenAIBaseURL)
 	<-ctx.Done()
 	log.Info("worker shutting down")
-	stopReconciler()
+	stopMaintenance()
 	srv.Shutdown()
 	if health != nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -187,16 +188,35 @@ func newServer(cfg config.Config, rdb *redis.Client, queues jobs.Queues, log *sl
 	}), qweights
 }
 
-// startReconciler runs the reconciler until the returned stop is called;
-// stop returns once the reconciler has. It runs on its own context (with
-// ctx's values) so that Run stops it in order, before the asynq server.
-func startReconciler(ctx context.Context, rec *jobs.Reconciler) (stop func()) {
-	recCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() { defer close(done); rec.Run(recCtx) }()
+// maintenanceServices are the worker's periodic loops: the reconciler, and
+// retention when the configuration keeps finished jobs for a limited time.
+func maintenanceServices(cfg config.Config, st *store.Store, tasks *jobs.Dispatcher, insp *asynq.Inspector,
+	log *slog.Logger) []service {
+	services := []service{maintenance.NewReconciler(maintenance.ReconcilerConfig{Store: st, Tasks: tasks, Inspector: insp,
+		Logger: log.With("component", "reconciler"), Interval: cfg.ReconcileInterval, StaleAfter: cfg.StaleAfter})}
+	if cfg.Retention > 0 {
+		services = append(services, maintenance.NewRetention(maintenance.RetentionConfig{Store: st,
+			Logger: log.With("component", "retention"), Age: cfg.Retention, Interval: cfg.ReconcileInterval}))
+	}
+	return services
+}
+
+// service is a maintenance loop: Run returns once ctx ends.
+type service interface{ Run(ctx context.Context) }
+
+// startMaintenance runs the services until the returned stop is called;
+// stop returns once every one of them has. They run on a context of their
+// own (with ctx's values) so that Run stops them in order, before the asynq
+// server.
+func startMaintenance(ctx context.Context, services ...service) (stop func()) {
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	for _, s := range services {
+		wg.Go(func() { s.Run(sctx) })
+	}
 	return func() {
 		cancel()
-		<-done
+		wg.Wait()
 	}
 }
 
