@@ -4,12 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 )
 
 // Message is one turn of a conversational input.
@@ -22,14 +18,6 @@ type Message struct {
 type Input struct {
 	Prompt   string    `json:"prompt,omitempty"`
 	Messages []Message `json:"messages,omitempty"`
-}
-
-// messages is the input as a list of turns (a prompt is one user turn).
-func (in Input) messages() []Message {
-	if len(in.Messages) > 0 {
-		return in.Messages
-	}
-	return []Message{{Role: "user", Content: in.Prompt}}
 }
 
 // Strategy is how a cut-off answer is continued.
@@ -117,21 +105,6 @@ type ToolCall struct {
 	Invalid string `json:"invalid,omitempty"`
 }
 
-// markToolCalls marks each call whose arguments cannot be used; cutOff says
-// the response was cut by the output-token limit, which cuts its last call.
-func markToolCalls(calls []ToolCall, cutOff bool) {
-	for i := range calls {
-		c := &calls[i]
-		if cutOff && i == len(calls)-1 {
-			c.Truncated = true
-		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(c.Arguments), &obj); err != nil {
-			c.Invalid = "arguments are not a JSON object: " + err.Error()
-		}
-	}
-}
-
 // Response is a provider's answer, normalized.
 type Response struct {
 	ID               string
@@ -167,59 +140,4 @@ func (r Response) ToolError() string {
 // back and is a *CallError.
 type Provider interface {
 	Call(ctx context.Context, req CallRequest) (Response, error)
-}
-
-// ProviderConfig configures the OpenAI-compatible provider.
-type ProviderConfig struct {
-	BaseURL    string // "" for OpenAI itself
-	APIKey     string
-	HTTPClient *http.Client
-	// PrefillFields are added to a prefill request's body to make the server
-	// continue the final assistant message in place. Default: vLLM's
-	// {"continue_final_message": true, "add_generation_prompt": false}.
-	PrefillFields map[string]any
-}
-
-// DefaultPrefillFields are vLLM's request fields for continuing the final
-// assistant message.
-func DefaultPrefillFields() map[string]any {
-	return map[string]any{"continue_final_message": true, "add_generation_prompt": false}
-}
-
-// OpenAI is the provider for OpenAI-compatible servers: stateful calls go
-// to the Responses API, history, prefill and overlap to Chat Completions.
-type OpenAI struct {
-	responses *ResponsesProvider
-	chat      *ChatProvider
-}
-
-// NewProvider builds the OpenAI-compatible provider on openai-go. openai-go's
-// own retries are off: the queue owns retries, so every attempt is recorded
-// and a 429's Retry-After is honored without holding a worker slot.
-func NewProvider(cfg ProviderConfig) *OpenAI {
-	c := newClient(cfg)
-	fields := cfg.PrefillFields
-	if fields == nil {
-		fields = DefaultPrefillFields()
-	}
-	return &OpenAI{responses: &ResponsesProvider{client: c}, chat: newChatProvider(c, fields)}
-}
-
-// Call implements Provider.
-func (p *OpenAI) Call(ctx context.Context, req CallRequest) (Response, error) {
-	if req.Strategy == "" || req.Strategy == StrategyStateful {
-		return p.responses.Call(ctx, req)
-	}
-	return p.chat.Call(ctx, req)
-}
-
-func newClient(cfg ProviderConfig) openai.Client {
-	opts := []option.RequestOption{option.WithMaxRetries(0), option.WithAPIKey(cfg.APIKey)}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
-	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
-	return openai.NewClient(opts...)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/carryover/carryover/internal/jobs"
 	"github.com/carryover/carryover/internal/maintenance"
 	"github.com/carryover/carryover/internal/metrics"
+	"github.com/carryover/carryover/internal/provider"
 	"github.com/carryover/carryover/internal/store"
 	"github.com/carryover/carryover/internal/webhook"
 )
@@ -122,13 +123,13 @@ func openRedis(ctx context.Context, cfg config.Config) (*redis.Client, error) {
 	return rdb, nil
 }
 
-// newHandlers builds the task handlers; provider, when nil, is the OpenAI
-// provider the configuration describes.
-func newHandlers(cfg config.Config, provider continuation.Provider, st *store.Store, tasks *jobs.Dispatcher,
+// newHandlers builds the task handlers; p, when nil, is the OpenAI provider
+// the configuration describes.
+func newHandlers(cfg config.Config, p continuation.Provider, st *store.Store, tasks *jobs.Dispatcher,
 	m *metrics.Metrics, log *slog.Logger) (*jobs.Handlers, error) {
-	if provider == nil {
+	if p == nil {
 		var err error
-		if provider, err = newProvider(cfg); err != nil {
+		if p, err = newProvider(cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -139,7 +140,7 @@ func newHandlers(cfg config.Config, provider continuation.Provider, st *store.St
 			return nil, fmt.Errorf("CARRYOVER_WEBHOOK_SECRET: %w", err)
 		}
 	}
-	return jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: provider, Logger: log, Metrics: m,
+	return jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: p, Logger: log, Metrics: m,
 		WebhookSecret: secret, DefaultStrategy: continuation.Strategy(cfg.DefaultStrategy()),
 		CallTimeout: cfg.CallTimeout}), nil
 }
@@ -151,7 +152,7 @@ func newProvider(cfg config.Config) (continuation.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return continuation.NewProvider(continuation.ProviderConfig{
+	return provider.New(provider.Config{
 		BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, PrefillFields: prefill,
 		HTTPClient: &http.Client{Transport: &http.Transport{
 			Proxy:               http.ProxyFromEnvironment,

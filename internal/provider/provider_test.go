@@ -1,4 +1,4 @@
-package continuation_test
+package provider_test
 
 import (
 	"context"
@@ -9,16 +9,17 @@ import (
 	"time"
 
 	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/provider"
 	"github.com/carryover/carryover/internal/simulator"
 )
 
 // The provider against the simulator's real wire format, through openai-go:
 // every finish reason and fault is normalized and classified as DESIGN.md's
 // table says.
-func TestResponsesProviderWire(t *testing.T) {
+func TestResponsesWire(t *testing.T) {
 	ts := httptest.NewServer(simulator.New(simulator.Config{}))
 	defer ts.Close()
-	p := continuation.NewResponsesProvider(continuation.ProviderConfig{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})
+	p := provider.NewResponses(provider.Config{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})
 	ctx := context.Background()
 	call := func(directive string, max int) (continuation.Response, error) {
 		return p.Call(ctx, continuation.CallRequest{Model: "gpt-4.1-mini", MaxOutputTokens: max,
@@ -112,7 +113,7 @@ func TestResponsesProviderWire(t *testing.T) {
 func TestToolCallsAndStreams(t *testing.T) {
 	ts := httptest.NewServer(simulator.New(simulator.Config{}))
 	defer ts.Close()
-	p := continuation.NewProvider(continuation.ProviderConfig{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})
+	p := provider.New(provider.Config{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})
 	tools := []byte(`[{"type":"function","name":"lookup","parameters":{"type":"object"}}]`)
 	cases := []struct {
 		directive string
@@ -132,7 +133,7 @@ func TestToolCallsAndStreams(t *testing.T) {
 		for _, stream := range []bool{false, true} {
 			for _, c := range cases {
 				if c.broken && !stream {
-					continue // a non-streamed break is a transport error (TestResponsesProviderWire)
+					continue // a non-streamed break is a transport error (TestResponsesWire)
 				}
 				n++
 				name := fmt.Sprintf("%s/stream=%v/%s", strategy, stream, c.directive)
