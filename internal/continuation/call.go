@@ -4,66 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
-)
 
-// Message is one turn of a conversational input.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
+	"github.com/carryover/carryover/carryovertype"
+)
 
 // Input is a job's input: a prompt string or a list of messages.
 type Input struct {
-	Prompt   string    `json:"prompt,omitempty"`
-	Messages []Message `json:"messages,omitempty"`
-}
-
-// Strategy is how a cut-off answer is continued.
-type Strategy string
-
-const (
-	// StrategyStateful continues through the Responses API with
-	// previous_response_id: the server keeps the conversation.
-	StrategyStateful Strategy = "stateful"
-	// StrategyHistory sends, over Chat Completions, the conversation so far
-	// with the partial answer as an assistant message and a continuation
-	// prompt; the prompts are never kept in the transcript.
-	StrategyHistory Strategy = "history"
-	// StrategyPrefill sends the partial answer as the final assistant
-	// message for the server to continue in place (vLLM's
-	// continue_final_message): nothing is repeated and no prompt is added.
-	StrategyPrefill Strategy = "prefill"
-	// StrategyOverlap is history whose prompt asks the model to repeat its
-	// last lines between markers before continuing, so the merge finds the
-	// exact join.
-	StrategyOverlap Strategy = "overlap"
-)
-
-// Strategies lists every strategy.
-func Strategies() []Strategy {
-	return []Strategy{StrategyStateful, StrategyHistory, StrategyPrefill, StrategyOverlap}
-}
-
-// ValidStrategy reports whether s names a strategy.
-func ValidStrategy(s Strategy) bool {
-	return slices.Contains(Strategies(), s)
-}
-
-// JSONSchema asks for structured output matching a JSON Schema.
-type JSONSchema struct {
-	Name   string          `json:"name"`
-	Schema json.RawMessage `json:"schema"`
-	Strict bool            `json:"strict,omitempty"`
+	Prompt   string                  `json:"prompt,omitempty"`
+	Messages []carryovertype.Message `json:"messages,omitempty"`
 }
 
 // CallRequest is one model call for one chunk.
 type CallRequest struct {
 	Model        string
 	Instructions string
-	Input        Input    // the job's input: sent on the first call, and on every call but stateful ones
-	Strategy     Strategy // "" is stateful
+	Input        Input                  // the job's input: sent on the first call, and on every call but stateful ones
+	Strategy     carryovertype.Strategy // "" is stateful
 	// PreviousID is the response to continue (stateful); "" for a first call.
 	PreviousID string
 	// Partial is the answer so far, when the server does not hold it: the
@@ -78,7 +35,7 @@ type CallRequest struct {
 	Tools json.RawMessage
 	// JSONSchema asks for structured output. Only a first call carries it: a
 	// continuation held to a strict schema would start a new object.
-	JSONSchema *JSONSchema
+	JSONSchema *carryovertype.JSONSchema
 	// Stream asks for a streamed reply; if the stream breaks mid-answer the
 	// text received so far comes back (StreamBroken) instead of nothing.
 	Stream bool
@@ -92,19 +49,6 @@ type Usage struct {
 	Reasoning int64 `json:"reasoning_tokens"`
 }
 
-// ToolCall is a function call a response ended with. A call the worker
-// cannot use is marked, never passed on as if complete.
-type ToolCall struct {
-	ID        string `json:"id,omitempty"`
-	CallID    string `json:"call_id,omitempty"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-	// Truncated: the output-token limit cut the call off.
-	Truncated bool `json:"truncated,omitempty"`
-	// Invalid says why the arguments are not a JSON object.
-	Invalid string `json:"invalid,omitempty"`
-}
-
 // Response is a provider's answer, normalized.
 type Response struct {
 	ID               string
@@ -115,7 +59,7 @@ type Response struct {
 	ErrorMessage     string // for status failed
 	Usage            Usage
 	Latency          time.Duration
-	ToolCalls        []ToolCall
+	ToolCalls        []carryovertype.ToolCall
 	// StreamBroken: the stream ended before the response did; Text is what
 	// arrived and Finish is incomplete.
 	StreamBroken bool

@@ -3,8 +3,8 @@
 // wire's status means (finish-reason normalization), whether to continue
 // (criteria, decisions, stop reasons), how errors are classified and what
 // the error policy does, and the continuation prompts. The transport that
-// makes the calls is package provider, which imports this one. It imports
-// nothing else of ours.
+// makes the calls is package provider, which imports this one. Of ours it
+// imports only carryovertype, the request's public types.
 package continuation
 
 // FinishReason is a provider-neutral reason why a response ended.

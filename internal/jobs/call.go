@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/merge"
 	"github.com/carryover/carryover/internal/store"
@@ -13,9 +14,9 @@ import (
 
 // Options are a job's request options beyond the prompt (jobs.options).
 type Options struct {
-	Tools      json.RawMessage          `json:"tools,omitempty"`
-	JSONSchema *continuation.JSONSchema `json:"json_schema,omitempty"`
-	Stream     bool                     `json:"stream,omitempty"`
+	Tools      json.RawMessage           `json:"tools,omitempty"`
+	JSONSchema *carryovertype.JSONSchema `json:"json_schema,omitempty"`
+	Stream     bool                      `json:"stream,omitempty"`
 }
 
 func decodeOptions(raw json.RawMessage) (Options, error) {
@@ -33,16 +34,16 @@ func decodeOptions(raw json.RawMessage) (Options, error) {
 // one its earlier chunks used, else the worker's default. A job keeps one
 // strategy: a stateful chunk continues a stored response, which a chat
 // completion is not.
-func (h *Handlers) strategyFor(cont Continuation, c *store.Claim) continuation.Strategy {
+func (h *Handlers) strategyFor(cont carryovertype.Continuation, c *store.Claim) carryovertype.Strategy {
 	switch {
 	case cont.Strategy != "":
 		return cont.Strategy
 	case c.PrevStrategy != "":
-		return continuation.Strategy(c.PrevStrategy)
+		return carryovertype.Strategy(c.PrevStrategy)
 	case h.cfg.DefaultStrategy != "":
 		return h.cfg.DefaultStrategy
 	}
-	return continuation.StrategyStateful
+	return carryovertype.StrategyStateful
 }
 
 // contentKind is the content type the continuation prompt is written for:
@@ -64,8 +65,8 @@ func contentKind(format, hint, head string) string {
 // buildRequest makes the call for chunk seq of the job under its strategy,
 // and says which content type its prompt was written for ("" for chunk 0).
 // It loads the stored chunks only when the strategy needs the answer so far.
-func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Claim, cont Continuation, opts Options,
-	strategy continuation.Strategy) (req continuation.CallRequest, kind string, err error) {
+func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Claim, cont carryovertype.Continuation, opts Options,
+	strategy carryovertype.Strategy) (req continuation.CallRequest, kind string, err error) {
 	req = continuation.CallRequest{Model: job.Model, Instructions: job.Instructions, MaxOutputTokens: job.MaxOutputTokens,
 		Strategy: strategy, Tools: opts.Tools, Stream: opts.Stream}
 	// The claim reads the input only when the call sends it (or an auto
@@ -88,7 +89,7 @@ func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Cla
 		}
 		return contentKind(job.Format, hint(), head)
 	}
-	if strategy == continuation.StrategyStateful && !c.PrevBroken {
+	if strategy == carryovertype.StrategyStateful && !c.PrevBroken {
 		kind = kindOf(c.FirstHead)
 		req.PreviousID = c.PrevResponseID
 		req.Prompt = continuation.ContinuePrompt(kind)
@@ -106,7 +107,7 @@ func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Cla
 		head = chunks[0].Content
 	}
 	kind = kindOf(head)
-	if strategy == continuation.StrategyStateful {
+	if strategy == carryovertype.StrategyStateful {
 		// After a broken stream: continue the last response that completed
 		// on the server, sending what the broken ones delivered after it.
 		k := len(chunks)
@@ -134,9 +135,9 @@ func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Cla
 	}
 	req.Partial = res.Content
 	switch strategy {
-	case continuation.StrategyHistory:
+	case carryovertype.StrategyHistory:
 		req.Prompt = continuation.ContinuePrompt(kind)
-	case continuation.StrategyOverlap:
+	case carryovertype.StrategyOverlap:
 		// A last line too long to repeat within the budget is continued
 		// without an overlap; the merge's cascade places that join.
 		req.Prompt = continuation.ContinuePrompt(kind)

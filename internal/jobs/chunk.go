@@ -12,6 +12,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/store"
 )
@@ -35,9 +36,9 @@ type chunkRun struct {
 	log     *slog.Logger
 
 	// Filled by prepare: everything that can fail before the model is paid.
-	cont     Continuation
+	cont     carryovertype.Continuation
 	price    *store.Price
-	strategy continuation.Strategy
+	strategy carryovertype.Strategy
 	req      continuation.CallRequest
 	kind     string
 
@@ -45,7 +46,7 @@ type chunkRun struct {
 	started  time.Time
 	resp     continuation.Response
 	toolErr  string
-	toolRule continuation.Rule
+	toolRule carryovertype.Rule
 }
 
 // HandleChunk produces one chunk: claim (lock, no write), prepare, call,
@@ -155,17 +156,17 @@ func (h *Handlers) callModel(ctx context.Context, r *chunkRun) (proceed bool, er
 	}
 	r.log = r.log.With("response_id", r.resp.ID)
 	r.toolErr = r.resp.ToolError()
-	r.toolRule = r.cont.Policy().RuleFor(continuation.ErrTool)
-	if r.toolErr == "" || r.toolRule.Action != continuation.ActionRetry {
+	r.toolRule = r.cont.Policy().RuleFor(carryovertype.ErrTool)
+	if r.toolErr == "" || r.toolRule.Action != carryovertype.ActionRetry {
 		return true, nil
 	}
-	n, err := r.claim.Failures(ctx, string(continuation.ErrTool))
+	n, err := r.claim.Failures(ctx, string(carryovertype.ErrTool))
 	if err != nil {
 		return false, err
 	}
 	if n < r.toolRule.MaxConsecutiveRetries {
 		return false, h.callFailed(ctx, r,
-			&continuation.CallError{Type: continuation.ErrTool, HTTPStatus: 200, Err: fmt.Errorf("%s", r.toolErr)}, n)
+			&continuation.CallError{Type: carryovertype.ErrTool, HTTPStatus: 200, Err: fmt.Errorf("%s", r.toolErr)}, n)
 	}
 	return true, nil
 }
@@ -219,7 +220,7 @@ func (h *Handlers) decide(ctx context.Context, r *chunkRun) (continuation.Outcom
 		Seq: r.seq, Finish: resp.Finish, Text: resp.Text, TextSHA: textSHA, PreviousSHA: claim.PrevSHA,
 		Enabled: r.cont.EnabledOrDefault(), MaxAttempts: r.cont.MaxAttempts,
 		OutputTokens: claim.CumOutput + usage.Output, CostUSD: cumCost, Elapsed: time.Since(execStart),
-		PreviousTail: claim.PrevTail, Budgets: r.cont.Budgets(), Records: claim.CumRecords + records,
+		PreviousTail: claim.PrevTail, Budgets: budgets(r.cont), Records: claim.CumRecords + records,
 		StreamBroken: resp.StreamBroken, ToolTruncated: anyTruncated(resp.ToolCalls), ToolError: r.toolErr, ToolRule: r.toolRule,
 		// A cancel cancels the task's context; only then is the job read again.
 		Cancelled: ctx.Err() != nil && h.cancelled(ctx, job.ID),
@@ -244,7 +245,7 @@ func (h *Handlers) decide(ctx context.Context, r *chunkRun) (continuation.Outcom
 }
 
 // anyTruncated reports whether a tool call was cut off by the token limit.
-func anyTruncated(calls []continuation.ToolCall) bool {
+func anyTruncated(calls []carryovertype.ToolCall) bool {
 	for _, tc := range calls {
 		if tc.Truncated {
 			return true
@@ -271,7 +272,7 @@ func (r *chunkRun) warnings() *store.EventNote {
 			"response %s incomplete (%s); resume from it", resp.ID, resp.IncompleteReason)}
 	}
 	if r.toolErr != "" {
-		log.Warn("unusable tool call", "error_type", continuation.ErrTool, "err", r.toolErr, "action", r.toolRule.Action)
+		log.Warn("unusable tool call", "error_type", carryovertype.ErrTool, "err", r.toolErr, "action", r.toolRule.Action)
 		if ev == nil {
 			ev = &store.EventNote{Level: "warn", Type: "tool_error", Message: r.toolErr}
 		}

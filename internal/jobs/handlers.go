@@ -12,6 +12,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/metrics"
 	"github.com/carryover/carryover/internal/store"
@@ -31,7 +32,7 @@ type HandlerConfig struct {
 	MaxRateLimitWaits int
 	// DefaultStrategy continues jobs that name no strategy: the provider's
 	// natural one (stateful for OpenAI's Responses API).
-	DefaultStrategy continuation.Strategy
+	DefaultStrategy carryovertype.Strategy
 	// CallTimeout bounds one model call; 0 means only the task's timeout.
 	CallTimeout time.Duration
 }
@@ -211,12 +212,12 @@ func (h *Handlers) callFailed(ctx context.Context, r *chunkRun, callErr error, p
 	rule := r.cont.Policy().RuleFor(ce.Type)
 	// A rate-limit wait under the default rule is the provider's pacing,
 	// not a failure: it does not count against asynq's failure budget.
-	waiting := ce.Type == continuation.ErrRateLimit && rule.Action == continuation.ActionRetry
+	waiting := ce.Type == carryovertype.ErrRateLimit && rule.Action == carryovertype.ActionRetry
 	limit := rule.MaxConsecutiveRetries
 	if waiting && limit == 0 {
 		limit = h.cfg.MaxRateLimitWaits
 	}
-	if rule.Action != continuation.ActionRetry {
+	if rule.Action != carryovertype.ActionRetry {
 		prior = 0
 	} else if prior < 0 {
 		n, err := r.claim.Failures(ctx, string(ce.Type))
@@ -253,9 +254,9 @@ func (h *Handlers) callFailed(ctx context.Context, r *chunkRun, callErr error, p
 // policyStop is the stop reason a failed call under rule ends generation
 // with, or "" when the call is to be retried. prior is how many attempts
 // failed before with the same error type, limit how many the rule allows.
-func policyStop(rule continuation.Rule, prior, limit, attempt, maxRetry int) continuation.StopReason {
+func policyStop(rule carryovertype.Rule, prior, limit, attempt, maxRetry int) continuation.StopReason {
 	switch {
-	case rule.Action == continuation.ActionStop, rule.Action == continuation.ActionIgnore:
+	case rule.Action == carryovertype.ActionStop, rule.Action == carryovertype.ActionIgnore:
 		return continuation.StopErrorForbade
 	case prior >= limit:
 		return continuation.StopRetryLimit
@@ -269,12 +270,12 @@ func policyStop(rule continuation.Rule, prior, limit, attempt, maxRetry int) con
 
 // stopFor is the job's stop for a failed call, nil when it is retried. An
 // ignored error is merged (as partial) whatever on_failure says.
-func (r *chunkRun) stopFor(stop continuation.StopReason, rule continuation.Rule, msg string) *store.Stop {
+func (r *chunkRun) stopFor(stop continuation.StopReason, rule carryovertype.Rule, msg string) *store.Stop {
 	if stop == "" {
 		return nil
 	}
-	ignored := rule.Action == continuation.ActionIgnore
-	st := &store.Stop{Reason: string(stop), Error: msg, Merge: ignored || r.cont.OnFailure == OnFailurePartial}
+	ignored := rule.Action == carryovertype.ActionIgnore
+	st := &store.Stop{Reason: string(stop), Error: msg, Merge: ignored || r.cont.OnFailure == carryovertype.OnFailurePartial}
 	if ignored {
 		st.Error = IgnoredErrorPrefix + msg
 	}
@@ -342,12 +343,12 @@ func (h *Handlers) ensureNext(ctx context.Context, jobID, status string, nextSeq
 	return nil
 }
 
-func decodeContinuation(raw json.RawMessage) (Continuation, error) {
-	var c Continuation
+func decodeContinuation(raw json.RawMessage) (carryovertype.Continuation, error) {
+	var c carryovertype.Continuation
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return c, fmt.Errorf("job continuation settings: %w", err)
 	}
-	return c.withDefaults(), nil
+	return continuationDefaults(c), nil
 }
 
 // call makes one model call within the call timeout; a call that runs out
@@ -360,7 +361,7 @@ func (h *Handlers) call(ctx context.Context, req continuation.CallRequest) (cont
 	defer cancel()
 	resp, err := h.cfg.Provider.Call(cctx, req)
 	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
-		err = &continuation.CallError{Type: continuation.ErrTimeout,
+		err = &continuation.CallError{Type: carryovertype.ErrTimeout,
 			Err: fmt.Errorf("no complete reply within the call timeout (%s): %w", h.cfg.CallTimeout, err)}
 	}
 	return resp, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/merge"
 	"github.com/carryover/carryover/internal/store"
@@ -67,7 +68,7 @@ type Metadata struct {
 // ChunkToolCall is a tool call with the chunk it came in.
 type ChunkToolCall struct {
 	Seq int `json:"seq"`
-	continuation.ToolCall
+	carryovertype.ToolCall
 }
 
 // IncompleteDetail is one chunk's incomplete_details.
@@ -212,7 +213,7 @@ func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result
 		meta.Prompts[i] = c.Prompt
 		meta.ChunkInputTokens[i] = c.Usage.Input
 		if len(c.ToolCalls) > 0 {
-			var calls []continuation.ToolCall
+			var calls []carryovertype.ToolCall
 			if err := json.Unmarshal(c.ToolCalls, &calls); err == nil {
 				for _, tc := range calls {
 					meta.ToolCalls = append(meta.ToolCalls, ChunkToolCall{Seq: c.Seq, ToolCall: tc})
@@ -278,7 +279,7 @@ func FinalStatus(job store.Job, meta Metadata) (status, errMsg string) {
 	}
 	ignored := job.Error != nil && strings.HasPrefix(*job.Error, IgnoredErrorPrefix)
 	cont, err := decodeContinuation(job.Continuation)
-	if err == nil && cont.OnFailure == OnFailureRaise && !ignored {
+	if err == nil && cont.OnFailure == carryovertype.OnFailureRaise && !ignored {
 		return store.StatusFailed, errMsg
 	}
 	return store.StatusPartial, errMsg
@@ -298,7 +299,7 @@ func requestText(job store.Job) (string, error) {
 
 // inputText is a request's own words: its instructions and its input.
 func inputText(instructions string, in continuation.Input) string {
-	return Request{Instructions: instructions, Input: Input{Prompt: in.Prompt, Messages: in.Messages}}.Text()
+	return ownWords(carryovertype.Request{Instructions: instructions, Input: carryovertype.Input{Prompt: in.Prompt, Messages: in.Messages}})
 }
 
 func addCost(total *float64, c float64) *float64 {

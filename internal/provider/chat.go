@@ -9,6 +9,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 )
 
@@ -45,7 +46,7 @@ func newChat(c openai.Client, fields map[string]any) *Chat {
 func (p *Chat) Call(ctx context.Context, req continuation.CallRequest) (continuation.Response, error) {
 	body, err := p.encode(req)
 	if err != nil {
-		return continuation.Response{}, &continuation.CallError{Type: continuation.ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
+		return continuation.Response{}, &continuation.CallError{Type: carryovertype.ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
 	}
 	return post(ctx, p.client, "chat/completions", body, req.Stream, readChatStream, decodeChat)
 }
@@ -57,25 +58,25 @@ func decodeChat(raw []byte, latency time.Duration) (continuation.Response, error
 		if err == nil {
 			err = fmt.Errorf("no choices")
 		}
-		return continuation.Response{Latency: latency}, &continuation.CallError{Type: continuation.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+		return continuation.Response{Latency: latency}, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
 			Err: fmt.Errorf("response body is not a chat completion: %w", err)}
 	}
 	ch := cc.Choices[0]
-	calls := make([]continuation.ToolCall, 0, len(ch.Message.ToolCalls))
+	calls := make([]carryovertype.ToolCall, 0, len(ch.Message.ToolCalls))
 	for _, tc := range ch.Message.ToolCalls {
-		calls = append(calls, continuation.ToolCall{ID: tc.ID, CallID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		calls = append(calls, carryovertype.ToolCall{ID: tc.ID, CallID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	return cc.normalize(ch.FinishReason, ch.Message.Content, calls, latency)
 }
 
 // normalize builds the Response of a completed (or streamed) completion.
-func (cc *chatWireCompletion) normalize(finish *string, text string, calls []continuation.ToolCall, latency time.Duration) (continuation.Response, error) {
+func (cc *chatWireCompletion) normalize(finish *string, text string, calls []carryovertype.ToolCall, latency time.Duration) (continuation.Response, error) {
 	out := continuation.Response{ID: cc.ID, Text: text, Latency: latency, Usage: continuation.Usage{
 		Input: cc.Usage.PromptTokens, Cached: cc.Usage.PromptTokensDetails.CachedTokens,
 		Output: cc.Usage.CompletionTokens, Reasoning: cc.Usage.CompletionTokensDetails.ReasoningTokens,
 	}}
 	if finish == nil {
-		return out, &continuation.CallError{Type: continuation.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+		return out, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
 			Err: fmt.Errorf("completion %q has no finish_reason", cc.ID)}
 	}
 	out.RawStatus = *finish
@@ -85,7 +86,7 @@ func (cc *chatWireCompletion) normalize(finish *string, text string, calls []con
 		markToolCalls(out.ToolCalls, out.Finish == continuation.FinishLength)
 	}
 	if out.Finish == continuation.FinishMalformed {
-		return out, &continuation.CallError{Type: continuation.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+		return out, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
 			Err: fmt.Errorf("completion %q has unknown finish_reason %q", cc.ID, *finish)}
 	}
 	return out, nil
@@ -121,13 +122,13 @@ type chatWireUsage struct {
 }
 
 type chatWireRequest struct {
-	Model               string                 `json:"model"`
-	Messages            []continuation.Message `json:"messages"`
-	MaxCompletionTokens int                    `json:"max_completion_tokens,omitempty"`
-	Tools               []chatWireTool         `json:"tools,omitempty"`
-	ResponseFormat      *chatResponseFormat    `json:"response_format,omitempty"`
-	Stream              bool                   `json:"stream,omitempty"`
-	StreamOptions       *chatStreamOptions     `json:"stream_options,omitempty"`
+	Model               string                  `json:"model"`
+	Messages            []carryovertype.Message `json:"messages"`
+	MaxCompletionTokens int                     `json:"max_completion_tokens,omitempty"`
+	Tools               []chatWireTool          `json:"tools,omitempty"`
+	ResponseFormat      *chatResponseFormat     `json:"response_format,omitempty"`
+	Stream              bool                    `json:"stream,omitempty"`
+	StreamOptions       *chatStreamOptions      `json:"stream_options,omitempty"`
 }
 
 type chatStreamOptions struct {
@@ -140,8 +141,8 @@ type chatWireTool struct {
 }
 
 type chatResponseFormat struct {
-	Type       string                   `json:"type"`
-	JSONSchema *continuation.JSONSchema `json:"json_schema,omitempty"`
+	Type       string                    `json:"type"`
+	JSONSchema *carryovertype.JSONSchema `json:"json_schema,omitempty"`
 }
 
 // encode builds the request body for the strategy.
@@ -151,16 +152,16 @@ func (p *Chat) encode(req continuation.CallRequest) ([]byte, error) {
 		w.StreamOptions = &chatStreamOptions{IncludeUsage: true}
 	}
 	if req.Instructions != "" {
-		w.Messages = append(w.Messages, continuation.Message{Role: "system", Content: req.Instructions})
+		w.Messages = append(w.Messages, carryovertype.Message{Role: "system", Content: req.Instructions})
 	}
 	w.Messages = append(w.Messages, messages(req.Input)...)
 	prefill := false
 	if req.Partial != "" {
-		w.Messages = append(w.Messages, continuation.Message{Role: "assistant", Content: req.Partial})
-		if req.Strategy == continuation.StrategyPrefill {
+		w.Messages = append(w.Messages, carryovertype.Message{Role: "assistant", Content: req.Partial})
+		if req.Strategy == carryovertype.StrategyPrefill {
 			prefill = true
 		} else {
-			w.Messages = append(w.Messages, continuation.Message{Role: "user", Content: req.Prompt})
+			w.Messages = append(w.Messages, carryovertype.Message{Role: "user", Content: req.Prompt})
 		}
 	}
 	tools, err := chatTools(req.Tools)

@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 )
 
 // Prefill calls carry the deployment's fields, encoded once; other calls do
 // not, and fields that cannot be encoded fail only prefill calls.
 func TestChatPrefillFields(t *testing.T) {
-	req := continuation.CallRequest{Model: "m", Input: continuation.Input{Prompt: "go"}, Partial: "so far", Strategy: continuation.StrategyPrefill}
+	req := continuation.CallRequest{Model: "m", Input: continuation.Input{Prompt: "go"}, Partial: "so far", Strategy: carryovertype.StrategyPrefill}
 	p := newChat(newClient(Config{}), DefaultPrefillFields())
 	for range 2 {
 		body, err := p.encode(req)
@@ -22,7 +23,7 @@ func TestChatPrefillFields(t *testing.T) {
 		}
 	}
 	history := req
-	history.Strategy, history.Prompt = continuation.StrategyHistory, "continue"
+	history.Strategy, history.Prompt = carryovertype.StrategyHistory, "continue"
 	if body, err := p.encode(history); err != nil || strings.Contains(string(body), "continue_final_message") {
 		t.Fatalf("history body %s, %v", body, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 )
 
@@ -54,7 +55,7 @@ func New(cfg Config) *OpenAI {
 
 // Call implements continuation.Provider.
 func (p *OpenAI) Call(ctx context.Context, req continuation.CallRequest) (continuation.Response, error) {
-	if req.Strategy == "" || req.Strategy == continuation.StrategyStateful {
+	if req.Strategy == "" || req.Strategy == carryovertype.StrategyStateful {
 		return p.responses.Call(ctx, req)
 	}
 	return p.chat.Call(ctx, req)
@@ -72,16 +73,16 @@ func newClient(cfg Config) openai.Client {
 }
 
 // messages is the input as a list of turns (a prompt is one user turn).
-func messages(in continuation.Input) []continuation.Message {
+func messages(in continuation.Input) []carryovertype.Message {
 	if len(in.Messages) > 0 {
 		return in.Messages
 	}
-	return []continuation.Message{{Role: "user", Content: in.Prompt}}
+	return []carryovertype.Message{{Role: "user", Content: in.Prompt}}
 }
 
 // markToolCalls marks each call whose arguments cannot be used; cutOff says
 // the response was cut by the output-token limit, which cuts its last call.
-func markToolCalls(calls []continuation.ToolCall, cutOff bool) {
+func markToolCalls(calls []carryovertype.ToolCall, cutOff bool) {
 	for i := range calls {
 		c := &calls[i]
 		if cutOff && i == len(calls)-1 {

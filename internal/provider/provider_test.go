@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/provider"
 	"github.com/carryover/carryover/internal/simulator"
@@ -54,7 +55,7 @@ func TestResponsesWire(t *testing.T) {
 	t.Run("messages input and instructions", func(t *testing.T) {
 		doc, _, _ := simulator.DocumentFor("[[sim format=json size=300 seed=5]]")
 		r, err := p.Call(ctx, continuation.CallRequest{Model: "gpt-4.1-mini", MaxOutputTokens: 4096, Instructions: "Answer in JSON.",
-			Input: continuation.Input{Messages: []continuation.Message{{Role: "system", Content: "You write data."},
+			Input: continuation.Input{Messages: []carryovertype.Message{{Role: "system", Content: "You write data."},
 				{Role: "user", Content: "[[sim format=json size=300 seed=5]] Produce it."}}}})
 		if err != nil || r.Finish != continuation.FinishStop || r.Text != doc {
 			t.Fatalf("%+v %v", r, err)
@@ -80,15 +81,15 @@ func TestResponsesWire(t *testing.T) {
 	})
 	errCases := []struct {
 		directive string
-		typ       continuation.ErrorType
+		typ       carryovertype.ErrorType
 		status    int
 		malformed bool
 	}{
-		{"faults=429@0:2", continuation.ErrRateLimit, 429, false},
-		{"faults=500@0", continuation.ErrModel, 500, false},
-		{"faults=400@0", continuation.ErrValidation, 400, false},
-		{"faults=failed@0", continuation.ErrModel, 200, false},
-		{"faults=malformed@0", continuation.ErrModel, 0, true},
+		{"faults=429@0:2", carryovertype.ErrRateLimit, 429, false},
+		{"faults=500@0", carryovertype.ErrModel, 500, false},
+		{"faults=400@0", carryovertype.ErrValidation, 400, false},
+		{"faults=failed@0", carryovertype.ErrModel, 200, false},
+		{"faults=malformed@0", carryovertype.ErrModel, 0, true},
 	}
 	for _, c := range errCases {
 		t.Run(c.directive, func(t *testing.T) {
@@ -97,7 +98,7 @@ func TestResponsesWire(t *testing.T) {
 			if err == nil || ce.Type != c.typ || (c.status != 0 && ce.HTTPStatus != c.status) || ce.Malformed != c.malformed {
 				t.Fatalf("err=%v classified %+v", err, ce)
 			}
-			if c.typ == continuation.ErrRateLimit && ce.RetryAfter != 2*time.Second {
+			if c.typ == carryovertype.ErrRateLimit && ce.RetryAfter != 2*time.Second {
 				t.Fatalf("Retry-After not read: %s", ce.RetryAfter)
 			}
 			if strings.Contains(err.Error(), "sk-test") {
@@ -129,7 +130,7 @@ func TestToolCallsAndStreams(t *testing.T) {
 		{"faults=break@0", 100, continuation.FinishIncomplete, false, false, true},
 	}
 	n := 0
-	for _, strategy := range []continuation.Strategy{continuation.StrategyStateful, continuation.StrategyHistory} {
+	for _, strategy := range []carryovertype.Strategy{carryovertype.StrategyStateful, carryovertype.StrategyHistory} {
 		for _, stream := range []bool{false, true} {
 			for _, c := range cases {
 				if c.broken && !stream {

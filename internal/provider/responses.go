@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 )
 
@@ -31,7 +32,7 @@ func NewResponses(cfg Config) *Responses {
 func (p *Responses) Call(ctx context.Context, req continuation.CallRequest) (continuation.Response, error) {
 	body, err := json.Marshal(newWireRequest(req))
 	if err != nil {
-		return continuation.Response{}, &continuation.CallError{Type: continuation.ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
+		return continuation.Response{}, &continuation.CallError{Type: carryovertype.ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
 	}
 	return post(ctx, p.client, "responses", body, req.Stream, readResponsesStream, decodeResponses)
 }
@@ -40,7 +41,7 @@ func (p *Responses) Call(ctx context.Context, req continuation.CallRequest) (con
 func decodeResponses(raw []byte, latency time.Duration) (continuation.Response, error) {
 	var resp wireResponse
 	if err := decodeResponse(raw, &resp); err != nil {
-		return continuation.Response{Latency: latency}, &continuation.CallError{Type: continuation.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+		return continuation.Response{Latency: latency}, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
 			Err: fmt.Errorf("response body is not a Responses API object: %w", err)}
 	}
 	return resp.normalize(latency)
@@ -92,10 +93,10 @@ func (resp *wireResponse) normalize(latency time.Duration) (continuation.Respons
 		markToolCalls(out.ToolCalls, out.Finish == continuation.FinishLength)
 	}
 	if out.Finish == continuation.FinishError {
-		return out, &continuation.CallError{Type: continuation.ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("response %s %s: %s", resp.ID, resp.Status, resp.Error.Message)}
+		return out, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("response %s %s: %s", resp.ID, resp.Status, resp.Error.Message)}
 	}
 	if out.Finish == continuation.FinishMalformed {
-		return out, &continuation.CallError{Type: continuation.ErrModel, HTTPStatus: http.StatusOK, Malformed: true, Err: fmt.Errorf("response %q has unknown status %q", resp.ID, resp.Status)}
+		return out, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true, Err: fmt.Errorf("response %q has unknown status %q", resp.ID, resp.Status)}
 	}
 	return out, nil
 }
@@ -141,9 +142,9 @@ type wireItem struct {
 
 // output concatenates the output_text parts of the message items, as
 // openai-go's Response.OutputText does, and collects the tool calls.
-func (r *wireResponse) output() (string, []continuation.ToolCall) {
+func (r *wireResponse) output() (string, []carryovertype.ToolCall) {
 	var text []byte
-	var calls []continuation.ToolCall
+	var calls []carryovertype.ToolCall
 	for _, item := range r.Output {
 		switch item.Type {
 		case "message":
@@ -158,7 +159,7 @@ func (r *wireResponse) output() (string, []continuation.ToolCall) {
 				args = item.Input
 			}
 			// An item the server left incomplete was cut off.
-			calls = append(calls, continuation.ToolCall{ID: item.ID, CallID: item.CallID, Name: item.Name, Arguments: args,
+			calls = append(calls, carryovertype.ToolCall{ID: item.ID, CallID: item.CallID, Name: item.Name, Arguments: args,
 				Truncated: item.Status == "incomplete"})
 		}
 	}
@@ -226,7 +227,7 @@ func newWireRequest(req continuation.CallRequest) wireRequest {
 	return w
 }
 
-func toWire(msgs []continuation.Message) []wireMessage {
+func toWire(msgs []carryovertype.Message) []wireMessage {
 	out := make([]wireMessage, len(msgs))
 	for i, m := range msgs {
 		out[i] = wireMessage{Type: "message", Role: m.Role, Content: m.Content}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 )
 
@@ -54,12 +55,12 @@ func sseEvents(hr *http.Response, fn func(data []byte) (stop bool)) error {
 // text that arrived is kept (and paid for), so the job continues from it
 // instead of paying for the whole answer again. With no text at all it is a
 // transport error.
-func broken(id, text string, calls []continuation.ToolCall, latency time.Duration, cause error) (continuation.Response, error) {
+func broken(id, text string, calls []carryovertype.ToolCall, latency time.Duration, cause error) (continuation.Response, error) {
 	if text == "" {
 		if cause == nil {
 			cause = fmt.Errorf("the stream ended before any output")
 		}
-		return continuation.Response{ID: id, Latency: latency}, &continuation.CallError{Type: continuation.ErrUnknown, Err: fmt.Errorf("stream broke: %w", cause)}
+		return continuation.Response{ID: id, Latency: latency}, &continuation.CallError{Type: carryovertype.ErrUnknown, Err: fmt.Errorf("stream broke: %w", cause)}
 	}
 	r := continuation.Response{ID: id, Text: text, RawStatus: "stream_broken", IncompleteReason: "stream_broken",
 		Finish: continuation.FinishIncomplete, Latency: latency, StreamBroken: true}
@@ -103,7 +104,7 @@ func readResponsesStream(hr *http.Response, start time.Time) (continuation.Respo
 			final, done = ev.Response, true
 			return true
 		case "error":
-			streamErr = &continuation.CallError{Type: continuation.ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("stream error event: %s", ev.Message)}
+			streamErr = &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("stream error event: %s", ev.Message)}
 			return true
 		}
 		return false
@@ -129,7 +130,7 @@ func readResponsesStream(hr *http.Response, start time.Time) (continuation.Respo
 func readChatStream(hr *http.Response, start time.Time) (continuation.Response, error) {
 	var cc chatWireCompletion
 	var text strings.Builder
-	var calls []continuation.ToolCall
+	var calls []carryovertype.ToolCall
 	var finish *string
 	err := sseEvents(hr, func(data []byte) bool {
 		if string(data) == "[DONE]" {
@@ -170,7 +171,7 @@ func readChatStream(hr *http.Response, start time.Time) (continuation.Response, 
 			text.WriteString(c.Delta.Content)
 			for _, d := range c.Delta.ToolCalls {
 				for len(calls) <= d.Index {
-					calls = append(calls, continuation.ToolCall{})
+					calls = append(calls, carryovertype.ToolCall{})
 				}
 				tc := &calls[d.Index]
 				if d.ID != "" {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 )
 
@@ -40,7 +41,7 @@ func TestResponsesStreamTerminal(t *testing.T) {
 	} {
 		r, err = readResponsesStream(sse(created, delta, terminal), time.Now())
 		var ce *continuation.CallError
-		if !errors.As(err, &ce) || !ce.Malformed || ce.Type != continuation.ErrModel || ce.HTTPStatus != http.StatusOK || r.ID != "resp_s" || r.Text != "" {
+		if !errors.As(err, &ce) || !ce.Malformed || ce.Type != carryovertype.ErrModel || ce.HTTPStatus != http.StatusOK || r.ID != "resp_s" || r.Text != "" {
 			t.Fatalf("%s: %+v %v", terminal, r, err)
 		}
 	}

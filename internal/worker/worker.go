@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/config"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/jobs"
@@ -141,7 +142,7 @@ func newHandlers(cfg config.Config, p continuation.Provider, st *store.Store, ta
 		}
 	}
 	return jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: p, Logger: log, Metrics: m,
-		WebhookSecret: secret, DefaultStrategy: continuation.Strategy(cfg.DefaultStrategy()),
+		WebhookSecret: secret, DefaultStrategy: carryovertype.Strategy(cfg.DefaultStrategy()),
 		CallTimeout: cfg.CallTimeout}), nil
 }
 
