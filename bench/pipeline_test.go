@@ -27,6 +27,7 @@ import (
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/config"
 	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/provider"
 	"github.com/carryover/carryover/internal/simulator"
 	"github.com/carryover/carryover/internal/store"
 	"github.com/carryover/carryover/internal/testenv"
@@ -217,11 +218,11 @@ func chainedHops(ctx context.Context, b *testing.B, work hopWork) result {
 	queue := testenv.Queue(b)
 	aq := asynq.NewClientFromRedisClient(rdb)
 	var pool *pgxpool.Pool
-	var provider continuation.Provider
+	var model continuation.Provider
 	if work == hopCall {
 		sim := httptest.NewServer(simulator.New(simulator.Config{}))
 		defer sim.Close()
-		provider = continuation.NewResponsesProvider(continuation.ProviderConfig{BaseURL: sim.URL + "/v1", APIKey: "sk-bench",
+		model = provider.NewResponses(provider.Config{BaseURL: sim.URL + "/v1", APIKey: "sk-bench",
 			HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * concurrency}}})
 	}
 	if work == hopInsert {
@@ -252,7 +253,7 @@ func chainedHops(ctx context.Context, b *testing.B, work hopWork) result {
 				return err
 			}
 		case hopCall:
-			if _, err := provider.Call(ctx, continuation.CallRequest{Model: "gpt-4.1-mini", MaxOutputTokens: 64,
+			if _, err := model.Call(ctx, continuation.CallRequest{Model: "gpt-4.1-mini", MaxOutputTokens: 64,
 				Input: continuation.Input{Prompt: fmt.Sprintf("[[sim format=text size=200 seed=%d]] Write.", h.Chain)}}); err != nil {
 				return err
 			}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/client"
-	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/simulator"
 )
 
@@ -25,7 +25,7 @@ func BenchmarkStrategies(b *testing.B) {
 	c, pool, stop := startWorker(ctx, b, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	defer stop()
 
-	strategies := continuation.Strategies()
+	strategies := carryovertype.Strategies()
 	behaviors := []string{"exact", "repeat_tail", "restart_line", "preamble", "fence", "overlap", "ignore_overlap"}
 	formats := []string{"csv", "json", "jsonl", "markdown", "code", "diff", "text"}
 	const maxTokens, size = 120, 2400

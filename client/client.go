@@ -16,24 +16,26 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/jobs"
 	"github.com/carryover/carryover/internal/store"
 )
 
-// Request types, shared with the worker.
+// The request a producer submits, and what it may say, are defined and
+// documented in package carryovertype, which the worker and the HTTP API
+// share; these names let a producer import client alone.
 type (
-	Request         = jobs.Request
-	Input           = jobs.Input
-	Message         = continuation.Message
-	Continuation    = jobs.Continuation
-	ValidationError = jobs.ValidationError
-	FieldError      = jobs.FieldError
-	ResumeOptions   = jobs.ResumeOptions
-	ErrorPolicy     = continuation.ErrorPolicy
-	JSONSchema      = continuation.JSONSchema
-	Strategy        = continuation.Strategy
-	ToolCall        = continuation.ToolCall
+	Request         = carryovertype.Request
+	Input           = carryovertype.Input
+	Message         = carryovertype.Message
+	Continuation    = carryovertype.Continuation
+	ValidationError = carryovertype.ValidationError
+	FieldError      = carryovertype.FieldError
+	ResumeOptions   = carryovertype.ResumeOptions
+	ErrorPolicy     = carryovertype.ErrorPolicy
+	JSONSchema      = carryovertype.JSONSchema
+	Strategy        = carryovertype.Strategy
+	ToolCall        = carryovertype.ToolCall
 )
 
 // Errors.
@@ -108,6 +110,11 @@ type Job struct {
 	Status  string `json:"status"`
 	Created bool   `json:"created"` // false when an idempotency key returned an existing job
 }
+
+// Validate fills a request's defaults and checks it as Enqueue does,
+// without touching Postgres or Redis: a *ValidationError names every bad
+// field.
+func Validate(req Request) (Request, error) { return jobs.Normalize(req) }
 
 // Enqueue validates and submits a job. A *ValidationError names every bad
 // field; nothing is stored or enqueued then.
@@ -354,11 +361,25 @@ func (c *Client) Wait(ctx context.Context, id string, progress func(Status)) (St
 }
 
 // Event is one entry of a job's history: state changes, warnings, errors.
-type Event = store.Event
+type Event struct {
+	// ID increases with every event; pass the last one read to Events to
+	// read only newer ones.
+	ID int64 `json:"id"`
+	// Seq is the chunk the event is about, if any.
+	Seq *int `json:"seq,omitempty"`
+	// Level is info, warn or error.
+	Level string `json:"level"`
+	// Type is what happened: status, decision, call_failed, content_filter,
+	// incomplete, tool_error, ...
+	Type      string          `json:"type"`
+	Message   string          `json:"message"`
+	Data      json.RawMessage `json:"data,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+}
 
 // ParseErrorPolicy reads an error policy's short form, e.g.
 // "retry_all(3),validation=stop" (see ErrorPolicy).
-func ParseErrorPolicy(s string) (ErrorPolicy, error) { return continuation.ParseErrorPolicy(s) }
+func ParseErrorPolicy(s string) (ErrorPolicy, error) { return carryovertype.ParseErrorPolicy(s) }
 
 // Events lists a job's events after the event id after (0 for all), oldest first.
 func (c *Client) Events(ctx context.Context, id string, after int64) ([]Event, error) {
@@ -371,7 +392,15 @@ func (c *Client) Events(ctx context.Context, id string, after int64) ([]Event, e
 		}
 		return nil, err
 	}
-	return c.store.Events(ctx, id, after)
+	rows, err := c.store.Events(ctx, id, after)
+	if err != nil {
+		return nil, err
+	}
+	events := make([]Event, len(rows))
+	for i, e := range rows {
+		events[i] = Event(e)
+	}
+	return events, nil
 }
 
 // Ping checks that Postgres and Redis answer.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/merge"
+	"github.com/carryover/carryover/internal/provider"
 	"github.com/carryover/carryover/internal/simulator"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestSimulatorConversationsMergeExactly(t *testing.T) {
 	ts := httptest.NewServer(simulator.New(simulator.Config{}))
 	defer ts.Close()
-	p := continuation.NewResponsesProvider(continuation.ProviderConfig{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})
+	p := provider.NewResponses(provider.Config{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})
 	behaviors := []string{"exact", "repeat_tail", "restart_line", "preamble", "fence", "overlap", "ignore_overlap",
 		"wrap", "wrap_each", "chatty", "restart_top"}
 	formats := []string{"csv", "json", "jsonl", "markdown", "code", "diff", "text"}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/jobs"
@@ -29,12 +30,12 @@ func TestStrategies(t *testing.T) {
 		behavior string
 		api      string
 	}{
-		{"stateful", continuation.StrategyStateful, "exact", "responses"},
-		{"history", continuation.StrategyHistory, "exact", "chat"},
-		{"history, chatty model", continuation.StrategyHistory, "preamble", "chat"},
-		{"prefill", continuation.StrategyPrefill, "exact", "chat"},
-		{"overlap, obeyed", continuation.StrategyOverlap, "exact", "chat"},
-		{"overlap, ignored", continuation.StrategyOverlap, "ignore_overlap", "chat"},
+		{"stateful", carryovertype.StrategyStateful, "exact", "responses"},
+		{"history", carryovertype.StrategyHistory, "exact", "chat"},
+		{"history, chatty model", carryovertype.StrategyHistory, "preamble", "chat"},
+		{"prefill", carryovertype.StrategyPrefill, "exact", "chat"},
+		{"overlap, obeyed", carryovertype.StrategyOverlap, "exact", "chat"},
+		{"overlap, ignored", carryovertype.StrategyOverlap, "ignore_overlap", "chat"},
 	}
 	type run struct {
 		j      job
@@ -85,11 +86,11 @@ func TestStrategies(t *testing.T) {
 					case seq == 0 && p != "":
 						t.Fatalf("a first call carries a continuation prompt: %q", p)
 					case seq == 0:
-					case v.strategy == continuation.StrategyPrefill && p != "":
+					case v.strategy == carryovertype.StrategyPrefill && p != "":
 						t.Fatalf("prefill sent a prompt: %q", p)
-					case v.strategy == continuation.StrategyOverlap && !strings.Contains(p, "repeat the last") && p != continuation.ContinuePrompt(f):
+					case v.strategy == carryovertype.StrategyOverlap && !strings.Contains(p, "repeat the last") && p != continuation.ContinuePrompt(f):
 						t.Fatalf("overlap prompt neither asks for the overlap nor falls back to history's: %q", p)
-					case (v.strategy == continuation.StrategyHistory || v.strategy == continuation.StrategyStateful) &&
+					case (v.strategy == carryovertype.StrategyHistory || v.strategy == carryovertype.StrategyStateful) &&
 						(p == "" || strings.Contains(p, continuation.OverlapBegin)):
 						t.Fatalf("%s prompt: %q", v.strategy, p)
 					}
@@ -101,7 +102,7 @@ func TestStrategies(t *testing.T) {
 						sent = append(sent, c.Prompt)
 					}
 				}
-				if v.strategy != continuation.StrategyPrefill && v.strategy != continuation.StrategyStateful {
+				if v.strategy != carryovertype.StrategyPrefill && v.strategy != carryovertype.StrategyStateful {
 					for seq := 1; seq < len(meta.Prompts); seq++ {
 						if seq >= len(sent) || sent[seq] != meta.Prompts[seq] {
 							t.Fatalf("chunk %d's prompt on record is not the one the model got", seq)
@@ -134,7 +135,7 @@ func TestStrategies(t *testing.T) {
 func TestStreamBreak(t *testing.T) {
 	h := newHarness(t)
 	h.startWorker()
-	for i, s := range []client.Strategy{continuation.StrategyStateful, continuation.StrategyHistory, continuation.StrategyPrefill} {
+	for i, s := range []client.Strategy{carryovertype.StrategyStateful, carryovertype.StrategyHistory, carryovertype.StrategyPrefill} {
 		t.Run(string(s), func(t *testing.T) {
 			j := h.enqueue(fmt.Sprintf("format=csv size=1500 seed=%d faults=break@1", 40+i),
 				client.Request{Format: "csv", MaxOutputTokens: 120, Stream: true, Continuation: client.Continuation{Strategy: s}})
@@ -176,10 +177,10 @@ func TestStructuredOutput(t *testing.T) {
 		strategy  client.Strategy
 		status    string
 	}{
-		{"conforms, stateful", good, "", continuation.StrategyStateful, "succeeded"},
-		{"conforms, history", good, "", continuation.StrategyHistory, "succeeded"},
-		{"does not conform, partial", bad, "", continuation.StrategyStateful, "partial"},
-		{"does not conform, raise_error", bad, "raise_error", continuation.StrategyStateful, "failed"},
+		{"conforms, stateful", good, "", carryovertype.StrategyStateful, "succeeded"},
+		{"conforms, history", good, "", carryovertype.StrategyHistory, "succeeded"},
+		{"does not conform, partial", bad, "", carryovertype.StrategyStateful, "partial"},
+		{"does not conform, raise_error", bad, "raise_error", carryovertype.StrategyStateful, "failed"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

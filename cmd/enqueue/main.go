@@ -180,7 +180,7 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 		req.Metadata = json.RawMessage(*metadata)
 	}
 	// Validate before connecting, so bad input never touches a service.
-	if _, err := req.Normalize(); err != nil {
+	if _, err := client.Validate(req); err != nil {
 		return err
 	}
 	c, err := connect(ctx, cfg)

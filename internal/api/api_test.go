@@ -105,23 +105,10 @@ func (e env) do(method, path, body string, header ...string) (*http.Response, []
 // content type, its JSON view, chunks and events.
 func TestLifecycle(t *testing.T) {
 	e := newEnv(t, true)
-	secret, _ := webhook.ParseSecret(webhookSecret)
-	hooks := make(chan jobs.Event, 4)
-	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		if err := webhook.Verify(secret, r.Header, b, time.Now(), 5*time.Minute); err != nil {
-			t.Errorf("webhook signature: %v", err)
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		var ev jobs.Event
-		_ = json.Unmarshal(b, &ev)
-		hooks <- ev
-	}))
-	defer recv.Close()
+	hookURL, hooks := webhookReceiver(t)
 	doc, _, _ := simulator.DocumentFor("[[sim format=csv size=2500 seed=61]]")
 	resp, body := e.do("POST", "/v1/jobs", `{"model":"gpt-4.1-mini","input":"[[sim format=csv size=2500 seed=61]] orders","format":"csv",
-		"max_output_tokens":200,"continuation":{"max_attempts":30},"metadata":{"order":7},"webhook_url":"`+recv.URL+`/hook"}`, "Idempotency-Key", testenv.RandomName("k"))
+		"max_output_tokens":200,"continuation":{"max_attempts":30},"metadata":{"order":7},"webhook_url":"`+hookURL+`"}`, "Idempotency-Key", testenv.RandomName("k"))
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("create: %d %s", resp.StatusCode, body)
 	}
@@ -129,18 +116,7 @@ func TestLifecycle(t *testing.T) {
 	if err := json.Unmarshal(body, &acc); err != nil || acc.ID == "" || !acc.Created || resp.Header.Get("Location") != acc.Links.Self {
 		t.Fatalf("%s %v", body, err)
 	}
-	var st client.Status
-	deadline := time.Now().Add(30 * time.Second)
-	for !st.Terminal() {
-		if time.Now().After(deadline) {
-			t.Fatalf("job did not finish: %+v", st)
-		}
-		time.Sleep(50 * time.Millisecond)
-		_, body = e.do("GET", acc.Links.Self, "")
-		if err := json.Unmarshal(body, &st); err != nil {
-			t.Fatal(err)
-		}
-	}
+	st := e.pollUntilTerminal(t, acc.Links.Self)
 	if st.Status != "succeeded" || st.Chunks < 3 || st.CostUSD == nil {
 		t.Fatalf("%+v", st)
 	}
@@ -160,7 +136,63 @@ func TestLifecycle(t *testing.T) {
 	if err := json.Unmarshal(body, &chunks); err != nil || len(chunks.Chunks) != st.Chunks {
 		t.Fatalf("chunks: %s", body)
 	}
-	_, body = e.do("GET", acc.Links.Events, "")
+	e.checkLifecycleEvents(t, acc.Links.Events, st.Chunks)
+	select {
+	case ev := <-hooks:
+		if ev.Type != "job.succeeded" || ev.Data.ID != acc.ID || ev.Data.Tenant != "alpha" {
+			t.Fatalf("webhook event: %+v", ev)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no webhook event")
+	}
+}
+
+// webhookReceiver serves a webhook endpoint until the test ends, verifying
+// each event's signature, and passes on the events it receives.
+func webhookReceiver(t *testing.T) (url string, events <-chan jobs.Event) {
+	t.Helper()
+	secret, _ := webhook.ParseSecret(webhookSecret)
+	hooks := make(chan jobs.Event, 4)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if err := webhook.Verify(secret, r.Header, b, time.Now(), 5*time.Minute); err != nil {
+			t.Errorf("webhook signature: %v", err)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var ev jobs.Event
+		_ = json.Unmarshal(b, &ev)
+		hooks <- ev
+	}))
+	t.Cleanup(recv.Close)
+	return recv.URL + "/hook", hooks
+}
+
+// pollUntilTerminal polls a job's status until it is terminal (at most 30s).
+func (e env) pollUntilTerminal(t *testing.T, self string) client.Status {
+	t.Helper()
+	var st client.Status
+	deadline := time.Now().Add(30 * time.Second)
+	for !st.Terminal() {
+		if time.Now().After(deadline) {
+			t.Fatalf("job did not finish: %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+		_, body := e.do("GET", self, "")
+		if err := json.Unmarshal(body, &st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+// checkLifecycleEvents checks a finished job's events: status changes and
+// the stopping chunk's decision in its place, the routine continuations
+// before it (cut off by the token limit) without an event of their own;
+// and that ?after= reads only newer ones.
+func (e env) checkLifecycleEvents(t *testing.T, eventsURL string, chunks int) {
+	t.Helper()
+	_, body := e.do("GET", eventsURL, "")
 	var evs struct {
 		Events []client.Event `json:"events"`
 	}
@@ -171,24 +203,13 @@ func TestLifecycle(t *testing.T) {
 	for _, ev := range evs.Events {
 		seen = append(seen, ev.Message)
 	}
-	// Status changes and the stopping chunk's decision in its place; the
-	// routine continuations before it (cut off by the token limit) have no
-	// event of their own.
-	if got := strings.Join(seen, ","); st.Chunks < 2 || got != fmt.Sprintf("queued,running,chunk %d: stop, completed (finish_reason),merging,succeeded", st.Chunks-1) {
+	if got := strings.Join(seen, ","); chunks < 2 || got != fmt.Sprintf("queued,running,chunk %d: stop, completed (finish_reason),merging,succeeded", chunks-1) {
 		t.Fatalf("events: %v", seen)
 	}
 	total := len(evs.Events)
-	_, body = e.do("GET", acc.Links.Events+"?after="+strconv.FormatInt(evs.Events[1].ID, 10), "")
+	_, body = e.do("GET", eventsURL+"?after="+strconv.FormatInt(evs.Events[1].ID, 10), "")
 	if err := json.Unmarshal(body, &evs); err != nil || len(evs.Events) != total-2 {
 		t.Fatalf("events after: %s", body)
-	}
-	select {
-	case ev := <-hooks:
-		if ev.Type != "job.succeeded" || ev.Data.ID != acc.ID || ev.Data.Tenant != "alpha" {
-			t.Fatalf("webhook event: %+v", ev)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no webhook event")
 	}
 }
 

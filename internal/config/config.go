@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/jobs"
 )
 
@@ -153,8 +153,8 @@ func (c Config) Validate() error {
 	case c.Provider != "" && c.Provider != "openai" && c.Provider != "vllm" && c.Provider != "chat":
 		return fmt.Errorf("provider must be openai, vllm or chat, got %q", c.Provider)
 	}
-	if !continuation.ValidStrategy(continuation.Strategy(c.DefaultStrategy())) {
-		return fmt.Errorf("strategy must be one of %v, got %q", continuation.Strategies(), c.Strategy)
+	if !carryovertype.ValidStrategy(carryovertype.Strategy(c.DefaultStrategy())) {
+		return fmt.Errorf("strategy must be one of %v, got %q", carryovertype.Strategies(), c.Strategy)
 	}
 	_, err := c.Prefill()
 	return err

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/carryover/carryover/carryovertype"
 )
 
 // Decision is what one criterion says after a chunk. When several speak,
@@ -80,7 +82,7 @@ type State struct {
 	// whose retries remain never gets here (the handler makes the call
 	// again), so a retry rule here means its retries are spent.
 	ToolError string
-	ToolRule  Rule
+	ToolRule  carryovertype.Rule
 	// Cancelled: the user cancelled the job while this chunk's call ran.
 	Cancelled bool
 }
@@ -325,11 +327,11 @@ func (errorPolicyCriterion) Evaluate(s State) (Evaluation, bool) {
 	if s.ToolError == "" {
 		return Evaluation{}, false
 	}
-	ctx := map[string]any{"error_type": string(ErrTool), "error": s.ToolError, "action": string(s.ToolRule.Action)}
+	ctx := map[string]any{"error_type": string(carryovertype.ErrTool), "error": s.ToolError, "action": string(s.ToolRule.Action)}
 	switch s.ToolRule.Action {
-	case ActionIgnore:
+	case carryovertype.ActionIgnore:
 		return Evaluation{Decision: AllowContinuation, Reason: "tool error ignored by the error policy; the call is kept, marked", Context: ctx}, true
-	case ActionRetry:
+	case carryovertype.ActionRetry:
 		ctx["max_consecutive_retries"] = s.ToolRule.MaxConsecutiveRetries
 		return Evaluation{Decision: ForbidContinuation, StopReason: StopRetryLimit, Reason: "tool error persisted through every retry the error policy allows", Context: ctx}, true
 	}

@@ -12,23 +12,13 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
-)
 
-// ErrorType classifies a failed model call.
-type ErrorType string
-
-const (
-	ErrTool       ErrorType = "tool"
-	ErrModel      ErrorType = "model"      // the provider failed (5xx, status failed, malformed body)
-	ErrValidation ErrorType = "validation" // the request was refused (4xx other than 408/429)
-	ErrRateLimit  ErrorType = "rate_limit" // 429
-	ErrTimeout    ErrorType = "timeout"    // deadline, 408, 504
-	ErrUnknown    ErrorType = "unknown"    // transport and anything else
+	"github.com/carryover/carryover/carryovertype"
 )
 
 // CallError is a model call that produced no usable response.
 type CallError struct {
-	Type       ErrorType
+	Type       carryovertype.ErrorType
 	HTTPStatus int           // 0 when no HTTP response came back
 	RetryAfter time.Duration // from Retry-After / Retry-After-Ms, 0 if absent
 	Malformed  bool          // the body could not be read as a response
@@ -47,7 +37,7 @@ func (e *CallError) Unwrap() error { return e.Err }
 // Retryable reports whether the same call may succeed if made again.
 func (e *CallError) Retryable() bool {
 	switch e.Type {
-	case ErrValidation, ErrTool:
+	case carryovertype.ErrValidation, carryovertype.ErrTool:
 		return false
 	}
 	return true
@@ -64,15 +54,15 @@ func Classify(err error) *CallError {
 		c := &CallError{HTTPStatus: apiErr.StatusCode, Err: fmt.Errorf("%s", apiMessage(apiErr))}
 		switch s := apiErr.StatusCode; {
 		case s == http.StatusTooManyRequests:
-			c.Type = ErrRateLimit
+			c.Type = carryovertype.ErrRateLimit
 		case s == http.StatusRequestTimeout || s == http.StatusGatewayTimeout:
-			c.Type = ErrTimeout
+			c.Type = carryovertype.ErrTimeout
 		case s >= 500:
-			c.Type = ErrModel
+			c.Type = carryovertype.ErrModel
 		case s >= 400:
-			c.Type = ErrValidation
+			c.Type = carryovertype.ErrValidation
 		default:
-			c.Type = ErrUnknown
+			c.Type = carryovertype.ErrUnknown
 		}
 		if apiErr.Response != nil {
 			c.RetryAfter = RetryAfter(apiErr.Response.Header, time.Now())
@@ -82,13 +72,13 @@ func Classify(err error) *CallError {
 	var syn *json.SyntaxError
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &syn) || errors.As(err, &ute) || strings.Contains(err.Error(), "unexpected end of JSON input") {
-		return &CallError{Type: ErrModel, Malformed: true, Err: err}
+		return &CallError{Type: carryovertype.ErrModel, Malformed: true, Err: err}
 	}
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return &CallError{Type: ErrTimeout, Err: err}
+		return &CallError{Type: carryovertype.ErrTimeout, Err: err}
 	}
-	return &CallError{Type: ErrUnknown, Err: err}
+	return &CallError{Type: carryovertype.ErrUnknown, Err: err}
 }
 
 // apiMessage gives an API error's message without the request dump openai-go

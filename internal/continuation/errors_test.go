@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/carryover/carryover/carryovertype"
 )
 
 func apiError(status int, header http.Header) error {
@@ -22,23 +24,23 @@ func TestClassify(t *testing.T) {
 	tests := []struct {
 		name      string
 		err       error
-		want      ErrorType
+		want      carryovertype.ErrorType
 		retryable bool
 		status    int
 		malformed bool
 	}{
-		{"429", apiError(429, nil), ErrRateLimit, true, 429, false},
-		{"500", apiError(500, nil), ErrModel, true, 500, false},
-		{"503", apiError(503, nil), ErrModel, true, 503, false},
-		{"504", apiError(504, nil), ErrTimeout, true, 504, false},
-		{"408", apiError(408, nil), ErrTimeout, true, 408, false},
-		{"400", apiError(400, nil), ErrValidation, false, 400, false},
-		{"401", apiError(401, nil), ErrValidation, false, 401, false},
-		{"404", apiError(404, nil), ErrValidation, false, 404, false},
-		{"deadline", fmt.Errorf("post: %w", context.DeadlineExceeded), ErrTimeout, true, 0, false},
-		{"bad json", fmt.Errorf("decode: %w", &syn), ErrModel, true, 0, true},
-		{"transport", errors.New("connection refused"), ErrUnknown, true, 0, false},
-		{"already classified", &CallError{Type: ErrTool, Err: errors.New("x")}, ErrTool, false, 0, false},
+		{"429", apiError(429, nil), carryovertype.ErrRateLimit, true, 429, false},
+		{"500", apiError(500, nil), carryovertype.ErrModel, true, 500, false},
+		{"503", apiError(503, nil), carryovertype.ErrModel, true, 503, false},
+		{"504", apiError(504, nil), carryovertype.ErrTimeout, true, 504, false},
+		{"408", apiError(408, nil), carryovertype.ErrTimeout, true, 408, false},
+		{"400", apiError(400, nil), carryovertype.ErrValidation, false, 400, false},
+		{"401", apiError(401, nil), carryovertype.ErrValidation, false, 401, false},
+		{"404", apiError(404, nil), carryovertype.ErrValidation, false, 404, false},
+		{"deadline", fmt.Errorf("post: %w", context.DeadlineExceeded), carryovertype.ErrTimeout, true, 0, false},
+		{"bad json", fmt.Errorf("decode: %w", &syn), carryovertype.ErrModel, true, 0, true},
+		{"transport", errors.New("connection refused"), carryovertype.ErrUnknown, true, 0, false},
+		{"already classified", &CallError{Type: carryovertype.ErrTool, Err: errors.New("x")}, carryovertype.ErrTool, false, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,7 +1,10 @@
-// Package continuation owns how one chunk is produced and judged: the call to
-// the provider, what the wire's status means (finish-reason normalization),
-// whether to continue (criteria, decisions, stop reasons), how errors are
-// classified, and the continuation prompts. It imports nothing else of ours.
+// Package continuation owns how one chunk is asked for and judged: what a
+// model call is (CallRequest, Response, the Provider interface), what the
+// wire's status means (finish-reason normalization), whether to continue
+// (criteria, decisions, stop reasons), how errors are classified and what
+// the error policy does, and the continuation prompts. The transport that
+// makes the calls is package provider, which imports this one. Of ours it
+// imports only carryovertype, the request's public types.
 package continuation
 
 // FinishReason is a provider-neutral reason why a response ended.

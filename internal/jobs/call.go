@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/merge"
 	"github.com/carryover/carryover/internal/store"
@@ -13,9 +14,9 @@ import (
 
 // Options are a job's request options beyond the prompt (jobs.options).
 type Options struct {
-	Tools      json.RawMessage          `json:"tools,omitempty"`
-	JSONSchema *continuation.JSONSchema `json:"json_schema,omitempty"`
-	Stream     bool                     `json:"stream,omitempty"`
+	Tools      json.RawMessage           `json:"tools,omitempty"`
+	JSONSchema *carryovertype.JSONSchema `json:"json_schema,omitempty"`
+	Stream     bool                      `json:"stream,omitempty"`
 }
 
 func decodeOptions(raw json.RawMessage) (Options, error) {
@@ -33,16 +34,16 @@ func decodeOptions(raw json.RawMessage) (Options, error) {
 // one its earlier chunks used, else the worker's default. A job keeps one
 // strategy: a stateful chunk continues a stored response, which a chat
 // completion is not.
-func (h *Handlers) strategyFor(cont Continuation, c *store.Claim) continuation.Strategy {
+func (h *Handlers) strategyFor(cont carryovertype.Continuation, c *store.Claim) carryovertype.Strategy {
 	switch {
 	case cont.Strategy != "":
 		return cont.Strategy
 	case c.PrevStrategy != "":
-		return continuation.Strategy(c.PrevStrategy)
+		return carryovertype.Strategy(c.PrevStrategy)
 	case h.cfg.DefaultStrategy != "":
 		return h.cfg.DefaultStrategy
 	}
-	return continuation.StrategyStateful
+	return carryovertype.StrategyStateful
 }
 
 // contentKind is the content type the continuation prompt is written for:
@@ -64,8 +65,8 @@ func contentKind(format, hint, head string) string {
 // buildRequest makes the call for chunk seq of the job under its strategy,
 // and says which content type its prompt was written for ("" for chunk 0).
 // It loads the stored chunks only when the strategy needs the answer so far.
-func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Claim, cont Continuation, opts Options,
-	strategy continuation.Strategy) (req continuation.CallRequest, kind string, err error) {
+func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Claim, cont carryovertype.Continuation, opts Options,
+	strategy carryovertype.Strategy) (req continuation.CallRequest, kind string, err error) {
 	req = continuation.CallRequest{Model: job.Model, Instructions: job.Instructions, MaxOutputTokens: job.MaxOutputTokens,
 		Strategy: strategy, Tools: opts.Tools, Stream: opts.Stream}
 	// The claim reads the input only when the call sends it (or an auto
@@ -88,63 +89,92 @@ func (h *Handlers) buildRequest(ctx context.Context, job store.Job, c *store.Cla
 		}
 		return contentKind(job.Format, hint(), head)
 	}
-	if strategy == continuation.StrategyStateful && !c.PrevBroken {
+	if strategy == carryovertype.StrategyStateful && !c.PrevBroken {
 		kind = kindOf(c.FirstHead)
 		req.PreviousID = c.PrevResponseID
 		req.Prompt = continuation.ContinuePrompt(kind)
 		return req, kind, nil
 	}
-	chunks, err := h.cfg.Store.Chunks(ctx, job.ID, store.ChunkTexts)
+	chunks, err := h.answerChunks(ctx, job.ID, c.Seq)
 	if err != nil {
 		return req, "", err
-	}
-	if len(chunks) > c.Seq {
-		chunks = chunks[:c.Seq]
 	}
 	head := ""
 	if len(chunks) > 0 {
 		head = chunks[0].Content
 	}
 	kind = kindOf(head)
-	if strategy == continuation.StrategyStateful {
-		// After a broken stream: continue the last response that completed
-		// on the server, sending what the broken ones delivered after it.
-		k := len(chunks)
-		for k > 0 && chunks[k-1].StreamBroken {
-			k--
-		}
-		if k > 0 && chunks[k-1].ResponseID != nil {
-			req.PreviousID = *chunks[k-1].ResponseID
-		}
-		var b strings.Builder
-		for _, ch := range chunks[k:] {
-			b.WriteString(ch.Content)
-		}
-		req.Partial = b.String()
+	if strategy == carryovertype.StrategyStateful {
+		req.PreviousID, req.Partial = afterLastComplete(chunks)
 		req.Prompt = continuation.ContinuePrompt(kind)
 		return req, kind, nil
 	}
+	if req.Partial, err = answerSoFar(job.Format, hint(), chunks); err != nil {
+		return req, "", err
+	}
+	req.Prompt = chatPrompt(strategy, kind, req.Partial, cont.OverlapLines, req.MaxOutputTokens)
+	return req, kind, nil
+}
+
+// answerChunks are the stored chunks before chunk seq, with their text.
+func (h *Handlers) answerChunks(ctx context.Context, jobID string, seq int) ([]store.Chunk, error) {
+	chunks, err := h.cfg.Store.Chunks(ctx, jobID, store.ChunkTexts)
+	if err != nil {
+		return nil, err
+	}
+	if len(chunks) > seq {
+		chunks = chunks[:seq]
+	}
+	return chunks, nil
+}
+
+// afterLastComplete is where a stateful call continues after a broken
+// stream: the last response that completed on the server, and the text the
+// broken ones delivered after it.
+func afterLastComplete(chunks []store.Chunk) (previousID, partial string) {
+	k := len(chunks)
+	for k > 0 && chunks[k-1].StreamBroken {
+		k--
+	}
+	if k > 0 && chunks[k-1].ResponseID != nil {
+		previousID = *chunks[k-1].ResponseID
+	}
+	var b strings.Builder
+	for _, ch := range chunks[k:] {
+		b.WriteString(ch.Content)
+	}
+	return previousID, b.String()
+}
+
+// answerSoFar merges the stored chunks, as far as they go, for a call that
+// sends the answer itself.
+func answerSoFar(format, hint string, chunks []store.Chunk) (string, error) {
 	in := make([]merge.Chunk, len(chunks))
 	for i, ch := range chunks {
 		in[i] = merge.Chunk{Seq: ch.Seq, Text: ch.Content, FinishReason: ch.FinishReason}
 	}
-	res, err := merge.Merge(merge.Options{Format: job.Format, Hint: hint(), Partial: true}, in)
+	res, err := merge.Merge(merge.Options{Format: format, Hint: hint, Partial: true}, in)
 	if err != nil {
-		return req, "", err
+		return "", err
 	}
-	req.Partial = res.Content
+	return res.Content, nil
+}
+
+// chatPrompt is the continuation prompt a chat strategy sends after the
+// answer so far ("" for prefill, which continues the answer in place).
+func chatPrompt(strategy carryovertype.Strategy, kind, partial string, overlapLines, maxOutputTokens int) string {
 	switch strategy {
-	case continuation.StrategyHistory:
-		req.Prompt = continuation.ContinuePrompt(kind)
-	case continuation.StrategyOverlap:
+	case carryovertype.StrategyHistory:
+		return continuation.ContinuePrompt(kind)
+	case carryovertype.StrategyOverlap:
 		// A last line too long to repeat within the budget is continued
 		// without an overlap; the merge's cascade places that join.
-		req.Prompt = continuation.ContinuePrompt(kind)
-		if n := continuation.OverlapLines(kind, res.Content, cont.OverlapLines, req.MaxOutputTokens); n > 0 {
-			req.Prompt = continuation.OverlapPrompt(kind, n)
+		if n := continuation.OverlapLines(kind, partial, overlapLines, maxOutputTokens); n > 0 {
+			return continuation.OverlapPrompt(kind, n)
 		}
+		return continuation.ContinuePrompt(kind)
 	}
-	return req, kind, nil
+	return ""
 }
 
 // countRecords counts the records a chunk adds — CSV rows (quote-aware, the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/store"
 )
@@ -34,8 +35,8 @@ func NewEnqueuer(s *store.Store, d *Dispatcher, logger *slog.Logger) *Enqueuer {
 // returns created=false when the idempotency key names an existing job. If
 // the enqueue itself fails the job is still stored and the reconciler will
 // queue it; the error is returned so the caller knows it may be late.
-func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (store.Job, bool, error) {
-	req, err := req.Normalize()
+func (e *Enqueuer) Enqueue(ctx context.Context, req carryovertype.Request) (store.Job, bool, error) {
+	req, err := Normalize(req)
 	if err != nil {
 		return store.Job{}, false, err
 	}
@@ -65,16 +66,16 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req Request) (store.Job, bool, e
 		Continuation:    contJSON,
 		Metadata:        req.Metadata,
 		IdempotencyKey:  req.IdempotencyKey,
-		RequestHash:     req.hash(),
+		RequestHash:     requestHash(req),
 		WebhookURL:      req.WebhookURL,
 		Options:         optJSON,
 	})
 	if err != nil {
-		if err == store.ErrIdempotencyConflict {
-			return store.Job{}, false, &ValidationError{Fields: []FieldError{{Field: "idempotency_key", Message: err.Error()}}}
+		if errors.Is(err, store.ErrIdempotencyConflict) {
+			return store.Job{}, false, &carryovertype.ValidationError{Fields: []carryovertype.FieldError{{Field: "idempotency_key", Message: err.Error()}}}
 		}
-		if err == store.ErrUnknownTenant {
-			return store.Job{}, false, &ValidationError{Fields: []FieldError{{Field: "tenant", Message: fmt.Sprintf("no tenant %q", req.Tenant)}}}
+		if errors.Is(err, store.ErrUnknownTenant) {
+			return store.Job{}, false, &carryovertype.ValidationError{Fields: []carryovertype.FieldError{{Field: "tenant", Message: fmt.Sprintf("no tenant %q", req.Tenant)}}}
 		}
 		return store.Job{}, false, err
 	}
@@ -117,17 +118,6 @@ func (e *Enqueuer) Remerge(ctx context.Context, jobID string) (bool, error) {
 	return true, e.tasks.Merge(ctx, jobID)
 }
 
-// ResumeOptions raise a stopped job's limits; zero keeps the current value.
-type ResumeOptions struct {
-	MaxAttempts          int     `json:"max_attempts,omitempty"`
-	MaxTotalOutputTokens int64   `json:"max_total_output_tokens,omitempty"`
-	MaxCostUSD           float64 `json:"max_cost_usd,omitempty"`
-	TimeLimitSeconds     float64 `json:"time_limit_seconds,omitempty"`
-	MaxRecords           int64   `json:"max_records,omitempty"`
-	// ErrorPolicy replaces the job's error policy (nil keeps it).
-	ErrorPolicy *continuation.ErrorPolicy `json:"error_policy,omitempty"`
-}
-
 // ErrNotResumable is returned when a job did not stop for a reason new
 // settings can lift.
 var ErrNotResumable = errors.New("the job did not stop at a limit, a budget, a guard, an error or a cancel")
@@ -135,7 +125,7 @@ var ErrNotResumable = errors.New("the job did not stop at a limit, a budget, a g
 // Resume continues a job stopped by a limit, a budget, exhausted retries or
 // a cancel, with raised limits, from its last stored response. Bad settings
 // are refused with a *ValidationError naming the field.
-func (e *Enqueuer) Resume(ctx context.Context, jobID string, o ResumeOptions) error {
+func (e *Enqueuer) Resume(ctx context.Context, jobID string, o carryovertype.ResumeOptions) error {
 	job, err := e.store.GetJob(ctx, jobID)
 	if err != nil {
 		return err
@@ -163,8 +153,8 @@ func (e *Enqueuer) Resume(ctx context.Context, jobID string, o ResumeOptions) er
 		cont.ErrorPolicy = o.ErrorPolicy
 	}
 	// Validate and normalize the settings as a new request's would be.
-	norm, err := (Request{Model: job.Model, Input: Input{Prompt: "resume"}, Format: job.Format,
-		MaxOutputTokens: job.MaxOutputTokens, Continuation: cont}).Normalize()
+	norm, err := Normalize(carryovertype.Request{Model: job.Model, Input: carryovertype.Input{Prompt: "resume"}, Format: job.Format,
+		MaxOutputTokens: job.MaxOutputTokens, Continuation: cont})
 	if err != nil {
 		return err
 	}
@@ -174,7 +164,7 @@ func (e *Enqueuer) Resume(ctx context.Context, jobID string, o ResumeOptions) er
 		return err
 	}
 	if stored := calls.Succeeded; cont.MaxAttempts <= stored {
-		return &ValidationError{Fields: []FieldError{{Field: "continuation.max_attempts",
+		return &carryovertype.ValidationError{Fields: []carryovertype.FieldError{{Field: "continuation.max_attempts",
 			Message: fmt.Sprintf("must be more than the %d chunks already stored, got %d", stored, cont.MaxAttempts)}}}
 	}
 	raw, err := json.Marshal(cont)
@@ -190,5 +180,5 @@ func (e *Enqueuer) Resume(ctx context.Context, jobID string, o ResumeOptions) er
 	}
 	e.logger.InfoContext(ctx, "job resumed", "job_id", jobID, "seq", next)
 	// Its own TaskID: an earlier task for this chunk may still be archived under the canonical one.
-	return e.tasks.chunk(ctx, jobID, next, fmt.Sprintf("%s:resume:%d", ChunkTaskID(jobID, next), time.Now().UnixNano()))
+	return e.tasks.ChunkWithID(ctx, jobID, next, fmt.Sprintf("%s:resume:%d", ChunkTaskID(jobID, next), time.Now().UnixNano()))
 }

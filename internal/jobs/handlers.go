@@ -2,8 +2,6 @@ package jobs
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/metrics"
 	"github.com/carryover/carryover/internal/store"
@@ -33,10 +32,14 @@ type HandlerConfig struct {
 	MaxRateLimitWaits int
 	// DefaultStrategy continues jobs that name no strategy: the provider's
 	// natural one (stateful for OpenAI's Responses API).
-	DefaultStrategy continuation.Strategy
+	DefaultStrategy carryovertype.Strategy
 	// CallTimeout bounds one model call; 0 means only the task's timeout.
 	CallTimeout time.Duration
 }
+
+// DefaultMaxRateLimitWaits is HandlerConfig.MaxRateLimitWaits when unset:
+// how many 429s in a row one chunk waits out before its job stops.
+const DefaultMaxRateLimitWaits = 50
 
 // Handlers processes chunk and merge tasks. Both are idempotent under
 // asynq's at-least-once delivery.
@@ -53,7 +56,7 @@ func NewHandlers(cfg HandlerConfig) *Handlers {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.MaxRateLimitWaits <= 0 {
-		cfg.MaxRateLimitWaits = 50
+		cfg.MaxRateLimitWaits = DefaultMaxRateLimitWaits
 	}
 	return &Handlers{cfg: cfg, log: slog.New(deferAttrs(cfg.Logger.Handler())), prices: newPriceCache(cfg.Store, time.Minute),
 		webhooks: &http.Client{Timeout: 10 * time.Second}}
@@ -148,203 +151,6 @@ func reserveStack() {
 //go:noinline
 func touchStack(b []byte) { b[len(b)-1] = 1 }
 
-// leasedRetry is how soon a delivery that found the job locked looks again:
-// soon, because the holder usually finishes well within a model call.
-const leasedRetry = time.Second
-
-// HandleChunk produces one chunk: claim (lock, no write), call, save (one
-// insert, one commit), enqueue the next task.
-func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
-	var p ChunkPayload
-	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.JobID == "" {
-		return fmt.Errorf("chunk task payload %q: %v: %w", t.Payload(), err, asynq.SkipRetry)
-	}
-	taskID, _ := asynq.GetTaskID(ctx)
-	attempt, _ := asynq.GetRetryCount(ctx)
-	claim, err := h.cfg.Store.ClaimChunk(ctx, p.JobID, p.Seq)
-	if err != nil {
-		return err
-	}
-	defer claim.Release()
-	log := h.log.With("job_id", p.JobID, "seq", p.Seq)
-	switch claim.Outcome {
-	case store.Claimed:
-	case store.AlreadyStored:
-		// A redelivery of a stored chunk: no model call; make sure the job's
-		// next step is queued (the first delivery may have died before that).
-		log.Debug("chunk already stored; ensuring the next step is queued")
-		return h.ensureNext(ctx, claim.Job.ID, claim.Job.Status, claim.NextSeq)
-	case store.Leased:
-		if maxRetry, _ := asynq.GetMaxRetry(ctx); attempt >= maxRetry {
-			// asynq would archive even a wait at this point; the holder
-			// carries the job on, so this duplicate just ends.
-			log.Debug("another delivery holds the job; this duplicate ends")
-			return nil
-		}
-		log.Debug("another delivery holds the job; retrying later")
-		return &RetryLater{Delay: leasedRetry, Reason: "another delivery is producing this chunk"}
-	case store.JobDone:
-		log.Debug("job no longer generating", "status", claim.Job.Status)
-		// The delivery that stopped generation may have died before queueing the merge.
-		return h.ensureNext(ctx, claim.Job.ID, claim.Job.Status, claim.NextSeq)
-	default:
-		log.Debug("nothing to do", "outcome", claim.Outcome.String())
-		return nil
-	}
-	job := claim.Job
-	if n, err := claim.RecordLostAttempts(ctx, taskID, attempt); err != nil {
-		return err
-	} else if n > 0 {
-		log.Warn("earlier deliveries of this chunk died without a trace; recorded as lost attempts", "lost", n, "attempt", attempt)
-	}
-	// Everything that can fail goes before the call, so a failure never
-	// leaves a paid-for response unstored.
-	cont, err := decodeContinuation(job.Continuation)
-	if err != nil {
-		return h.failBeforeCall(ctx, claim, taskID, attempt, err)
-	}
-	opts, err := decodeOptions(job.Options)
-	if err != nil {
-		return h.failBeforeCall(ctx, claim, taskID, attempt, err)
-	}
-	price, err := h.prices.get(ctx, job.Model)
-	if err != nil {
-		return h.failBeforeCall(ctx, claim, taskID, attempt, err)
-	}
-	strategy := h.strategyFor(cont, claim)
-	req, kind, err := h.buildRequest(ctx, job, claim, cont, opts, strategy)
-	if err != nil {
-		return h.failBeforeCall(ctx, claim, taskID, attempt, err)
-	}
-	if p.Seq > 0 {
-		log.Info("continuation started", "response_id", claim.PrevResponseID, "attempt", attempt, "strategy", strategy)
-	}
-
-	started := time.Now()
-	resp, callErr := h.call(ctx, req)
-	h.recordCall(job.Model, price, resp, callErr)
-	// A reasoning model that spent the whole budget thinking returned no
-	// text: with a ceiling, the same call is made again with a doubled
-	// budget; each spent attempt is recorded (it was billed).
-	for callErr == nil && reasoningOnly(resp) && req.MaxOutputTokens < cont.MaxOutputTokensCeiling {
-		next := min(2*req.MaxOutputTokens, cont.MaxOutputTokensCeiling)
-		u := store.Usage(resp.Usage)
-		if err := claim.RecordAttempt(ctx, store.CallFailure{TaskID: taskID, Attempt: attempt, Counted: false,
-			ResponseID: resp.ID, ErrorType: "reasoning_exhausted", Usage: &u, CostUSD: Cost(price, u), Started: started,
-			Latency: resp.Latency, Error: fmt.Sprintf("all %d output tokens went to reasoning, no visible text; calling again with %d",
-				req.MaxOutputTokens, next)}); err != nil {
-			return err
-		}
-		log.Warn("the output budget went to reasoning with no visible text; raising it for this call",
-			"response_id", resp.ID, "max_output_tokens", req.MaxOutputTokens, "raised_to", next)
-		req.MaxOutputTokens = next
-		started = time.Now()
-		resp, callErr = h.call(ctx, req)
-		h.recordCall(job.Model, price, resp, callErr)
-	}
-	if callErr != nil {
-		if errors.Is(callErr, context.Canceled) && h.cancelled(job.ID) {
-			return h.callCancelled(log, claim, taskID, attempt, started, resp)
-		}
-		return h.callFailed(ctx, log, claim, cont, taskID, attempt, started, price, resp, callErr, -1)
-	}
-	log = log.With("response_id", resp.ID)
-	toolErr := resp.ToolError()
-	toolRule := cont.Policy().RuleFor(continuation.ErrTool)
-	if toolErr != "" && toolRule.Action == continuation.ActionRetry {
-		n, err := claim.Failures(ctx, string(continuation.ErrTool))
-		if err != nil {
-			return err
-		}
-		if n < toolRule.MaxConsecutiveRetries {
-			return h.callFailed(ctx, log, claim, cont, taskID, attempt, started, price, resp,
-				&continuation.CallError{Type: continuation.ErrTool, HTTPStatus: 200, Err: fmt.Errorf("%s", toolErr)}, n)
-		}
-	}
-
-	sum := sha256.Sum256([]byte(resp.Text))
-	textSHA := hex.EncodeToString(sum[:])
-	usage := store.Usage(resp.Usage)
-	cost := Cost(price, usage)
-	cumCost := claim.CumCost
-	if cost != nil && (cumCost != nil || p.Seq == 0) {
-		cumCost = addCost(cumCost, *cost)
-	}
-	execStart := started
-	if job.StartedAt != nil {
-		execStart = *job.StartedAt
-	}
-	records, inQuote := countRecords(job.Format, p.Seq, claim.InQuote, resp.Text)
-	toolTruncated := false
-	for _, tc := range resp.ToolCalls {
-		toolTruncated = toolTruncated || tc.Truncated
-	}
-	outcome := continuation.Decide(continuation.State{
-		Seq: p.Seq, Finish: resp.Finish, Text: resp.Text, TextSHA: textSHA, PreviousSHA: claim.PrevSHA,
-		Enabled: cont.EnabledOrDefault(), MaxAttempts: cont.MaxAttempts,
-		OutputTokens: claim.CumOutput + usage.Output, CostUSD: cumCost, Elapsed: time.Since(execStart),
-		PreviousTail: claim.PrevTail, Budgets: cont.Budgets(), Records: claim.CumRecords + records,
-		StreamBroken: resp.StreamBroken, ToolTruncated: toolTruncated, ToolError: toolErr, ToolRule: toolRule,
-		// A cancel cancels the task's context; only then is the job read again.
-		Cancelled: ctx.Err() != nil && h.cancelled(job.ID),
-	}, continuation.DefaultCriteria())
-	decision, _ := json.Marshal(outcome)
-	var toolCalls json.RawMessage
-	if len(resp.ToolCalls) > 0 {
-		toolCalls, _ = json.Marshal(resp.ToolCalls)
-	}
-	nc := store.NewChunk{
-		Content: resp.Text, ContentSHA: textSHA, FinishReason: string(resp.Finish), RawStatus: resp.RawStatus,
-		IncompleteReason: resp.IncompleteReason, ResponseID: resp.ID, TaskID: taskID, Attempt: attempt,
-		Usage: usage, CostUSD: cost, CumOutput: claim.CumOutput + usage.Output, CumCost: cumCost,
-		CallStarted: started, Latency: resp.Latency,
-		ShouldContinue: outcome.ShouldContinue, StopReason: string(outcome.StopReason), Decision: decision,
-		DecisionNote: decisionNote(p.Seq, resp, outcome), Strategy: string(strategy), Prompt: req.Prompt,
-		MaxOutputTokens: req.MaxOutputTokens, ToolCalls: toolCalls, CumRecords: claim.CumRecords + records,
-		InQuote: inQuote, StreamBroken: resp.StreamBroken, ContentKind: kind,
-	}
-	switch {
-	case resp.Finish == continuation.FinishContentFilter:
-		log.Warn("response stopped by the content filter; not continuing")
-		nc.Event = &store.EventNote{Level: "warn", Type: "content_filter", Message: "response " + resp.ID + " stopped by the content filter"}
-	case resp.StreamBroken:
-		log.Warn("the stream broke mid-answer; keeping the text received and continuing from it", "bytes", len(resp.Text))
-	case resp.Finish == continuation.FinishIncomplete:
-		log.Warn("response incomplete for a reason that cannot be continued; resume from its response id",
-			"incomplete_reason", resp.IncompleteReason)
-		nc.Event = &store.EventNote{Level: "warn", Type: "incomplete", Message: fmt.Sprintf(
-			"response %s incomplete (%s); resume from it", resp.ID, resp.IncompleteReason)}
-	}
-	if toolErr != "" {
-		log.Warn("unusable tool call", "error_type", continuation.ErrTool, "err", toolErr, "action", toolRule.Action)
-		if nc.Event == nil {
-			nc.Event = &store.EventNote{Level: "warn", Type: "tool_error", Message: toolErr}
-		}
-	}
-	// The save must happen even if the task's context ended during the call:
-	// the response is paid for.
-	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	status, err := claim.Save(saveCtx, nc)
-	if errors.Is(err, store.ErrChunkExists) {
-		log.Warn("chunk was stored by another delivery; this call's response is discarded")
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	log.Debug("chunk stored", "finish_reason", resp.Finish, "output_tokens", usage.Output,
-		"decision", outcome.Decision, "resolved_by", outcome.ResolvedBy, "stop_reason", outcome.StopReason)
-	switch status {
-	case store.StatusRunning, store.StatusQueued:
-		return h.cfg.Tasks.Chunk(ctx, job.ID, p.Seq+1)
-	case store.StatusMerging:
-		log.Info("generation ended; merging", "stop_reason", outcome.StopReason, "chunks", p.Seq+1)
-		return h.cfg.Tasks.Merge(ctx, job.ID)
-	}
-	return nil
-}
-
 // recordCall feeds a model call into the metrics.
 func (h *Handlers) recordCall(model string, price *store.Price, resp continuation.Response, err error) {
 	if h.cfg.Metrics == nil {
@@ -358,10 +164,11 @@ func (h *Handlers) recordCall(model string, price *store.Price, resp continuatio
 	h.cfg.Metrics.Call(model, outcome, resp.Latency, u.Input, u.Cached, u.Output, u.Reasoning, Cost(price, u))
 }
 
-// cancelled reports whether the job was cancelled (asked after a call was
-// aborted, so the context of the task is not used).
-func (h *Handlers) cancelled(jobID string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// cancelled reports whether the job was cancelled. It is asked after a call
+// was aborted, when the task's context has ended, so it keeps only ctx's
+// values.
+func (h *Handlers) cancelled(ctx context.Context, jobID string) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	j, err := h.cfg.Store.GetJob(ctx, jobID)
 	return err == nil && j.Status == store.StatusCancelled
@@ -369,21 +176,22 @@ func (h *Handlers) cancelled(jobID string) bool {
 
 // callCancelled records a call aborted by the user's cancel — it may have
 // been billed in part — and ends the task without a retry.
-func (h *Handlers) callCancelled(log *slog.Logger, c *store.Claim, taskID string, attempt int, started time.Time, resp continuation.Response) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func (h *Handlers) callCancelled(ctx context.Context, r *chunkRun) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
-	if _, err := c.Fail(ctx, store.CallFailure{TaskID: taskID, Attempt: attempt, Counted: false, ErrorType: "cancelled",
-		Error: "the job was cancelled during the call; the call was aborted", Started: started, Latency: time.Since(started)}, nil); err != nil {
+	if _, err := r.claim.Fail(ctx, store.CallFailure{TaskID: r.taskID, Attempt: r.attempt, Counted: false, ErrorType: "cancelled",
+		Error: "the job was cancelled during the call; the call was aborted", Started: r.started, Latency: time.Since(r.started)}, nil); err != nil {
 		return err
 	}
-	log.Info("model call aborted: the job was cancelled")
+	r.log.Info("model call aborted: the job was cancelled")
 	return nil
 }
 
 // failBeforeCall records a delivery that stopped before calling the model
 // (nothing was billed) and has asynq retry it.
-func (h *Handlers) failBeforeCall(ctx context.Context, c *store.Claim, taskID string, attempt int, cause error) error {
-	_, err := c.Fail(ctx, store.CallFailure{TaskID: taskID, Attempt: attempt, Counted: true, ErrorType: "internal",
+func (h *Handlers) failBeforeCall(ctx context.Context, r *chunkRun, cause error) error {
+	c := r.claim
+	_, err := c.Fail(ctx, store.CallFailure{TaskID: r.taskID, Attempt: r.attempt, Counted: true, ErrorType: "internal",
 		Error: "no call made: " + cause.Error(), Started: time.Now()}, nil)
 	return errors.Join(fmt.Errorf("job %s chunk %d: %w", c.Job.ID, c.Seq, cause), err)
 }
@@ -392,90 +200,114 @@ func (h *Handlers) failBeforeCall(ctx context.Context, c *store.Claim, taskID st
 // retry the task (with backoff, or after a rate limit's Retry-After), or
 // stop the job's generation. prior is how many attempts at this chunk failed
 // before with the same error type, or -1 when the caller has not asked.
-func (h *Handlers) callFailed(ctx context.Context, log *slog.Logger, c *store.Claim, cont Continuation, taskID string,
-	attempt int, started time.Time, price *store.Price, resp continuation.Response, callErr error, prior int) error {
+func (h *Handlers) callFailed(ctx context.Context, r *chunkRun, callErr error, prior int) error {
 	ce := continuation.Classify(callErr)
-	msg := ce.Error()
-	if resp.ID != "" {
-		log = log.With("response_id", resp.ID)
+	log := r.log
+	if r.resp.ID != "" {
+		log = log.With("response_id", r.resp.ID)
 	}
 	if ce.Malformed {
-		log.Error("malformed response from the provider", "err", msg)
+		log.Error("malformed response from the provider", "err", ce.Error())
 	}
-	rule := cont.Policy().RuleFor(ce.Type)
+	rule := r.cont.Policy().RuleFor(ce.Type)
 	// A rate-limit wait under the default rule is the provider's pacing,
 	// not a failure: it does not count against asynq's failure budget.
-	waiting := ce.Type == continuation.ErrRateLimit && rule.Action == continuation.ActionRetry
-	f := store.CallFailure{TaskID: taskID, Attempt: attempt, Counted: !waiting,
-		ResponseID: resp.ID, HTTPStatus: ce.HTTPStatus, ErrorType: string(ce.Type), Error: msg,
-		Started: started, Latency: resp.Latency}
-	if resp.Usage != (continuation.Usage{}) {
-		u := store.Usage(resp.Usage)
-		f.Usage, f.CostUSD = &u, Cost(price, u)
-	}
+	waiting := ce.Type == carryovertype.ErrRateLimit && rule.Action == carryovertype.ActionRetry
 	limit := rule.MaxConsecutiveRetries
 	if waiting && limit == 0 {
 		limit = h.cfg.MaxRateLimitWaits
 	}
-	if rule.Action != continuation.ActionRetry {
+	if rule.Action != carryovertype.ActionRetry {
 		prior = 0
 	} else if prior < 0 {
-		n, err := c.Failures(ctx, string(ce.Type))
+		n, err := r.claim.Failures(ctx, string(ce.Type))
 		if err != nil {
-			c.Release()
+			r.claim.Release()
 			return err
 		}
 		prior = n
 	}
 	maxRetry, _ := asynq.GetMaxRetry(ctx)
-	var stop continuation.StopReason
-	var ignored bool
-	switch {
-	case rule.Action == continuation.ActionStop:
-		stop = continuation.StopErrorForbade
-	case rule.Action == continuation.ActionIgnore:
-		stop, ignored = continuation.StopErrorForbade, true
-	case prior >= limit:
-		stop = continuation.StopRetryLimit
-	case attempt >= maxRetry:
-		// asynq checks the retry count before IsFailure, so even a rate-limit
-		// wait would be archived now: stop instead.
-		stop = continuation.StopRetryLimit
-	}
-	var st *store.Stop
-	if stop != "" {
-		st = &store.Stop{Reason: string(stop), Error: msg, Merge: ignored || cont.OnFailure == OnFailurePartial}
-		if ignored {
-			st.Error = IgnoredErrorPrefix + msg
-		}
-	}
-	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	stop := policyStop(rule, prior, limit, r.attempt, maxRetry)
+	st := r.stopFor(stop, rule, ce.Error())
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
-	status, err := c.Fail(saveCtx, f, st)
+	status, err := r.claim.Fail(saveCtx, r.failure(ce, waiting), st)
 	if err != nil {
 		return err
 	}
 	if st == nil {
-		if waiting {
-			wait := max(ce.RetryAfter, time.Second)
-			log.Warn("rate limited; waiting as the provider asked", "retry_after", wait, "err", msg)
-			return &RetryLater{Delay: wait, Reason: msg}
-		}
-		delay := backoff(prior)
-		log.Warn("model call failed; the error policy retries it", "error_type", ce.Type, "err", msg, "attempt", attempt,
-			"retry", prior+1, "of", limit, "in", delay.Round(time.Millisecond))
-		return &retryError{delay: delay, err: fmt.Errorf("chunk %d of job %s: %w", c.Seq, c.Job.ID, ce)}
+		return r.retry(log, ce, waiting, prior, limit)
 	}
-	log.Error("model call failed; stopping the job", "error_type", ce.Type, "err", msg, "stop_reason", stop,
+	log.Error("model call failed; stopping the job", "error_type", ce.Type, "err", ce.Error(), "stop_reason", stop,
 		"action", rule.Action, "status", status)
 	if status == store.StatusFailed {
 		h.cfg.Metrics.JobFinished(status, string(stop))
-		h.notify(ctx, c.Job, status)
+		h.notify(ctx, r.claim.Job, status)
 	}
 	if status == store.StatusMerging {
-		return h.cfg.Tasks.Merge(ctx, c.Job.ID)
+		return h.cfg.Tasks.Merge(ctx, r.claim.Job.ID)
 	}
 	return nil
+}
+
+// policyStop is the stop reason a failed call under rule ends generation
+// with, or "" when the call is to be retried. prior is how many attempts
+// failed before with the same error type, limit how many the rule allows.
+func policyStop(rule carryovertype.Rule, prior, limit, attempt, maxRetry int) continuation.StopReason {
+	switch {
+	case rule.Action == carryovertype.ActionStop, rule.Action == carryovertype.ActionIgnore:
+		return continuation.StopErrorForbade
+	case prior >= limit:
+		return continuation.StopRetryLimit
+	case attempt >= maxRetry:
+		// asynq checks the retry count before IsFailure, so even a rate-limit
+		// wait would be archived now: stop instead.
+		return continuation.StopRetryLimit
+	}
+	return ""
+}
+
+// stopFor is the job's stop for a failed call, nil when it is retried. An
+// ignored error is merged (as partial) whatever on_failure says.
+func (r *chunkRun) stopFor(stop continuation.StopReason, rule carryovertype.Rule, msg string) *store.Stop {
+	if stop == "" {
+		return nil
+	}
+	ignored := rule.Action == carryovertype.ActionIgnore
+	st := &store.Stop{Reason: string(stop), Error: msg, Merge: ignored || r.cont.OnFailure == carryovertype.OnFailurePartial}
+	if ignored {
+		st.Error = IgnoredErrorPrefix + msg
+	}
+	return st
+}
+
+// failure is the record of a failed call; a rate-limit wait is not counted
+// as a failure, and whatever usage the response reported is priced.
+func (r *chunkRun) failure(ce *continuation.CallError, waiting bool) store.CallFailure {
+	f := store.CallFailure{TaskID: r.taskID, Attempt: r.attempt, Counted: !waiting,
+		ResponseID: r.resp.ID, HTTPStatus: ce.HTTPStatus, ErrorType: string(ce.Type), Error: ce.Error(),
+		Started: r.started, Latency: r.resp.Latency}
+	if r.resp.Usage != (continuation.Usage{}) {
+		u := store.Usage(r.resp.Usage)
+		f.Usage, f.CostUSD = &u, Cost(r.price, u)
+	}
+	return f
+}
+
+// retry is the task's error for a failed call the policy retries: a wait
+// as long as the provider asked, or the policy's backoff.
+func (r *chunkRun) retry(log *slog.Logger, ce *continuation.CallError, waiting bool, prior, limit int) error {
+	msg := ce.Error()
+	if waiting {
+		wait := max(ce.RetryAfter, time.Second)
+		log.Warn("rate limited; waiting as the provider asked", "retry_after", wait, "err", msg)
+		return &RetryLater{Delay: wait, Reason: msg}
+	}
+	delay := backoff(prior)
+	log.Warn("model call failed; the error policy retries it", "error_type", ce.Type, "err", msg, "attempt", r.attempt,
+		"retry", prior+1, "of", limit, "in", delay.Round(time.Millisecond))
+	return &retryError{delay: delay, err: fmt.Errorf("chunk %d of job %s: %w", r.claim.Seq, r.claim.Job.ID, ce)}
 }
 
 // IgnoredErrorPrefix marks a job error the error policy ignored: the job is
@@ -511,18 +343,12 @@ func (h *Handlers) ensureNext(ctx context.Context, jobID, status string, nextSeq
 	return nil
 }
 
-func decodeContinuation(raw json.RawMessage) (Continuation, error) {
-	var c Continuation
+func decodeContinuation(raw json.RawMessage) (carryovertype.Continuation, error) {
+	var c carryovertype.Continuation
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return c, fmt.Errorf("job continuation settings: %w", err)
 	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = DefaultMaxAttempts
-	}
-	if c.OnFailure == "" {
-		c.OnFailure = OnFailurePartial
-	}
-	return c, nil
+	return continuationDefaults(c), nil
 }
 
 // call makes one model call within the call timeout; a call that runs out
@@ -534,8 +360,8 @@ func (h *Handlers) call(ctx context.Context, req continuation.CallRequest) (cont
 	cctx, cancel := context.WithTimeout(ctx, h.cfg.CallTimeout)
 	defer cancel()
 	resp, err := h.cfg.Provider.Call(cctx, req)
-	if err != nil && ctx.Err() == nil && cctx.Err() == context.DeadlineExceeded {
-		err = &continuation.CallError{Type: continuation.ErrTimeout,
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		err = &continuation.CallError{Type: carryovertype.ErrTimeout,
 			Err: fmt.Errorf("no complete reply within the call timeout (%s): %w", h.cfg.CallTimeout, err)}
 	}
 	return resp, err

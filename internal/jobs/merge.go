@@ -3,12 +3,14 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/merge"
 	"github.com/carryover/carryover/internal/store"
@@ -66,7 +68,7 @@ type Metadata struct {
 // ChunkToolCall is a tool call with the chunk it came in.
 type ChunkToolCall struct {
 	Seq int `json:"seq"`
-	continuation.ToolCall
+	carryovertype.ToolCall
 }
 
 // IncompleteDetail is one chunk's incomplete_details.
@@ -97,13 +99,13 @@ type Durations struct {
 // twice writes the same result twice.
 func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 	var p MergePayload
-	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.JobID == "" {
-		return fmt.Errorf("merge task payload %q: %v: %w", t.Payload(), err, asynq.SkipRetry)
+	if err := decodePayload("merge", t.Payload(), &p); err != nil {
+		return err
 	}
 	log := h.log.With("job_id", p.JobID)
 	in, err := h.cfg.Store.LoadMerge(ctx, p.JobID)
 	if err != nil {
-		if err == store.ErrNotFound {
+		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}
 		return err
@@ -165,87 +167,18 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 // MergeChunks runs the merger for a job's stored chunks and builds the
 // metadata; the worker's `merge` subcommand runs the same merger.
 func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result, Metadata, error) {
+	meta := newMetadata(job, len(chunks))
 	in := make([]merge.Chunk, len(chunks))
-	meta := Metadata{
-		JobID: job.ID, Model: job.Model, Format: job.Format, CostCurrency: "USD",
-		ChunkCount:        len(chunks),
-		FinishReasons:     make([]string, len(chunks)),
-		IncompleteDetails: []IncompleteDetail{},
-		ResponseIDs:       make([]string, 0, len(chunks)),
-		ChunkSizes:        make([]int, len(chunks)),
-		Decisions:         make([]ChunkDecisionNote, len(chunks)),
-		Prompts:           make([]string, len(chunks)),
-		ChunkInputTokens:  make([]int64, len(chunks)),
-	}
-	if job.StopReason != nil {
-		meta.StopReason = *job.StopReason
-	}
-	meta.Durations.ChunkModelMS = make([]int64, len(chunks))
 	for i, c := range chunks {
 		in[i] = merge.Chunk{Seq: c.Seq, Text: c.Content, FinishReason: c.FinishReason}
-		meta.FinishReasons[i] = c.FinishReason
-		meta.ChunkSizes[i] = len(c.Content)
-		if c.IncompleteReason != nil {
-			meta.IncompleteDetails = append(meta.IncompleteDetails, IncompleteDetail{Seq: c.Seq, Reason: *c.IncompleteReason})
-		}
-		if c.ResponseID != nil {
-			meta.ResponseIDs = append(meta.ResponseIDs, *c.ResponseID)
-		}
-		meta.TotalInputTokens += c.Usage.Input
-		meta.TotalCachedTokens += c.Usage.Cached
-		meta.TotalOutputTokens += c.Usage.Output
-		meta.TotalReasoningTokens += c.Usage.Reasoning
-		if c.CostUSD != nil {
-			meta.TotalCostEstimate = addCost(meta.TotalCostEstimate, *c.CostUSD)
-		}
-		meta.Durations.ModelMS += c.LatencyMS
-		meta.Durations.ChunkModelMS[i] = c.LatencyMS
-		// The outcome's columns, not its JSON: decoding every chunk's
-		// evaluations was the merge's largest cost.
-		note := ChunkDecisionNote{Seq: c.Seq, ShouldContinue: c.ShouldContinue, ResolvedBy: c.ResolvedBy}
-		if c.StopReason != nil {
-			note.StopReason = *c.StopReason
-		}
-		meta.Decisions[i] = note
-		meta.Strategy = c.Strategy
-		meta.Prompts[i] = c.Prompt
-		meta.ChunkInputTokens[i] = c.Usage.Input
-		if len(c.ToolCalls) > 0 {
-			var calls []continuation.ToolCall
-			if err := json.Unmarshal(c.ToolCalls, &calls); err == nil {
-				for _, tc := range calls {
-					meta.ToolCalls = append(meta.ToolCalls, ChunkToolCall{Seq: c.Seq, ToolCall: tc})
-				}
-			}
-		}
-		if c.StreamBroken {
-			meta.StreamBreaks = append(meta.StreamBreaks, c.Seq)
-		}
+		meta.addChunk(i, c)
 	}
-	if n := len(chunks); n > 0 {
-		meta.WasContinued = n > 1
-		meta.ContinuationCount = n - 1
-	}
-	if job.StartedAt != nil {
-		meta.Durations.QueueMS = job.StartedAt.Sub(job.CreatedAt).Milliseconds()
-	}
-	meta.Durations.TotalMS = time.Since(job.CreatedAt).Milliseconds()
-	meta.Durations.ActiveMS = job.ActiveMS
-	if job.StartedAt != nil {
-		meta.Durations.ActiveMS += time.Since(*job.StartedAt).Milliseconds()
-	}
+	meta.addDurations(job)
 	res, err := merge.Merge(merge.Options{Format: job.Format, Hint: hint}, in)
 	if err != nil {
 		return res, meta, err
 	}
-	meta.MergeStrategyUsed = res.Strategy
-	meta.MergeSuccess = res.Success
-	meta.MergeError = res.Error
-	meta.FinalRecordCount = res.RecordCount
-	meta.TruncationPoints = res.TruncationPoints
-	meta.Joins = res.Joins
-	meta.Envelope = res.Envelope
-	meta.Detection = res.Detection
+	meta.addMerge(res)
 	opts, err := decodeOptions(job.Options)
 	if err != nil {
 		return res, meta, err
@@ -256,6 +189,97 @@ func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result
 		meta.SchemaValid = &ok
 	}
 	return res, meta, nil
+}
+
+// newMetadata is a job's metadata before its n chunks are added, with every
+// per-chunk list sized for them.
+func newMetadata(job store.Job, n int) Metadata {
+	meta := Metadata{
+		JobID: job.ID, Model: job.Model, Format: job.Format, CostCurrency: "USD",
+		ChunkCount:        n,
+		FinishReasons:     make([]string, n),
+		IncompleteDetails: []IncompleteDetail{},
+		ResponseIDs:       make([]string, 0, n),
+		ChunkSizes:        make([]int, n),
+		Decisions:         make([]ChunkDecisionNote, n),
+		Prompts:           make([]string, n),
+		ChunkInputTokens:  make([]int64, n),
+	}
+	if job.StopReason != nil {
+		meta.StopReason = *job.StopReason
+	}
+	meta.Durations.ChunkModelMS = make([]int64, n)
+	if n > 0 {
+		meta.WasContinued = n > 1
+		meta.ContinuationCount = n - 1
+	}
+	return meta
+}
+
+// addChunk adds chunk i's figures, decision and tool calls.
+func (m *Metadata) addChunk(i int, c store.Chunk) {
+	m.FinishReasons[i] = c.FinishReason
+	m.ChunkSizes[i] = len(c.Content)
+	if c.IncompleteReason != nil {
+		m.IncompleteDetails = append(m.IncompleteDetails, IncompleteDetail{Seq: c.Seq, Reason: *c.IncompleteReason})
+	}
+	if c.ResponseID != nil {
+		m.ResponseIDs = append(m.ResponseIDs, *c.ResponseID)
+	}
+	m.TotalInputTokens += c.Usage.Input
+	m.TotalCachedTokens += c.Usage.Cached
+	m.TotalOutputTokens += c.Usage.Output
+	m.TotalReasoningTokens += c.Usage.Reasoning
+	if c.CostUSD != nil {
+		m.TotalCostEstimate = addCost(m.TotalCostEstimate, *c.CostUSD)
+	}
+	m.Durations.ModelMS += c.LatencyMS
+	m.Durations.ChunkModelMS[i] = c.LatencyMS
+	// The outcome's columns, not its JSON: decoding every chunk's
+	// evaluations was the merge's largest cost.
+	note := ChunkDecisionNote{Seq: c.Seq, ShouldContinue: c.ShouldContinue, ResolvedBy: c.ResolvedBy}
+	if c.StopReason != nil {
+		note.StopReason = *c.StopReason
+	}
+	m.Decisions[i] = note
+	m.Strategy = c.Strategy
+	m.Prompts[i] = c.Prompt
+	m.ChunkInputTokens[i] = c.Usage.Input
+	if len(c.ToolCalls) > 0 {
+		var calls []carryovertype.ToolCall
+		if err := json.Unmarshal(c.ToolCalls, &calls); err == nil {
+			for _, tc := range calls {
+				m.ToolCalls = append(m.ToolCalls, ChunkToolCall{Seq: c.Seq, ToolCall: tc})
+			}
+		}
+	}
+	if c.StreamBroken {
+		m.StreamBreaks = append(m.StreamBreaks, c.Seq)
+	}
+}
+
+// addDurations adds the job's queue, total and active time up to now.
+func (m *Metadata) addDurations(job store.Job) {
+	if job.StartedAt != nil {
+		m.Durations.QueueMS = job.StartedAt.Sub(job.CreatedAt).Milliseconds()
+	}
+	m.Durations.TotalMS = time.Since(job.CreatedAt).Milliseconds()
+	m.Durations.ActiveMS = job.ActiveMS
+	if job.StartedAt != nil {
+		m.Durations.ActiveMS += time.Since(*job.StartedAt).Milliseconds()
+	}
+}
+
+// addMerge adds what the merger did.
+func (m *Metadata) addMerge(res merge.Result) {
+	m.MergeStrategyUsed = res.Strategy
+	m.MergeSuccess = res.Success
+	m.MergeError = res.Error
+	m.FinalRecordCount = res.RecordCount
+	m.TruncationPoints = res.TruncationPoints
+	m.Joins = res.Joins
+	m.Envelope = res.Envelope
+	m.Detection = res.Detection
 }
 
 // FinalStatus decides how a merged job ends: succeeded only when the model
@@ -277,7 +301,7 @@ func FinalStatus(job store.Job, meta Metadata) (status, errMsg string) {
 	}
 	ignored := job.Error != nil && strings.HasPrefix(*job.Error, IgnoredErrorPrefix)
 	cont, err := decodeContinuation(job.Continuation)
-	if err == nil && cont.OnFailure == OnFailureRaise && !ignored {
+	if err == nil && cont.OnFailure == carryovertype.OnFailureRaise && !ignored {
 		return store.StatusFailed, errMsg
 	}
 	return store.StatusPartial, errMsg
@@ -297,7 +321,7 @@ func requestText(job store.Job) (string, error) {
 
 // inputText is a request's own words: its instructions and its input.
 func inputText(instructions string, in continuation.Input) string {
-	return Request{Instructions: instructions, Input: Input{Prompt: in.Prompt, Messages: in.Messages}}.Text()
+	return ownWords(carryovertype.Request{Instructions: instructions, Input: carryovertype.Input{Prompt: in.Prompt, Messages: in.Messages}})
 }
 
 func addCost(total *float64, c float64) *float64 {

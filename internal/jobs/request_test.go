@@ -7,17 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/store"
 )
 
 func TestNormalizeDefaults(t *testing.T) {
-	r, err := Request{Model: " gpt-4.1-mini ", Input: Input{Prompt: "hi"}}.Normalize()
+	r, err := Normalize(carryovertype.Request{Model: " gpt-4.1-mini ", Input: carryovertype.Input{Prompt: "hi"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Model != "gpt-4.1-mini" || r.Format != "auto" || r.MaxOutputTokens != DefaultMaxOutputTokens ||
-		!r.Continuation.EnabledOrDefault() || r.Continuation.MaxAttempts != 10 || r.Continuation.OnFailure != OnFailurePartial {
+	if r.Model != "gpt-4.1-mini" || r.Format != "auto" || r.MaxOutputTokens != carryovertype.DefaultMaxOutputTokens ||
+		!r.Continuation.EnabledOrDefault() || r.Continuation.MaxAttempts != 10 || r.Continuation.OnFailure != carryovertype.OnFailurePartial {
 		t.Fatalf("defaults not applied: %+v", r)
 	}
 }
@@ -25,28 +25,28 @@ func TestNormalizeDefaults(t *testing.T) {
 func TestNormalizeNamesEveryBadField(t *testing.T) {
 	tests := []struct {
 		name   string
-		req    Request
+		req    carryovertype.Request
 		fields []string
 	}{
-		{"nothing", Request{}, []string{"model", "input"}},
-		{"max_attempts high", Request{Model: "m", Input: Input{Prompt: "p"}, Continuation: Continuation{MaxAttempts: 51}}, []string{"continuation.max_attempts"}},
-		{"max_attempts negative", Request{Model: "m", Input: Input{Prompt: "p"}, Continuation: Continuation{MaxAttempts: -1}}, []string{"continuation.max_attempts"}},
-		{"on_failure", Request{Model: "m", Input: Input{Prompt: "p"}, Continuation: Continuation{OnFailure: "retry"}}, []string{"continuation.on_failure"}},
-		{"format", Request{Model: "m", Input: Input{Prompt: "p"}, Format: "xml"}, []string{"format"}},
-		{"max_output_tokens", Request{Model: "m", Input: Input{Prompt: "p"}, MaxOutputTokens: 5}, []string{"max_output_tokens"}},
-		{"metadata", Request{Model: "m", Input: Input{Prompt: "p"}, Metadata: json.RawMessage(`{bad`)}, []string{"metadata"}},
-		{"idempotency_key", Request{Model: "m", Input: Input{Prompt: "p"}, IdempotencyKey: strings.Repeat("k", 300)}, []string{"idempotency_key"}},
-		{"message role and content", Request{Model: "m", Input: Input{Messages: []continuation.Message{{Role: "robot", Content: " "}}}},
+		{"nothing", carryovertype.Request{}, []string{"model", "input"}},
+		{"max_attempts high", carryovertype.Request{Model: "m", Input: carryovertype.Input{Prompt: "p"}, Continuation: carryovertype.Continuation{MaxAttempts: 51}}, []string{"continuation.max_attempts"}},
+		{"max_attempts negative", carryovertype.Request{Model: "m", Input: carryovertype.Input{Prompt: "p"}, Continuation: carryovertype.Continuation{MaxAttempts: -1}}, []string{"continuation.max_attempts"}},
+		{"on_failure", carryovertype.Request{Model: "m", Input: carryovertype.Input{Prompt: "p"}, Continuation: carryovertype.Continuation{OnFailure: "retry"}}, []string{"continuation.on_failure"}},
+		{"format", carryovertype.Request{Model: "m", Input: carryovertype.Input{Prompt: "p"}, Format: "xml"}, []string{"format"}},
+		{"max_output_tokens", carryovertype.Request{Model: "m", Input: carryovertype.Input{Prompt: "p"}, MaxOutputTokens: 5}, []string{"max_output_tokens"}},
+		{"metadata", carryovertype.Request{Model: "m", Input: carryovertype.Input{Prompt: "p"}, Metadata: json.RawMessage(`{bad`)}, []string{"metadata"}},
+		{"idempotency_key", carryovertype.Request{Model: "m", Input: carryovertype.Input{Prompt: "p"}, IdempotencyKey: strings.Repeat("k", 300)}, []string{"idempotency_key"}},
+		{"message role and content", carryovertype.Request{Model: "m", Input: carryovertype.Input{Messages: []carryovertype.Message{{Role: "robot", Content: " "}}}},
 			[]string{"input[0].role", "input[0].content"}},
-		{"budgets", Request{Model: "m", Input: Input{Prompt: "p"}, Continuation: Continuation{MaxTotalOutputTokens: -1, MaxCostUSD: -0.5,
+		{"budgets", carryovertype.Request{Model: "m", Input: carryovertype.Input{Prompt: "p"}, Continuation: carryovertype.Continuation{MaxTotalOutputTokens: -1, MaxCostUSD: -0.5,
 			TimeLimitSeconds: -3, StopSequence: strings.Repeat("s", 201)}},
 			[]string{"continuation.max_total_output_tokens", "continuation.max_cost_usd", "continuation.time_limit_seconds", "continuation.stop_sequence"}},
-		{"prompt and messages", Request{Model: "m", Input: Input{Prompt: "p", Messages: []continuation.Message{{Role: "user", Content: "x"}}}}, []string{"input"}},
+		{"prompt and messages", carryovertype.Request{Model: "m", Input: carryovertype.Input{Prompt: "p", Messages: []carryovertype.Message{{Role: "user", Content: "x"}}}}, []string{"input"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := tt.req.Normalize()
-			var ve *ValidationError
+			_, err := Normalize(tt.req)
+			var ve *carryovertype.ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("want a ValidationError, got %v", err)
 			}
@@ -70,7 +70,7 @@ func TestNormalizeNamesEveryBadField(t *testing.T) {
 }
 
 func TestInputJSON(t *testing.T) {
-	var r Request
+	var r carryovertype.Request
 	if err := json.Unmarshal([]byte(`{"model":"m","input":"hello"}`), &r); err != nil || r.Input.Prompt != "hello" {
 		t.Fatalf("string input: %+v %v", r.Input, err)
 	}
@@ -84,21 +84,21 @@ func TestInputJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"model":"m","input":42}`), &r); err == nil {
 		t.Fatal("number input accepted")
 	}
-	b, _ := json.Marshal(Input{Messages: []continuation.Message{{Role: "user", Content: "x"}}})
+	b, _ := json.Marshal(carryovertype.Input{Messages: []carryovertype.Message{{Role: "user", Content: "x"}}})
 	if string(b) != `[{"role":"user","content":"x"}]` {
 		t.Fatalf("marshal: %s", b)
 	}
 }
 
 func TestHashIgnoresIdempotencyKeyOnly(t *testing.T) {
-	a := Request{Model: "m", Input: Input{Prompt: "p"}, IdempotencyKey: "k1"}
+	a := carryovertype.Request{Model: "m", Input: carryovertype.Input{Prompt: "p"}, IdempotencyKey: "k1"}
 	b := a
 	b.IdempotencyKey = "k2"
-	if a.hash() != b.hash() {
+	if requestHash(a) != requestHash(b) {
 		t.Fatal("the key must not change the request hash")
 	}
 	b.Input.Prompt = "q"
-	if a.hash() == b.hash() {
+	if requestHash(a) == requestHash(b) {
 		t.Fatal("a different prompt must change the hash")
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/carryovertype"
 )
 
 // toolName is the shape OpenAI accepts for function and schema names.
@@ -47,17 +47,17 @@ func checkTools(raw json.RawMessage) string {
 }
 
 // checkJSONSchema validates a structured-output request.
-func checkJSONSchema(s *continuation.JSONSchema) []FieldError {
-	var errs []FieldError
+func checkJSONSchema(s *carryovertype.JSONSchema) []carryovertype.FieldError {
+	var errs []carryovertype.FieldError
 	if !toolName.MatchString(s.Name) {
-		errs = append(errs, FieldError{Field: "json_schema.name", Message: fmt.Sprintf("must be 1-64 letters, digits, '_' or '-', got %q", s.Name)})
+		errs = append(errs, carryovertype.FieldError{Field: "json_schema.name", Message: fmt.Sprintf("must be 1-64 letters, digits, '_' or '-', got %q", s.Name)})
 	}
 	if len(s.Schema) == 0 {
-		errs = append(errs, FieldError{Field: "json_schema.schema", Message: "is required"})
+		errs = append(errs, carryovertype.FieldError{Field: "json_schema.schema", Message: "is required"})
 	} else if len(s.Schema) > maxToolsBytes {
-		errs = append(errs, FieldError{Field: "json_schema.schema", Message: fmt.Sprintf("is larger than %d bytes", maxToolsBytes)})
+		errs = append(errs, carryovertype.FieldError{Field: "json_schema.schema", Message: fmt.Sprintf("is larger than %d bytes", maxToolsBytes)})
 	} else if _, err := compileSchema(s.Schema); err != nil {
-		errs = append(errs, FieldError{Field: "json_schema.schema", Message: "is not a valid JSON Schema: " + err.Error()})
+		errs = append(errs, carryovertype.FieldError{Field: "json_schema.schema", Message: "is not a valid JSON Schema: " + err.Error()})
 	}
 	return errs
 }
@@ -92,7 +92,7 @@ func (noLoader) Load(url string) (any, error) {
 
 // validateAgainst checks a merged document against the job's schema; it
 // returns "" when the document conforms.
-func validateAgainst(s *continuation.JSONSchema, content string) string {
+func validateAgainst(s *carryovertype.JSONSchema, content string) string {
 	sch, err := compileSchema(s.Schema)
 	if err != nil {
 		return "schema does not compile: " + err.Error()

@@ -35,6 +35,23 @@ type MergePayload struct {
 	JobID string `json:"job_id"`
 }
 
+func (p *ChunkPayload) jobID() string   { return p.JobID }
+func (p *MergePayload) jobID() string   { return p.JobID }
+func (p *WebhookPayload) jobID() string { return p.JobID }
+
+// decodePayload reads a task's payload into p. A payload that cannot be read
+// or names no job will never succeed, so its error skips asynq's retries.
+func decodePayload(task string, raw []byte, p interface{ jobID() string }) error {
+	err := json.Unmarshal(raw, p)
+	if err == nil && p.jobID() == "" {
+		err = errors.New("no job_id")
+	}
+	if err != nil {
+		return fmt.Errorf("%s task payload %q: %w: %w", task, raw, err, asynq.SkipRetry)
+	}
+	return nil
+}
+
 // ChunkTaskID is the deterministic asynq TaskID of a chunk task: asynq refuses
 // a second task with the same ID while the first is queued or running.
 func ChunkTaskID(jobID string, seq int) string { return fmt.Sprintf("job:%s:chunk:%d", jobID, seq) }
@@ -78,20 +95,24 @@ func (d *Dispatcher) Queues() Queues { return d.queues }
 
 // Chunk enqueues chunk seq of a job under its canonical TaskID.
 func (d *Dispatcher) Chunk(ctx context.Context, jobID string, seq int) error {
-	return d.chunk(ctx, jobID, seq, ChunkTaskID(jobID, seq))
+	return d.ChunkWithID(ctx, jobID, seq, ChunkTaskID(jobID, seq))
 }
 
-func (d *Dispatcher) chunk(ctx context.Context, jobID string, seq int, taskID string) error {
+// ChunkWithID enqueues chunk seq of a job under taskID: the canonical one,
+// or one of its own when a task under the canonical one may be stranded (a
+// recovery copy, a resumed job).
+func (d *Dispatcher) ChunkWithID(ctx context.Context, jobID string, seq int, taskID string) error {
 	b, _ := json.Marshal(ChunkPayload{JobID: jobID, Seq: seq})
 	return d.enqueue(ctx, asynq.NewTask(TypeChunk, b), taskID, d.queues.Chunk)
 }
 
 // Merge enqueues a job's merge under its canonical TaskID.
 func (d *Dispatcher) Merge(ctx context.Context, jobID string) error {
-	return d.merge(ctx, jobID, MergeTaskID(jobID))
+	return d.MergeWithID(ctx, jobID, MergeTaskID(jobID))
 }
 
-func (d *Dispatcher) merge(ctx context.Context, jobID, taskID string) error {
+// MergeWithID enqueues a job's merge under taskID (see ChunkWithID).
+func (d *Dispatcher) MergeWithID(ctx context.Context, jobID, taskID string) error {
 	b, _ := json.Marshal(MergePayload{JobID: jobID})
 	return d.enqueue(ctx, asynq.NewTask(TypeMerge, b), taskID, d.queues.Merge)
 }

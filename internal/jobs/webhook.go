@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -48,12 +49,12 @@ func (h *Handlers) notify(ctx context.Context, j store.Job, status string) {
 // a failed delivery is retried by the queue with backoff.
 func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) error {
 	var p WebhookPayload
-	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.JobID == "" {
-		return fmt.Errorf("webhook task payload %q: %v: %w", t.Payload(), err, asynq.SkipRetry)
+	if err := decodePayload("webhook", t.Payload(), &p); err != nil {
+		return err
 	}
 	j, err := h.cfg.Store.GetJob(ctx, p.JobID)
 	if err != nil {
-		if err == store.ErrNotFound {
+		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}
 		return err

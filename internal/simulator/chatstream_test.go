@@ -221,91 +221,106 @@ func TestBreak(t *testing.T) {
 			if !stream {
 				name = api + "/plain"
 			}
-			t.Run(name, func(t *testing.T) {
-				sim, client := newTestClient(t, Config{})
-				ctx := context.Background()
-				prompt := "[[sim format=markdown size=4000 seed=8 tag=b faults=break@1]]"
-				doc, _, _ := DocumentFor(prompt)
-				first := readBroken(t, client, api, stream, prompt, nil, "", 100)
-				if first.err != nil || !first.terminal {
-					t.Fatalf("depth 0: %+v", first)
-				}
-				a0 := first.text
-				var firstID string
-				if api == apiResponses {
-					r, err := newResponse(ctx, client, prompt, "", 100) // the same first turn, to continue from by id
-					if err != nil || r.OutputText() != a0 {
-						t.Fatal("depth 0 not reproducible", err)
-					}
-					firstID = r.ID
-				}
-				broken := readBroken(t, client, api, stream, prompt, []string{a0}, firstID, 100)
-				if broken.err == nil || broken.terminal {
-					t.Fatalf("break: %+v", broken)
-				}
-				var apiErr *openai.Error
-				if errors.As(broken.err, &apiErr) {
-					t.Fatalf("a broken connection is not an API error: %v", broken.err)
-				}
-				full, _ := advance(doc, len(a0), 100)
-				whole := doc[len(a0):full]
-				if !stream && broken.text != "" {
-					t.Fatalf("plain request got text %q", broken.text)
-				}
-				if stream && (broken.text != whole[:len(broken.text)] || len(broken.text) < len(whole)/3 || len(broken.text) > 2*len(whole)/3+4*deltaTokens) {
-					t.Fatalf("stream delivered %d of %d bytes: %q", len(broken.text), len(whole), broken.text)
-				}
-				if api == apiResponses && stream {
-					if broken.id == "" {
-						t.Fatal("no response.created before the break")
-					}
-					if _, err := client.Responses.Get(ctx, broken.id, responses.ResponseGetParams{}); err == nil {
-						t.Fatal("a broken response was stored")
-					}
-				}
-				// The client continues from the text that reached it.
-				var next string
-				if api == apiResponses {
-					resp, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o-mini", MaxOutputTokens: openai.Int(100),
-						PreviousResponseID: openai.String(firstID),
-						Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
-							responses.ResponseInputItemParamOfMessage(broken.text, responses.EasyInputMessageRoleAssistant),
-							responses.ResponseInputItemParamOfMessage("continue", responses.EasyInputMessageRoleUser),
-						}}})
-					if err != nil {
-						t.Fatal(err)
-					}
-					next = resp.OutputText()
-				} else {
-					r := readBroken(t, client, api, false, prompt, []string{a0, broken.text}, "", 100)
-					if r.err != nil {
-						t.Fatal(r.err)
-					}
-					next = r.text
-				}
-				got := a0 + broken.text + next
-				end, _ := advance(doc, len(a0)+len(broken.text), 100)
-				if got != doc[:end] {
-					t.Fatalf("after the break: got %q\nwant %q", got[len(a0):], doc[len(a0):end])
-				}
-				var outcomes []string
-				for _, c := range sim.Calls("b") {
-					outcomes = append(outcomes, c.Outcome)
-				}
-				want := "incomplete:max_output_tokens break incomplete:max_output_tokens"
-				if api == apiResponses {
-					want = "incomplete:max_output_tokens incomplete:max_output_tokens break incomplete:max_output_tokens"
-				}
-				if strings.Join(outcomes, " ") != want {
-					t.Fatalf("outcomes %v", outcomes)
-				}
-				// The retry of the broken depth succeeds: the fault is spent.
-				if r := readBroken(t, client, api, stream, prompt, []string{a0}, firstID, 100); r.err != nil || r.text != whole {
-					t.Fatalf("retry: %+v", r)
-				}
-			})
+			t.Run(name, func(t *testing.T) { testBreak(t, api, stream) })
 		}
 	}
+}
+
+func testBreak(t *testing.T, api string, stream bool) {
+	sim, client := newTestClient(t, Config{})
+	ctx := context.Background()
+	prompt := "[[sim format=markdown size=4000 seed=8 tag=b faults=break@1]]"
+	doc, _, _ := DocumentFor(prompt)
+	first := readBroken(t, client, api, stream, prompt, nil, "", 100)
+	if first.err != nil || !first.terminal {
+		t.Fatalf("depth 0: %+v", first)
+	}
+	a0 := first.text
+	var firstID string
+	if api == apiResponses {
+		r, err := newResponse(ctx, client, prompt, "", 100) // the same first turn, to continue from by id
+		if err != nil || r.OutputText() != a0 {
+			t.Fatal("depth 0 not reproducible", err)
+		}
+		firstID = r.ID
+	}
+	broken := readBroken(t, client, api, stream, prompt, []string{a0}, firstID, 100)
+	full, _ := advance(doc, len(a0), 100)
+	whole := doc[len(a0):full]
+	checkBroken(t, client, api, stream, broken, whole)
+	// The client continues from the text that reached it.
+	next := continueAfterBreak(t, client, api, prompt, firstID, a0, broken.text)
+	got := a0 + broken.text + next
+	end, _ := advance(doc, len(a0)+len(broken.text), 100)
+	if got != doc[:end] {
+		t.Fatalf("after the break: got %q\nwant %q", got[len(a0):], doc[len(a0):end])
+	}
+	var outcomes []string
+	for _, c := range sim.Calls("b") {
+		outcomes = append(outcomes, c.Outcome)
+	}
+	want := "incomplete:max_output_tokens break incomplete:max_output_tokens"
+	if api == apiResponses {
+		want = "incomplete:max_output_tokens incomplete:max_output_tokens break incomplete:max_output_tokens"
+	}
+	if strings.Join(outcomes, " ") != want {
+		t.Fatalf("outcomes %v", outcomes)
+	}
+	// The retry of the broken depth succeeds: the fault is spent.
+	if r := readBroken(t, client, api, stream, prompt, []string{a0}, firstID, 100); r.err != nil || r.text != whole {
+		t.Fatalf("retry: %+v", r)
+	}
+}
+
+// checkBroken checks a broken turn: a transport error, not an API error;
+// no text without a stream, and about half of the turn's text with one; a
+// broken Responses stream announced its response but never stored it.
+func checkBroken(t *testing.T, client openai.Client, api string, stream bool, broken brokenRead, whole string) {
+	t.Helper()
+	if broken.err == nil || broken.terminal {
+		t.Fatalf("break: %+v", broken)
+	}
+	var apiErr *openai.Error
+	if errors.As(broken.err, &apiErr) {
+		t.Fatalf("a broken connection is not an API error: %v", broken.err)
+	}
+	if !stream && broken.text != "" {
+		t.Fatalf("plain request got text %q", broken.text)
+	}
+	if stream && (broken.text != whole[:len(broken.text)] || len(broken.text) < len(whole)/3 || len(broken.text) > 2*len(whole)/3+4*deltaTokens) {
+		t.Fatalf("stream delivered %d of %d bytes: %q", len(broken.text), len(whole), broken.text)
+	}
+	if api == apiResponses && stream {
+		if broken.id == "" {
+			t.Fatal("no response.created before the break")
+		}
+		if _, err := client.Responses.Get(context.Background(), broken.id, responses.ResponseGetParams{}); err == nil {
+			t.Fatal("a broken response was stored")
+		}
+	}
+}
+
+// continueAfterBreak makes the next turn after a break, sending back the
+// text that arrived, and returns its text.
+func continueAfterBreak(t *testing.T, client openai.Client, api, prompt, firstID, a0, received string) string {
+	t.Helper()
+	if api != apiResponses {
+		r := readBroken(t, client, api, false, prompt, []string{a0, received}, "", 100)
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		return r.text
+	}
+	resp, err := client.Responses.New(context.Background(), responses.ResponseNewParams{Model: "gpt-4o-mini", MaxOutputTokens: openai.Int(100),
+		PreviousResponseID: openai.String(firstID),
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
+			responses.ResponseInputItemParamOfMessage(received, responses.EasyInputMessageRoleAssistant),
+			responses.ResponseInputItemParamOfMessage("continue", responses.EasyInputMessageRoleUser),
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.OutputText()
 }
 
 // TestBreakIsAbrupt: the body of a broken stream does not end cleanly, so a

@@ -5,9 +5,15 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+
+	"github.com/openai/openai-go/v3"
 )
 
 // TestDocumentsParse checks the structured formats are valid, so a merged
@@ -37,34 +43,65 @@ func TestDocumentsParse(t *testing.T) {
 	}
 }
 
+// TestConcurrentChains runs 16 response chains of one directive at once: each
+// must reassemble the whole document, and the directive's one 500 must reach
+// exactly one of them, once. Any other error, or a 500 that persists, fails
+// the test with the error instead of retrying forever.
 func TestConcurrentChains(t *testing.T) {
+	const (
+		chains     = 16
+		maxRetries = 3   // consecutive 500s one chain may retry
+		maxCalls   = 500 // far more than a 3000-byte document needs at 40 tokens a call
+	)
 	_, client := newTestClient(t, Config{})
+	prompt := "[[sim format=jsonl size=3000 faults=500@1]]"
+	want, _, _ := DocumentFor(prompt)
 	var wg sync.WaitGroup
-	for i := 0; i < 16; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			prompt := "[[sim format=jsonl size=3000 faults=500@1]]"
-			want, _, _ := DocumentFor(prompt)
-			var got strings.Builder
-			prev := ""
-			for {
-				resp, err := newResponse(context.Background(), client, prompt, prev, 40)
-				if err != nil {
-					continue // one goroutine meets the shared 500 and retries
-				}
-				got.WriteString(resp.OutputText())
-				if resp.Status == "completed" {
-					break
-				}
-				prev = resp.ID
+	var faults atomic.Int32
+	for i := range chains {
+		wg.Go(func() {
+			got, retried, err := chain(client, prompt, maxRetries, maxCalls)
+			faults.Add(int32(retried))
+			switch {
+			case err != nil:
+				t.Errorf("chain %d: %v", i, err)
+			case got != want:
+				t.Errorf("chain %d: the document differs (%d bytes, want %d)", i, len(got), len(want))
 			}
-			if got.String() != want {
-				t.Errorf("concurrent chain differs")
-			}
-		}()
+		})
 	}
 	wg.Wait()
+	if n := faults.Load(); n != 1 {
+		t.Errorf("the directive's one 500 was met %d times, want 1", n)
+	}
+}
+
+// chain asks for prompt's answer 40 tokens at a time, continuing by
+// previous_response_id until it is completed, and returns the text. A 500
+// is retried up to maxRetries times in a row (retried counts them); any
+// other error ends the chain.
+func chain(client openai.Client, prompt string, maxRetries, maxCalls int) (text string, retried int, err error) {
+	var got strings.Builder
+	prev, consecutive := "", 0
+	for range maxCalls {
+		resp, err := newResponse(context.Background(), client, prompt, prev, 40)
+		var apiErr *openai.Error
+		switch {
+		case errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusInternalServerError && consecutive < maxRetries:
+			consecutive++
+			retried++
+			continue
+		case err != nil:
+			return got.String(), retried, fmt.Errorf("after %d consecutive retries: %w", consecutive, err)
+		}
+		consecutive = 0
+		got.WriteString(resp.OutputText())
+		if resp.Status == "completed" {
+			return got.String(), retried, nil
+		}
+		prev = resp.ID
+	}
+	return got.String(), retried, fmt.Errorf("not completed after %d calls", maxCalls)
 }
 
 func BenchmarkResponsesCall(b *testing.B) {

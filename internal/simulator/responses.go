@@ -25,93 +25,30 @@ var (
 func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	var req responsesRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "",
-			fmt.Sprintf("We could not parse the JSON body of your request: %v", err))
+		invalidJSON(err).write(w)
 		return
 	}
-	maxTokens := defaultMaxTokens
-	if req.MaxOutputTokens != nil {
-		if *req.MaxOutputTokens < 1 {
-			writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", "max_output_tokens",
-				fmt.Sprintf("Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 1, but got %d instead.", *req.MaxOutputTokens))
-			return
-		}
-		maxTokens = *req.MaxOutputTokens
-	}
-	instructions := ""
-	if req.Instructions != nil {
-		instructions = *req.Instructions
-	}
-	in, err := readInput(req.Input)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_type", "input",
-			fmt.Sprintf("Invalid 'input': %v", err))
+	opts, in, rerr := readResponsesRequest(&req)
+	if rerr != nil {
+		rerr.write(w)
 		return
 	}
-	tool, err := firstFunction(req.Tools)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", "tools",
-			fmt.Sprintf("Invalid 'tools': %v", err))
+	conv, rerr := s.startOrResume(&req, opts.instructions, in)
+	if rerr != nil {
+		rerr.write(w)
 		return
 	}
-	format, strict, err := responsesFormat(req.Text)
-	if err != nil {
-		var bp *badParam
-		errors.As(err, &bp)
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", bp.param, bp.msg)
-		return
-	}
-	// Instructions and tools are sent with every request; they are not part
-	// of the stored conversation a continuation re-reads.
-	resent := len(instructions)
-	if len(req.Tools) > 0 && string(req.Tools) != "null" {
-		resent += len(req.Tools)
-	}
-
-	var (
-		spec      Spec
-		doc       string
-		offset    int
-		depth     int
-		prevChars int
-		prevID    *string
-	)
-	if req.PreviousResponseID != nil && *req.PreviousResponseID != "" {
-		prev, ok := s.lookup(*req.PreviousResponseID)
-		if !ok {
-			writeError(w, http.StatusNotFound, "invalid_request_error", "previous_response_not_found", "previous_response_id",
-				fmt.Sprintf("Previous response with id '%s' not found.", *req.PreviousResponseID))
-			return
-		}
-		spec, doc, offset, depth, prevChars = prev.spec, prev.doc, prev.end, prev.depth+1, prev.convChars
-		prevID = req.PreviousResponseID
-	} else {
-		spec, err = specFrom(instructions, in.firstUser)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", "input", err.Error())
-			return
-		}
-		doc = s.docs.get(spec)
-	}
-	matching := true
-	for _, a := range in.assistant {
-		depth++
-		if matching {
-			offset, matching = follow(doc, offset, a, spec.Behavior)
-		}
-	}
-	offset = runeStart(doc, offset)
 	overlap := 0
-	if depth >= 1 {
+	if conv.depth >= 1 {
 		overlap = overlapRequested(in.lastUser)
 	}
 
-	call := Call{Tag: spec.Tag, Depth: depth, API: apiResponses, Stream: req.Stream, Format: format, Structured: strict,
-		Prompt: promptForLog(in.lastUser)}
+	call := Call{Tag: conv.spec.Tag, Depth: conv.depth, API: apiResponses, Stream: req.Stream, Format: opts.format,
+		Structured: opts.strict, Prompt: promptForLog(in.lastUser)}
 	if req.MaxOutputTokens != nil {
 		call.MaxTokens = *req.MaxOutputTokens
 	}
-	fault, faulted, done := s.begin(w, r, &call, spec, depth)
+	fault, faulted, done := s.begin(w, r, &call, conv.spec, conv.depth)
 	if done {
 		return
 	}
@@ -120,13 +57,14 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		s.dropConnection(call)
 	}
 
-	t := produce(turnInput{doc: doc, spec: spec, offset: offset, depth: depth, maxTokens: maxTokens,
-		model: req.Model, fault: contentFault(fault, faulted), overlap: overlap, restart: depth >= 1 && strict, strict: strict, tool: tool})
+	t := produce(turnInput{doc: conv.doc, spec: conv.spec, offset: conv.offset, depth: conv.depth, maxTokens: opts.maxTokens,
+		model: req.Model, fault: contentFault(fault, faulted), overlap: overlap, restart: conv.depth >= 1 && opts.strict,
+		strict: opts.strict, tool: opts.tool})
 	var cached int
-	if prevID != nil {
-		cached = cachedTokens(tokensOf(resent + prevChars))
+	if conv.prevID != nil {
+		cached = cachedTokens(tokensOf(opts.resent + conv.prevChars))
 	}
-	parts := s.buildResponse(&req, t, maxTokens, prevID, tokensOf(resent+prevChars+in.chars), cached)
+	parts := s.buildResponse(&req, t, opts.maxTokens, conv.prevID, tokensOf(opts.resent+conv.prevChars+in.chars), cached)
 	resp := &parts.resp
 	malformed := faulted && fault.Kind == FaultMalformed
 
@@ -134,11 +72,11 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	// not stored: the client cannot continue from it (it continues from the
 	// previous response, sending back what text it received, if any).
 	if !malformed && !broken && resp.Store {
-		conv := prevChars + in.chars + len(t.text)
+		chars := conv.prevChars + in.chars + len(t.text)
 		if t.call != nil {
-			conv += len(t.call.args)
+			chars += len(t.call.args)
 		}
-		parts.state = respState{resp: resp, spec: spec, doc: doc, end: t.end, depth: depth, convChars: conv}
+		parts.state = respState{resp: resp, spec: conv.spec, doc: conv.doc, end: t.end, depth: conv.depth, convChars: chars}
 		s.store(resp.ID, &parts.state)
 	}
 	call.ResponseID = resp.ID
@@ -158,6 +96,93 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 			}
 			return append(b, body...), nil
 		}})
+}
+
+// responsesOptions are what a Responses request asks of the turn besides
+// its input.
+type responsesOptions struct {
+	maxTokens    int
+	instructions string
+	tool         string
+	format       string
+	strict       bool
+	// resent is what every request sends again, instructions and tools,
+	// which are not part of the stored conversation a continuation re-reads.
+	resent int
+}
+
+// readResponsesRequest reads and checks the output budget, the input, the
+// tools and the text format, refusing what the API refuses.
+func readResponsesRequest(req *responsesRequest) (responsesOptions, inputSummary, *requestError) {
+	o := responsesOptions{maxTokens: defaultMaxTokens}
+	if req.MaxOutputTokens != nil {
+		if *req.MaxOutputTokens < 1 {
+			return o, inputSummary{}, invalid("invalid_value", "max_output_tokens",
+				fmt.Sprintf("Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 1, but got %d instead.", *req.MaxOutputTokens))
+		}
+		o.maxTokens = *req.MaxOutputTokens
+	}
+	if req.Instructions != nil {
+		o.instructions = *req.Instructions
+	}
+	in, err := readInput(req.Input)
+	if err != nil {
+		return o, in, invalid("invalid_type", "input", fmt.Sprintf("Invalid 'input': %v", err))
+	}
+	if o.tool, err = firstFunction(req.Tools); err != nil {
+		return o, in, invalid("invalid_value", "tools", fmt.Sprintf("Invalid 'tools': %v", err))
+	}
+	if o.format, o.strict, err = responsesFormat(req.Text); err != nil {
+		var bp *badParam
+		errors.As(err, &bp)
+		return o, in, invalid("invalid_value", bp.param, bp.msg)
+	}
+	o.resent = len(o.instructions)
+	if len(req.Tools) > 0 && string(req.Tools) != "null" {
+		o.resent += len(req.Tools)
+	}
+	return o, in, nil
+}
+
+// responsesConversation is where a Responses turn stands in its document.
+type responsesConversation struct {
+	spec      Spec
+	doc       string
+	offset    int // how far the conversation has followed doc
+	depth     int // how many assistant turns came before this one
+	prevChars int // the stored conversation's size
+	prevID    *string
+}
+
+// startOrResume finds the turn's conversation: the stored one that
+// previous_response_id names, or a new one from the directive. Assistant
+// items in the input carry it further.
+func (s *Server) startOrResume(req *responsesRequest, instructions string, in inputSummary) (responsesConversation, *requestError) {
+	var c responsesConversation
+	if req.PreviousResponseID != nil && *req.PreviousResponseID != "" {
+		prev, ok := s.lookup(*req.PreviousResponseID)
+		if !ok {
+			return c, &requestError{status: http.StatusNotFound, typ: "invalid_request_error", code: "previous_response_not_found",
+				param: "previous_response_id", msg: fmt.Sprintf("Previous response with id '%s' not found.", *req.PreviousResponseID)}
+		}
+		c = responsesConversation{spec: prev.spec, doc: prev.doc, offset: prev.end, depth: prev.depth + 1,
+			prevChars: prev.convChars, prevID: req.PreviousResponseID}
+	} else {
+		spec, err := specFrom(instructions, in.firstUser)
+		if err != nil {
+			return c, invalid("invalid_value", "input", err.Error())
+		}
+		c.spec, c.doc = spec, s.docs.get(spec)
+	}
+	matching := true
+	for _, a := range in.assistant {
+		c.depth++
+		if matching {
+			c.offset, matching = follow(c.doc, c.offset, a, c.spec.Behavior)
+		}
+	}
+	c.offset = runeStart(c.doc, c.offset)
+	return c, nil
 }
 
 // reply is how a handler's turn goes back to the client. Nothing in it

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 )
@@ -40,67 +41,87 @@ type toolResult struct {
 // and reads it back, streamed or not.
 func callWithTools(t *testing.T, client openai.Client, api string, stream, noTools bool, prompt string, budget int64) toolResult {
 	t.Helper()
-	ctx := context.Background()
-	var r toolResult
 	if api == apiResponses {
-		params := responses.ResponseNewParams{Model: "gpt-4o-mini", MaxOutputTokens: openai.Int(budget),
-			Input: responses.ResponseNewParamsInputUnion{OfString: openai.String(prompt)}}
-		if !noTools {
-			params.Tools = responsesTools
-		}
-		var resp *responses.Response
-		if stream {
-			s := client.Responses.NewStreaming(ctx, params)
-			var text, args strings.Builder
-			for s.Next() {
-				ev := s.Current()
-				switch ev.Type {
-				case "response.output_text.delta":
-					text.WriteString(ev.Delta)
-				case "response.function_call_arguments.delta":
-					args.WriteString(ev.Delta)
-				case "response.function_call_arguments.done":
-					if ev.Arguments != args.String() {
-						t.Fatalf("arguments.done %q, deltas %q", ev.Arguments, args.String())
-					}
-				case "response.completed", "response.incomplete":
-					r := ev.Response
-					resp = &r
-				}
-			}
-			if err := s.Err(); err != nil {
-				t.Fatal(err)
-			}
-			if resp == nil {
-				t.Fatal("no terminal event")
-			}
-			if text.String() != resp.OutputText() {
-				t.Fatalf("text deltas %q, final %q", text.String(), resp.OutputText())
-			}
-		} else {
-			var err error
-			if resp, err = client.Responses.New(ctx, params); err != nil {
-				t.Fatal(err)
-			}
-		}
-		r.text, r.finish, r.output = resp.OutputText(), string(resp.Status), resp.Usage.OutputTokens
-		if resp.Status == "incomplete" {
-			r.finish += ":" + resp.IncompleteDetails.Reason
-		}
-		for _, item := range resp.Output {
-			if item.Type == "function_call" {
-				fc := item.AsFunctionCall()
-				if r.hasCall || !strings.HasPrefix(fc.ID, "fc_") || !strings.HasPrefix(fc.CallID, "call_") {
-					t.Fatalf("function call item %+v", fc)
-				}
-				r.hasCall, r.name, r.args, r.itemDone = true, fc.Name, fc.Arguments, string(fc.Status)
-			}
-		}
-		if len(resp.Tools) != len(params.Tools) {
-			t.Fatalf("response echoes %d tools, want %d", len(resp.Tools), len(params.Tools))
-		}
-		return r
+		return responsesWithTools(t, client, stream, noTools, prompt, budget)
 	}
+	return chatWithTools(t, client, stream, noTools, prompt, budget)
+}
+
+// responsesWithTools is callWithTools over the Responses API.
+func responsesWithTools(t *testing.T, client openai.Client, stream, noTools bool, prompt string, budget int64) toolResult {
+	t.Helper()
+	params := responses.ResponseNewParams{Model: "gpt-4o-mini", MaxOutputTokens: openai.Int(budget),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String(prompt)}}
+	if !noTools {
+		params.Tools = responsesTools
+	}
+	var resp *responses.Response
+	if stream {
+		resp = readResponsesStream(t, client.Responses.NewStreaming(context.Background(), params))
+	} else {
+		var err error
+		if resp, err = client.Responses.New(context.Background(), params); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var r toolResult
+	r.text, r.finish, r.output = resp.OutputText(), string(resp.Status), resp.Usage.OutputTokens
+	if resp.Status == "incomplete" {
+		r.finish += ":" + resp.IncompleteDetails.Reason
+	}
+	for _, item := range resp.Output {
+		if item.Type == "function_call" {
+			fc := item.AsFunctionCall()
+			if r.hasCall || !strings.HasPrefix(fc.ID, "fc_") || !strings.HasPrefix(fc.CallID, "call_") {
+				t.Fatalf("function call item %+v", fc)
+			}
+			r.hasCall, r.name, r.args, r.itemDone = true, fc.Name, fc.Arguments, string(fc.Status)
+		}
+	}
+	if len(resp.Tools) != len(params.Tools) {
+		t.Fatalf("response echoes %d tools, want %d", len(resp.Tools), len(params.Tools))
+	}
+	return r
+}
+
+// readResponsesStream reads a Responses stream to its terminal event,
+// checking that the deltas add up to the final text and arguments.
+func readResponsesStream(t *testing.T, s *ssestream.Stream[responses.ResponseStreamEventUnion]) *responses.Response {
+	t.Helper()
+	var resp *responses.Response
+	var text, args strings.Builder
+	for s.Next() {
+		ev := s.Current()
+		switch ev.Type {
+		case "response.output_text.delta":
+			text.WriteString(ev.Delta)
+		case "response.function_call_arguments.delta":
+			args.WriteString(ev.Delta)
+		case "response.function_call_arguments.done":
+			if ev.Arguments != args.String() {
+				t.Fatalf("arguments.done %q, deltas %q", ev.Arguments, args.String())
+			}
+		case "response.completed", "response.incomplete":
+			r := ev.Response
+			resp = &r
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if resp == nil {
+		t.Fatal("no terminal event")
+	}
+	if text.String() != resp.OutputText() {
+		t.Fatalf("text deltas %q, final %q", text.String(), resp.OutputText())
+	}
+	return resp
+}
+
+// chatWithTools is callWithTools over Chat Completions.
+func chatWithTools(t *testing.T, client openai.Client, stream, noTools bool, prompt string, budget int64) toolResult {
+	t.Helper()
+	ctx := context.Background()
 	params := openai.ChatCompletionNewParams{Model: "gpt-4o-mini", MaxCompletionTokens: openai.Int(budget),
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)}}
 	if !noTools {
@@ -125,6 +146,7 @@ func callWithTools(t *testing.T, client openai.Client, api string, stream, noToo
 		}
 		cc = *c
 	}
+	var r toolResult
 	msg := cc.Choices[0].Message
 	r.text, r.finish, r.output = msg.Content, cc.Choices[0].FinishReason, cc.Usage.CompletionTokens
 	if len(msg.ToolCalls) > 1 {
@@ -138,6 +160,34 @@ func callWithTools(t *testing.T, client openai.Client, api string, stream, noToo
 		r.hasCall, r.name, r.args = true, tc.Function.Name, tc.Function.Arguments
 	}
 	return r
+}
+
+// checkToolArguments checks a call's arguments by its mode: invalid ones
+// are the complete arguments with a stray comma; complete ones decode and
+// follow document text; truncated ones are a prefix that used the budget.
+func checkToolArguments(t *testing.T, r toolResult, mode string, complete bool, budget int64, full string) {
+	t.Helper()
+	switch {
+	case mode == "invalid":
+		if !strings.HasSuffix(r.args, ",}") || r.args[:len(r.args)-2] != full[:len(full)-1] {
+			t.Fatalf("invalid arguments %q", r.args)
+		}
+	case complete:
+		var a struct {
+			Query string `json:"query"`
+			Page  int    `json:"page"`
+		}
+		if err := json.Unmarshal([]byte(r.args), &a); err != nil || a.Query == "" || a.Page != 1 || tokens(r.args) < 30 {
+			t.Fatalf("arguments %q: %v", r.args, err)
+		}
+		if len(r.text) == 0 {
+			t.Fatal("no document text before the call")
+		}
+	default:
+		if len(r.args) >= len(full) || r.args != full[:len(r.args)] || r.output != budget {
+			t.Fatalf("truncated arguments %q (%d tokens of %d)", r.args, r.output, budget)
+		}
+	}
 }
 
 func TestToolCalls(t *testing.T) {
@@ -178,27 +228,7 @@ func TestToolCalls(t *testing.T) {
 					if api == apiResponses && (r.itemDone == "completed") != tt.wantComplete {
 						t.Fatalf("function_call item status %q", r.itemDone)
 					}
-					switch {
-					case tt.mode == "invalid":
-						if !strings.HasSuffix(r.args, ",}") || r.args[:len(r.args)-2] != full[:len(full)-1] {
-							t.Fatalf("invalid arguments %q", r.args)
-						}
-					case tt.wantComplete:
-						var a struct {
-							Query string `json:"query"`
-							Page  int    `json:"page"`
-						}
-						if err := json.Unmarshal([]byte(r.args), &a); err != nil || a.Query == "" || a.Page != 1 || tokens(r.args) < 30 {
-							t.Fatalf("arguments %q: %v", r.args, err)
-						}
-						if len(r.text) == 0 {
-							t.Fatal("no document text before the call")
-						}
-					default:
-						if len(r.args) >= len(full) || r.args != full[:len(r.args)] || r.output != tt.budget {
-							t.Fatalf("truncated arguments %q (%d tokens of %d)", r.args, r.output, tt.budget)
-						}
-					}
+					checkToolArguments(t, r, tt.mode, tt.wantComplete, tt.budget, full)
 					want := "truncated"
 					if tt.wantComplete {
 						want = "complete"

@@ -110,76 +110,99 @@ func produce(in turnInput) turn {
 		budget = max(1, budget/2)
 	}
 
+	f := frameTurn(in, offset, budget)
+	var end, visible, argTokens int
+	if in.tool != "" && in.fault == "" && in.spec.Tool != nil && in.spec.Tool.Depth == in.depth && !f.preCut {
+		end, visible, argTokens, t.call = textAndCall(in, offset, f.docBudget)
+	} else {
+		end, visible = advance(in.doc, offset, f.docBudget)
+	}
+	t.end = end
+	t.status, t.reason = turnStatus(in, t.call, f.preCut, end)
+	if t.status != statusCompleted || t.call != nil {
+		f.post, f.postTokens = "", 0 // the turn did not finish the document
+	}
+	chunk := in.doc[offset:end]
+	t.text = chunk
+	if f.pre != "" || f.post != "" {
+		t.text = f.pre + chunk + f.post
+	}
+	t.outputTokens = t.reasoning + f.used + visible + f.postTokens + argTokens
+	return t
+}
+
+// turnFrame is what a behaviour writes around the document in one turn, as
+// far as the budget lets it, and the budget left for the document.
+type turnFrame struct {
+	pre, post  string
+	used       int  // tokens pre took
+	postTokens int  // tokens post takes
+	preCut     bool // the budget ran out inside pre
+	docBudget  int
+}
+
+// frameTurn fits the behaviour's envelope (see envelope) into budget.
+func frameTurn(in turnInput, offset, budget int) turnFrame {
+	var f turnFrame
 	pre, post := envelope(in, offset, budget)
 	preEnd, used := advance(pre, 0, budget)
-	preCut := preEnd < len(pre)
-	pre = pre[:preEnd]
-	_, postTokens := advance(post, 0, len(post))
-	docBudget := budget - used
-	if preCut {
-		docBudget = 0
+	f.preCut = preEnd < len(pre)
+	f.pre, f.used = pre[:preEnd], used
+	f.post = post
+	_, f.postTokens = advance(post, 0, len(post))
+	f.docBudget = budget - used
+	if f.preCut {
+		f.docBudget = 0
 	}
-	if post != "" {
+	if f.post != "" {
 		// What a behaviour writes after the document (a closing fence)
 		// comes only at the end of a turn that finishes the document: a
 		// turn cut by the limit never got to write it. A turn whose budget
 		// would run out inside it is cut before the document's end instead.
-		if e, n := advance(in.doc, offset, docBudget); e < len(in.doc) {
-			post, postTokens = "", 0
-		} else if n+postTokens > docBudget {
-			docBudget -= postTokens
-			post, postTokens = "", 0
+		if e, n := advance(in.doc, offset, f.docBudget); e < len(in.doc) {
+			f.post, f.postTokens = "", 0
+		} else if n+f.postTokens > f.docBudget {
+			f.docBudget -= f.postTokens
+			f.post, f.postTokens = "", 0
 		}
 	}
+	return f
+}
 
-	var (
-		end, visible int
-		argTokens    int
-	)
-	if in.tool != "" && in.fault == "" && in.spec.Tool != nil && in.spec.Tool.Depth == in.depth && !preCut {
-		mode := in.spec.Tool.Mode
-		args := toolArguments(in.spec, in.depth, mode)
-		_, full := advance(args, 0, len(args))
-		// The text takes part of the budget; a complete call needs the rest,
-		// a truncated one runs out halfway through its arguments.
-		textBudget := min(docBudget/2, docBudget-full)
-		if mode == ToolTruncated {
-			textBudget = docBudget - full/2
-		}
-		end, visible = advance(in.doc, offset, max(0, textBudget))
-		argBudget := docBudget - visible
-		if mode == ToolTruncated {
-			argBudget = min(argBudget, full-1)
-		}
-		argEnd, n := advance(args, 0, max(0, argBudget))
-		argTokens = n
-		t.call = &toolCall{name: in.tool, args: args[:argEnd], complete: argEnd == len(args)}
-	} else {
-		end, visible = advance(in.doc, offset, docBudget)
+// textAndCall writes document text and then the function call the
+// directive asks for at this depth, within docBudget: the text takes part
+// of the budget; a complete call needs the rest, a truncated one runs out
+// halfway through its arguments.
+func textAndCall(in turnInput, offset, docBudget int) (end, visible, argTokens int, call *toolCall) {
+	mode := in.spec.Tool.Mode
+	args := toolArguments(in.spec, in.depth, mode)
+	_, full := advance(args, 0, len(args))
+	textBudget := min(docBudget/2, docBudget-full)
+	if mode == ToolTruncated {
+		textBudget = docBudget - full/2
 	}
-	t.end = end
+	end, visible = advance(in.doc, offset, max(0, textBudget))
+	argBudget := docBudget - visible
+	if mode == ToolTruncated {
+		argBudget = min(argBudget, full-1)
+	}
+	argEnd, argTokens := advance(args, 0, max(0, argBudget))
+	return end, visible, argTokens, &toolCall{name: in.tool, args: args[:argEnd], complete: argEnd == len(args)}
+}
+
+// turnStatus is how a turn that wrote the document up to end finished.
+func turnStatus(in turnInput, call *toolCall, preCut bool, end int) (status, reason string) {
 	switch {
 	case in.fault == FaultContentFilter:
-		t.status, t.reason = statusIncomplete, reasonContentFilter
+		return statusIncomplete, reasonContentFilter
 	case in.fault == FaultCutoff:
-		t.status, t.reason = statusIncomplete, reasonInterrupted
-	case t.call != nil && t.call.complete:
-		t.status = statusCompleted
-	case t.call == nil && !preCut && end >= len(in.doc):
-		t.status = statusCompleted
-	default:
-		t.status, t.reason = statusIncomplete, reasonMaxOutputTokens
+		return statusIncomplete, reasonInterrupted
+	case call != nil && call.complete:
+		return statusCompleted, ""
+	case call == nil && !preCut && end >= len(in.doc):
+		return statusCompleted, ""
 	}
-	if t.status != statusCompleted || t.call != nil {
-		post, postTokens = "", 0 // the turn did not finish the document
-	}
-	chunk := in.doc[offset:end]
-	t.text = chunk
-	if pre != "" || post != "" {
-		t.text = pre + chunk + post
-	}
-	t.outputTokens = t.reasoning + used + visible + postTokens + argTokens
-	return t
+	return statusIncomplete, reasonMaxOutputTokens
 }
 
 // extras returns the text a misbehaving model adds around a continuation,

@@ -322,6 +322,26 @@ type outputFormat struct {
 
 // badParam is a request error naming the parameter at fault; its message is
 // the one OpenAI would send.
+// requestError is a refused request, written as the API's error object.
+type requestError struct {
+	status                int
+	typ, code, param, msg string
+}
+
+func (e *requestError) write(w http.ResponseWriter) {
+	writeError(w, e.status, e.typ, e.code, e.param, e.msg)
+}
+
+// invalid is a 400 invalid_request_error naming param.
+func invalid(code, param, msg string) *requestError {
+	return &requestError{status: http.StatusBadRequest, typ: "invalid_request_error", code: code, param: param, msg: msg}
+}
+
+// invalidJSON is the refusal of a body that is not JSON.
+func invalidJSON(err error) *requestError {
+	return invalid("invalid_json", "", fmt.Sprintf("We could not parse the JSON body of your request: %v", err))
+}
+
 type badParam struct{ param, msg string }
 
 func (e *badParam) Error() string { return e.msg }

@@ -306,11 +306,14 @@ SELECT EXISTS (SELECT 1 FROM j), EXISTS (SELECT 1 FROM jobs WHERE id = $1::uuid)
 	return changed, nil
 }
 
-// ResumableStops are the stop reasons a job can be resumed from: limits,
+// ResumableStops returns the stop reasons a job can be resumed from: limits,
 // budgets and guards that new settings can raise, errors a new error policy
-// can retry, and a cancel.
-var ResumableStops = []string{"steps_limit_reached", "token_limit_reached", "cost_limit_reached",
-	"time_limit_reached", "retry_limit_reached", "user_requested", "error_forbade", "guard_forbade"}
+// can retry, and a cancel. Each call returns a new slice, so no caller can
+// change the set for the others.
+func ResumableStops() []string {
+	return []string{"steps_limit_reached", "token_limit_reached", "cost_limit_reached",
+		"time_limit_reached", "retry_limit_reached", "user_requested", "error_forbade", "guard_forbade"}
+}
 
 // Resume puts a job stopped by one of ResumableStops back to running with new
 // continuation settings, starting a new execution (its time limit counts from
@@ -327,7 +330,7 @@ WITH j AS (
 ), ev AS (
 	INSERT INTO job_events (job_id, level, type, message, data) SELECT id, 'info', 'status', 'running', jsonb_build_object('resumed', true) FROM j
 )
-SELECT (SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE job_id = $1::uuid) FROM j`, id, continuation, ResumableStops).Scan(&nextSeq)
+SELECT (SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE job_id = $1::uuid) FROM j`, id, continuation, ResumableStops()).Scan(&nextSeq)
 	if errors.Is(err, pgx.ErrNoRows) {
 		_, err = s.GetJob(ctx, id)
 		return 0, false, err
@@ -391,7 +394,7 @@ func (s *Store) Listen(ctx context.Context, jobID string, changed func()) error 
 	}
 	defer func() {
 		// The connection is closed rather than returned: it is still listening.
-		_ = conn.Conn().Close(context.Background())
+		_ = conn.Conn().Close(context.WithoutCancel(ctx))
 		conn.Release()
 	}()
 	if _, err := conn.Exec(ctx, "LISTEN carryover_jobs"); err != nil {
@@ -403,7 +406,7 @@ func (s *Store) Listen(ctx context.Context, jobID string, changed func()) error 
 		return fmt.Errorf("store: watch: %w", err)
 	}
 	defer func() {
-		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_, _ = s.pool.Exec(dctx, `DELETE FROM job_watchers WHERE job_id = $1::uuid AND watcher = $2::uuid`, jobID, watcher)
 	}()

@@ -190,21 +190,6 @@ FROM call_failures WHERE job_id = $1::uuid`, jobID).Scan(&c.Succeeded, &c.Failed
 	return c, nil
 }
 
-// PriceFor returns the price that applied to model on day, or nil.
-func (s *Store) PriceFor(ctx context.Context, model string, day time.Time) (*Price, error) {
-	var p Price
-	err := s.pool.QueryRow(ctx, `SELECT model, effective_from, input_per_mtok::float8, cached_input_per_mtok::float8, output_per_mtok::float8
-FROM model_prices WHERE (model = $1 OR starts_with($1, model || '-')) AND effective_from <= $2::date
-ORDER BY length(model) DESC, effective_from DESC LIMIT 1`, model, day).Scan(&p.Model, &p.EffectiveFrom, &p.Input, &p.CachedInput, &p.Output)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: price of %s: %w", model, err)
-	}
-	return &p, nil
-}
-
 // Totals sums a job's usage and cost over every attempt (the llm_calls view):
 // failed calls that reported usage were billed too. cost is nil when no
 // attempt has a price.

@@ -49,14 +49,8 @@ func TestClaimLock(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
 	id := newJob(t, s)
-	first, err := s.ClaimChunk(ctx, id, 0)
-	if err != nil || first.Outcome != store.Claimed {
-		t.Fatalf("first claim: %v %v", first.Outcome, err)
-	}
-	second, err := s.ClaimChunk(ctx, id, 0)
-	if err != nil || second.Outcome != store.Leased {
-		t.Fatalf("second claim while the first holds the job: %v %v", second.Outcome, err)
-	}
+	first := claimAs(t, s, id, 0, store.Claimed)
+	claimAs(t, s, id, 0, store.Leased) // while the first holds the job
 	// Claiming the first chunk started the job, once.
 	var status string
 	var runningEvents int
@@ -68,29 +62,32 @@ func TestClaimLock(t *testing.T) {
 	if st, err := first.Save(ctx, chunk("a", true)); err != nil || st != store.StatusRunning {
 		t.Fatalf("save: %q %v", st, err)
 	}
-	again, err := s.ClaimChunk(ctx, id, 0)
-	if err != nil || again.Outcome != store.AlreadyStored || again.NextSeq != 1 {
-		t.Fatalf("redelivery of a stored chunk: %v next %d %v", again.Outcome, again.NextSeq, err)
+	if again := claimAs(t, s, id, 0, store.AlreadyStored); again.NextSeq != 1 {
+		t.Fatalf("redelivery of a stored chunk: next %d", again.NextSeq)
 	}
-	next, err := s.ClaimChunk(ctx, id, 1)
-	if err != nil || next.Outcome != store.Claimed || next.PrevResponseID != "resp_a" || next.PrevSHA != "sha-a" {
-		t.Fatalf("next chunk: %+v %v", next, err)
+	next := claimAs(t, s, id, 1, store.Claimed)
+	if next.PrevResponseID != "resp_a" || next.PrevSHA != "sha-a" {
+		t.Fatalf("next chunk: %+v", next)
 	}
 	if st, err := next.Save(ctx, chunk("b", false)); err != nil || st != store.StatusMerging {
 		t.Fatalf("stopping save: %q %v", st, err)
 	}
-	done, err := s.ClaimChunk(ctx, id, 2)
-	if err != nil || done.Outcome != store.JobDone {
-		t.Fatalf("after the stop: %v %v", done.Outcome, err)
+	claimAs(t, s, id, 2, store.JobDone)               // after the stop
+	claimAs(t, s, newJob(t, s), 3, store.Ahead)       // a stray future task
+	claimAs(t, s, uuid.NewString(), 0, store.Missing) // an unknown job
+}
+
+// claimAs claims chunk seq of job id and checks what the claim found.
+func claimAs(t *testing.T, s *store.Store, id string, seq int, want store.ClaimOutcome) *store.Claim {
+	t.Helper()
+	c, err := s.ClaimChunk(context.Background(), id, seq)
+	if err != nil {
+		t.Fatalf("claim of chunk %d: %v", seq, err)
 	}
-	ahead, err := s.ClaimChunk(ctx, newJob(t, s), 3)
-	if err != nil || ahead.Outcome != store.Ahead {
-		t.Fatalf("stray future task: %v %v", ahead.Outcome, err)
+	if c.Outcome != want {
+		t.Fatalf("claim of chunk %d: %v, want %v", seq, c.Outcome, want)
 	}
-	missing, err := s.ClaimChunk(ctx, uuid.NewString(), 0)
-	if err != nil || missing.Outcome != store.Missing {
-		t.Fatalf("unknown job: %v %v", missing.Outcome, err)
-	}
+	return c
 }
 
 // A lock held by a connection that dies is freed with it.

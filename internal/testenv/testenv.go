@@ -108,25 +108,29 @@ func Main(m *testing.M, dbURL *string) {
 }
 
 // Queue returns a queue name unique to this test and, when the test ends,
-// deletes every Redis key of that queue — tasks and asynq's daily stats,
-// which DeleteQueue leaves for 90 days — so runs leave nothing behind.
+// deletes every Redis key of that queue (see DeleteQueue).
 func Queue(t testing.TB) string {
 	q := RandomName("t_")
-	t.Cleanup(func() {
-		opt, err := redis.ParseURL(RedisURL())
-		if err != nil {
-			return
-		}
-		rdb := redis.NewClient(opt)
-		defer rdb.Close()
-		_ = asynq.NewInspectorFromRedisClient(rdb).DeleteQueue(q, true)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		iter := rdb.Scan(ctx, 0, "asynq:{"+q+"}:*", 500).Iterator()
-		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
-		}
-		rdb.SRem(ctx, "asynq:queues", q)
-	})
+	t.Cleanup(func() { DeleteQueue(q) })
 	return q
+}
+
+// DeleteQueue deletes every Redis key of queue q — tasks and asynq's daily
+// stats, which asynq's own DeleteQueue leaves for 90 days — so runs leave
+// nothing behind. Examples, which have no testing.TB, call it themselves.
+func DeleteQueue(q string) {
+	opt, err := redis.ParseURL(RedisURL())
+	if err != nil {
+		return
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	_ = asynq.NewInspectorFromRedisClient(rdb).DeleteQueue(q, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	iter := rdb.Scan(ctx, 0, "asynq:{"+q+"}:*", 500).Iterator()
+	for iter.Next(ctx) {
+		rdb.Del(ctx, iter.Val())
+	}
+	rdb.SRem(ctx, "asynq:queues", q)
 }

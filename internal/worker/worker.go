@@ -1,25 +1,31 @@
 // Package worker assembles a carryover worker process: the asynq server with
-// the chunk and merge handlers, the reconciler, and the health endpoints.
+// the chunk and merge handlers, the maintenance loops (reconciler,
+// retention), and the health endpoints.
 // cmd/worker runs it; end-to-end tests run it in-process the same way.
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/config"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/jobs"
+	"github.com/carryover/carryover/internal/maintenance"
 	"github.com/carryover/carryover/internal/metrics"
+	"github.com/carryover/carryover/internal/provider"
 	"github.com/carryover/carryover/internal/store"
 	"github.com/carryover/carryover/internal/webhook"
 )
@@ -39,12 +45,10 @@ type Options struct {
 }
 
 // Run migrates, then processes tasks until ctx ends, then shuts down
-// gracefully (in-flight tasks finish or are handed back to the queue).
+// gracefully (in-flight tasks finish or are handed back to the queue). It
+// returns only once every goroutine it started has stopped.
 func Run(ctx context.Context, o Options) error {
-	cfg, log := o.Config, o.Logger
-	if log == nil {
-		log = slog.Default()
-	}
+	cfg, log := o.Config, cmp.Or(o.Logger, slog.Default())
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -55,60 +59,120 @@ func Run(ctx context.Context, o Options) error {
 	}
 	// Up to one connection per task slot (merges, first chunks, failures; a
 	// claim holds none: its lock is on the store's lock session), plus a few
-	// for the reconciler.
+	// for the maintenance loops.
 	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cfg.Concurrency + 4)})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	rdb, err := openRedis(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	queues := jobs.Queues{Chunk: cfg.ChunkQueue, Merge: cfg.MergeQueueOrDefault()}
+	tasks := jobs.NewDispatcher(asynq.NewClientFromRedisClient(rdb), queues,
+		jobs.TaskOptions{MaxRetry: cfg.MaxRetry, Timeout: jobs.DefaultTaskOptions().Timeout})
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	m := newMetrics(st, insp)
+	handlers, err := newHandlers(cfg, o.Provider, st, tasks, m, log)
+	if err != nil {
+		return err
+	}
+	srv, qweights := newServer(cfg, rdb, queues, log)
+	mux := asynq.NewServeMux()
+	handlers.Register(mux)
+	if err := srv.Start(mux); err != nil {
+		return fmt.Errorf("start asynq server: %w", err)
+	}
+	stopMaintenance := startMaintenance(ctx, maintenanceServices(cfg, st, tasks, insp, log)...)
+	var health *http.Server
+	if cfg.HealthAddr != "" {
+		if health, err = serveHealth(cfg.HealthAddr, st, rdb, m, log, o.OnHealthListen); err != nil {
+			stopMaintenance()
+			srv.Shutdown()
+			return err
+		}
+	}
+	log.Info("worker started", "concurrency", cfg.Concurrency, "queues", qweights, "database", store.Redact(cfg.DatabaseURL),
+		"openai_base_url", cfg.OpenAIBaseURL)
+	<-ctx.Done()
+	log.Info("worker shutting down")
+	stopMaintenance()
+	srv.Shutdown()
+	if health != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_ = health.Shutdown(sctx)
+		cancel()
+	}
+	return nil
+}
+
+// openRedis connects to Redis with a pool large enough for every task slot
+// plus asynq's own loops.
+func openRedis(ctx context.Context, cfg config.Config) (*redis.Client, error) {
 	ropt, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
-		return fmt.Errorf("parse REDIS_URL: %w", err)
+		return nil, fmt.Errorf("parse REDIS_URL: %w", err)
 	}
 	ropt.PoolSize = max(ropt.PoolSize, cfg.Concurrency+8)
 	rdb := redis.NewClient(ropt)
-	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis ping: %w", err)
+		_ = rdb.Close()
+		return nil, fmt.Errorf("redis ping: %w", err)
 	}
-	queues := jobs.Queues{Chunk: cfg.ChunkQueue, Merge: cfg.MergeQueueOrDefault()}
-	aclient := asynq.NewClientFromRedisClient(rdb)
-	tasks := jobs.NewDispatcher(aclient, queues, jobs.TaskOptions{MaxRetry: cfg.MaxRetry, Timeout: jobs.DefaultTaskOptions().Timeout})
-	provider := o.Provider
-	if provider == nil {
-		prefill, err := cfg.Prefill()
-		if err != nil {
-			return err
+	return rdb, nil
+}
+
+// newHandlers builds the task handlers; p, when nil, is the OpenAI provider
+// the configuration describes.
+func newHandlers(cfg config.Config, p continuation.Provider, st *store.Store, tasks *jobs.Dispatcher,
+	m *metrics.Metrics, log *slog.Logger) (*jobs.Handlers, error) {
+	if p == nil {
+		var err error
+		if p, err = newProvider(cfg); err != nil {
+			return nil, err
 		}
-		provider = continuation.NewProvider(continuation.ProviderConfig{
-			BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, PrefillFields: prefill,
-			HTTPClient: &http.Client{Transport: &http.Transport{
-				Proxy:               http.ProxyFromEnvironment,
-				MaxIdleConns:        cfg.Concurrency * 2,
-				MaxIdleConnsPerHost: cfg.Concurrency * 2,
-				IdleConnTimeout:     90 * time.Second,
-				ForceAttemptHTTP2:   true,
-			}},
-		})
 	}
-	insp := asynq.NewInspectorFromRedisClient(rdb)
-	m := newMetrics(st, insp)
 	var secret []byte
 	if cfg.WebhookSecret != "" {
+		var err error
 		if secret, err = webhook.ParseSecret(cfg.WebhookSecret); err != nil {
-			return fmt.Errorf("CARRYOVER_WEBHOOK_SECRET: %w", err)
+			return nil, fmt.Errorf("CARRYOVER_WEBHOOK_SECRET: %w", err)
 		}
 	}
-	handlers := jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: provider, Logger: log, Metrics: m,
-		WebhookSecret: secret, DefaultStrategy: continuation.Strategy(cfg.DefaultStrategy()),
-		CallTimeout: cfg.CallTimeout})
-	mux := asynq.NewServeMux()
-	handlers.Register(mux)
+	return jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: p, Logger: log, Metrics: m,
+		WebhookSecret: secret, DefaultStrategy: carryovertype.Strategy(cfg.DefaultStrategy()),
+		CallTimeout: cfg.CallTimeout}), nil
+}
+
+// newProvider is the OpenAI-compatible provider the configuration names,
+// with an idle pool sized to keep a connection per task slot warm.
+func newProvider(cfg config.Config) (continuation.Provider, error) {
+	prefill, err := cfg.Prefill()
+	if err != nil {
+		return nil, err
+	}
+	return provider.New(provider.Config{
+		BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, PrefillFields: prefill,
+		HTTPClient: &http.Client{Transport: &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			MaxIdleConns:        cfg.Concurrency * 2,
+			MaxIdleConnsPerHost: cfg.Concurrency * 2,
+			IdleConnTimeout:     90 * time.Second,
+			ForceAttemptHTTP2:   true,
+		}},
+	}), nil
+}
+
+// newServer configures the asynq server, and says the queue weights it
+// serves: chunks before merges, two to one.
+func newServer(cfg config.Config, rdb *redis.Client, queues jobs.Queues, log *slog.Logger) (*asynq.Server, map[string]int) {
 	qweights := map[string]int{queues.Chunk: 2}
 	if queues.Merge != queues.Chunk {
 		qweights[queues.Merge] = 1
 	}
-	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+	return asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency: cfg.Concurrency,
 		Queues:      qweights,
 		// asynq's processor sleeps this long, blocking every dequeue, whenever
@@ -123,38 +187,39 @@ func Run(ctx context.Context, o Options) error {
 		Logger:                   asynqLogger{log.With("component", "asynq")},
 		LogLevel:                 asynq.WarnLevel,
 		ShutdownTimeout:          20 * time.Second,
-	})
-	if err := srv.Start(mux); err != nil {
-		return fmt.Errorf("start asynq server: %w", err)
-	}
-	rec := jobs.NewReconciler(jobs.ReconcilerConfig{Store: st, Tasks: tasks, Inspector: insp, Logger: log.With("component", "reconciler"),
-		Interval: cfg.ReconcileInterval, StaleAfter: cfg.StaleAfter, Retention: cfg.Retention})
-	recCtx, stopRec := context.WithCancel(context.WithoutCancel(ctx))
-	recDone := make(chan struct{})
-	go func() { defer close(recDone); rec.Run(recCtx) }()
+	}), qweights
+}
 
-	var health *http.Server
-	if cfg.HealthAddr != "" {
-		health, err = serveHealth(cfg.HealthAddr, st, rdb, m, log, o.OnHealthListen)
-		if err != nil {
-			srv.Shutdown()
-			stopRec()
-			return err
-		}
+// maintenanceServices are the worker's periodic loops: the reconciler, and
+// retention when the configuration keeps finished jobs for a limited time.
+func maintenanceServices(cfg config.Config, st *store.Store, tasks *jobs.Dispatcher, insp *asynq.Inspector,
+	log *slog.Logger) []service {
+	services := []service{maintenance.NewReconciler(maintenance.ReconcilerConfig{Store: st, Tasks: tasks, Inspector: insp,
+		Logger: log.With("component", "reconciler"), Interval: cfg.ReconcileInterval, StaleAfter: cfg.StaleAfter})}
+	if cfg.Retention > 0 {
+		services = append(services, maintenance.NewRetention(maintenance.RetentionConfig{Store: st,
+			Logger: log.With("component", "retention"), Age: cfg.Retention, Interval: cfg.ReconcileInterval}))
 	}
-	log.Info("worker started", "concurrency", cfg.Concurrency, "queues", qweights, "database", store.Redact(cfg.DatabaseURL),
-		"openai_base_url", cfg.OpenAIBaseURL)
-	<-ctx.Done()
-	log.Info("worker shutting down")
-	stopRec()
-	<-recDone
-	srv.Shutdown()
-	if health != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = health.Shutdown(sctx)
+	return services
+}
+
+// service is a maintenance loop: Run returns once ctx ends.
+type service interface{ Run(ctx context.Context) }
+
+// startMaintenance runs the services until the returned stop is called;
+// stop returns once every one of them has. They run on a context of their
+// own (with ctx's values) so that Run stops them in order, before the asynq
+// server.
+func startMaintenance(ctx context.Context, services ...service) (stop func()) {
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	for _, s := range services {
+		wg.Go(func() { s.Run(sctx) })
+	}
+	return func() {
 		cancel()
+		wg.Wait()
 	}
-	return nil
 }
 
 // serveHealth serves /healthz, /readyz and /metrics on the operator-only

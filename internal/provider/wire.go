@@ -1,4 +1,4 @@
-package continuation
+package provider
 
 import (
 	"encoding/json"

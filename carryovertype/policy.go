@@ -1,4 +1,4 @@
-package continuation
+package carryovertype
 
 import (
 	"bytes"
@@ -9,6 +9,18 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+)
+
+// ErrorType classifies a failed model call.
+type ErrorType string
+
+const (
+	ErrTool       ErrorType = "tool"
+	ErrModel      ErrorType = "model"      // the provider failed (5xx, status failed, malformed body)
+	ErrValidation ErrorType = "validation" // the request was refused (4xx other than 408/429)
+	ErrRateLimit  ErrorType = "rate_limit" // 429
+	ErrTimeout    ErrorType = "timeout"    // deadline, 408, 504
+	ErrUnknown    ErrorType = "unknown"    // transport and anything else
 )
 
 // Action is what an error policy does with one failed call.

@@ -1,4 +1,8 @@
-package jobs
+// Package maintenance holds the worker's periodic loops, each its own
+// service with a Run(ctx) the worker starts and stops: the reconciler, which
+// resumes jobs whose queue state was lost, and retention, which prunes the
+// text of finished jobs.
+package maintenance
 
 import (
 	"context"
@@ -9,13 +13,14 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/carryover/carryover/internal/jobs"
 	"github.com/carryover/carryover/internal/store"
 )
 
 // ReconcilerConfig configures the reconciler.
 type ReconcilerConfig struct {
 	Store     *store.Store
-	Tasks     *Dispatcher
+	Tasks     *jobs.Dispatcher
 	Inspector *asynq.Inspector
 	Logger    *slog.Logger
 	// Interval between scans.
@@ -25,10 +30,14 @@ type ReconcilerConfig struct {
 	StaleAfter time.Duration
 	// Batch is the most jobs looked at per scan.
 	Batch int
-	// Retention, when positive, prunes the text of jobs finished longer ago
-	// on each scan (the figures stay).
-	Retention time.Duration
 }
+
+// Defaults of ReconcilerConfig, for fields left at zero.
+const (
+	ReconcileIntervalDefault = 15 * time.Second
+	StaleAfterDefault        = 2 * time.Minute
+	BatchDefault             = 500
+)
 
 // Reconciler resumes live jobs whose queue state is gone: the task was never
 // enqueued (a crash right after the insert), Redis lost its keys, or the
@@ -49,34 +58,34 @@ func NewReconciler(cfg ReconcilerConfig) *Reconciler {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Interval <= 0 {
-		cfg.Interval = 15 * time.Second
+		cfg.Interval = ReconcileIntervalDefault
 	}
 	if cfg.StaleAfter <= 0 {
-		cfg.StaleAfter = 2 * time.Minute
+		cfg.StaleAfter = StaleAfterDefault
 	}
 	if cfg.Batch <= 0 {
-		cfg.Batch = 500
+		cfg.Batch = BatchDefault
 	}
 	return &Reconciler{cfg: cfg, log: cfg.Logger, suspects: map[string]bool{}}
 }
 
 // Run scans every Interval until ctx ends.
 func (r *Reconciler) Run(ctx context.Context) {
-	t := time.NewTicker(r.cfg.Interval)
-	defer t.Stop()
-	for {
+	every(ctx, r.cfg.Interval, func(ctx context.Context) {
 		if n, err := r.Scan(ctx); err != nil && ctx.Err() == nil {
 			r.log.Warn("reconciler scan failed", "err", err)
 		} else if n > 0 {
 			r.log.Info("reconciler resumed jobs", "count", n)
 		}
-		if r.cfg.Retention > 0 {
-			if n, err := r.cfg.Store.Prune(ctx, time.Now().Add(-r.cfg.Retention), r.cfg.Batch); err != nil && ctx.Err() == nil {
-				r.log.Warn("retention failed", "err", err)
-			} else if n > 0 {
-				r.log.Info("retention removed the content of finished jobs", "jobs", n)
-			}
-		}
+	})
+}
+
+// every runs fn at once, then every interval, until ctx ends.
+func every(ctx context.Context, interval time.Duration, fn func(ctx context.Context)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		fn(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -120,9 +129,10 @@ func (r *Reconciler) resume(ctx context.Context, s *scan, j store.StaleJob) (boo
 		return false, err // locked: a delivery is working on it (a long model call)
 	}
 	defer unlock()
-	queue, taskID := r.cfg.Tasks.queues.Chunk, ChunkTaskID(j.ID, j.NextSeq)
+	queues := r.cfg.Tasks.Queues()
+	queue, taskID := queues.Chunk, jobs.ChunkTaskID(j.ID, j.NextSeq)
 	if j.Status == store.StatusMerging {
-		queue, taskID = r.cfg.Tasks.queues.Merge, MergeTaskID(j.ID)
+		queue, taskID = queues.Merge, jobs.MergeTaskID(j.ID)
 	}
 	info, err := r.cfg.Inspector.GetTaskInfo(queue, taskID)
 	switch {
@@ -198,9 +208,10 @@ func (r *Reconciler) activeTasks() (map[string]bool, error) {
 	return m, nil
 }
 
+// enqueue queues the job's next task under taskID.
 func (r *Reconciler) enqueue(ctx context.Context, j store.StaleJob, taskID string) error {
 	if j.Status == store.StatusMerging {
-		return r.cfg.Tasks.merge(ctx, j.ID, taskID)
+		return r.cfg.Tasks.MergeWithID(ctx, j.ID, taskID)
 	}
-	return r.cfg.Tasks.chunk(ctx, j.ID, j.NextSeq, taskID)
+	return r.cfg.Tasks.ChunkWithID(ctx, j.ID, j.NextSeq, taskID)
 }

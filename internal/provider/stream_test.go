@@ -1,4 +1,4 @@
-package continuation
+package provider
 
 import (
 	"errors"
@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/carryover/carryover/carryovertype"
+	"github.com/carryover/carryover/internal/continuation"
 )
 
 // sse is a response whose body is the given events, each a data line.
@@ -28,7 +31,7 @@ func TestResponsesStreamTerminal(t *testing.T) {
 		`"output":[{"type":"message","content":[{"type":"output_text","text":"whole"}]}],"usage":{"input_tokens":3,"output_tokens":5}}}`
 
 	r, err := readResponsesStream(sse(created, delta, completed), time.Now())
-	if err != nil || r.ID != "resp_s" || r.Text != "whole" || r.Finish != FinishStop || r.Usage.Output != 5 || r.StreamBroken {
+	if err != nil || r.ID != "resp_s" || r.Text != "whole" || r.Finish != continuation.FinishStop || r.Usage.Output != 5 || r.StreamBroken {
 		t.Fatalf("completed stream: %+v %v", r, err)
 	}
 
@@ -37,14 +40,14 @@ func TestResponsesStreamTerminal(t *testing.T) {
 		`{"type":"response.incomplete"}`,
 	} {
 		r, err = readResponsesStream(sse(created, delta, terminal), time.Now())
-		var ce *CallError
-		if !errors.As(err, &ce) || !ce.Malformed || ce.Type != ErrModel || ce.HTTPStatus != http.StatusOK || r.ID != "resp_s" || r.Text != "" {
+		var ce *continuation.CallError
+		if !errors.As(err, &ce) || !ce.Malformed || ce.Type != carryovertype.ErrModel || ce.HTTPStatus != http.StatusOK || r.ID != "resp_s" || r.Text != "" {
 			t.Fatalf("%s: %+v %v", terminal, r, err)
 		}
 	}
 
 	r, err = readResponsesStream(sse(created, delta), time.Now())
-	if err != nil || r.ID != "resp_s" || r.Text != "partial" || !r.StreamBroken || r.Finish != FinishIncomplete {
+	if err != nil || r.ID != "resp_s" || r.Text != "partial" || !r.StreamBroken || r.Finish != continuation.FinishIncomplete {
 		t.Fatalf("broken stream: %+v %v", r, err)
 	}
 }

@@ -1,16 +1,19 @@
-package continuation
+package provider
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/carryover/carryover/carryovertype"
+	"github.com/carryover/carryover/internal/continuation"
 )
 
 // Prefill calls carry the deployment's fields, encoded once; other calls do
 // not, and fields that cannot be encoded fail only prefill calls.
 func TestChatPrefillFields(t *testing.T) {
-	req := CallRequest{Model: "m", Input: Input{Prompt: "go"}, Partial: "so far", Strategy: StrategyPrefill}
-	p := newChatProvider(newClient(ProviderConfig{}), DefaultPrefillFields())
+	req := continuation.CallRequest{Model: "m", Input: continuation.Input{Prompt: "go"}, Partial: "so far", Strategy: carryovertype.StrategyPrefill}
+	p := newChat(newClient(Config{}), DefaultPrefillFields())
 	for range 2 {
 		body, err := p.encode(req)
 		var got map[string]any
@@ -20,15 +23,15 @@ func TestChatPrefillFields(t *testing.T) {
 		}
 	}
 	history := req
-	history.Strategy, history.Prompt = StrategyHistory, "continue"
+	history.Strategy, history.Prompt = carryovertype.StrategyHistory, "continue"
 	if body, err := p.encode(history); err != nil || strings.Contains(string(body), "continue_final_message") {
 		t.Fatalf("history body %s, %v", body, err)
 	}
-	if body, err := newChatProvider(newClient(ProviderConfig{}), map[string]any{}).encode(req); err != nil || !json.Valid(body) {
+	if body, err := newChat(newClient(Config{}), map[string]any{}).encode(req); err != nil || !json.Valid(body) {
 		t.Fatalf("no fields: %s, %v", body, err)
 	}
 
-	bad := newChatProvider(newClient(ProviderConfig{}), map[string]any{"f": func() {}})
+	bad := newChat(newClient(Config{}), map[string]any{"f": func() {}})
 	if _, err := bad.encode(req); err == nil || !strings.Contains(err.Error(), "prefill fields") {
 		t.Fatalf("unencodable fields: %v", err)
 	}

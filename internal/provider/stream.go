@@ -1,4 +1,4 @@
-package continuation
+package provider
 
 import (
 	"bufio"
@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/carryover/carryover/carryovertype"
+	"github.com/carryover/carryover/internal/continuation"
 )
 
 // maxEventBytes bounds one server-sent event's data (a terminal Responses
@@ -52,15 +55,15 @@ func sseEvents(hr *http.Response, fn func(data []byte) (stop bool)) error {
 // text that arrived is kept (and paid for), so the job continues from it
 // instead of paying for the whole answer again. With no text at all it is a
 // transport error.
-func broken(id, text string, calls []ToolCall, latency time.Duration, cause error) (Response, error) {
+func broken(id, text string, calls []carryovertype.ToolCall, latency time.Duration, cause error) (continuation.Response, error) {
 	if text == "" {
 		if cause == nil {
 			cause = fmt.Errorf("the stream ended before any output")
 		}
-		return Response{ID: id, Latency: latency}, &CallError{Type: ErrUnknown, Err: fmt.Errorf("stream broke: %w", cause)}
+		return continuation.Response{ID: id, Latency: latency}, &continuation.CallError{Type: carryovertype.ErrUnknown, Err: fmt.Errorf("stream broke: %w", cause)}
 	}
-	r := Response{ID: id, Text: text, RawStatus: "stream_broken", IncompleteReason: "stream_broken",
-		Finish: FinishIncomplete, Latency: latency, StreamBroken: true}
+	r := continuation.Response{ID: id, Text: text, RawStatus: "stream_broken", IncompleteReason: "stream_broken",
+		Finish: continuation.FinishIncomplete, Latency: latency, StreamBroken: true}
 	if len(calls) > 0 {
 		r.ToolCalls = calls
 		markToolCalls(r.ToolCalls, true)
@@ -71,7 +74,7 @@ func broken(id, text string, calls []ToolCall, latency time.Duration, cause erro
 // readResponsesStream reads a streamed Responses API reply. The terminal
 // event (response.completed, .incomplete or .failed) carries the whole
 // response, which is decoded and normalized as a non-streamed one is.
-func readResponsesStream(hr *http.Response, start time.Time) (Response, error) {
+func readResponsesStream(hr *http.Response, start time.Time) (continuation.Response, error) {
 	var id string
 	var text strings.Builder
 	var final json.RawMessage // the terminal event's response
@@ -101,14 +104,14 @@ func readResponsesStream(hr *http.Response, start time.Time) (Response, error) {
 			final, done = ev.Response, true
 			return true
 		case "error":
-			streamErr = &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("stream error event: %s", ev.Message)}
+			streamErr = &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("stream error event: %s", ev.Message)}
 			return true
 		}
 		return false
 	})
 	latency := time.Since(start)
 	if streamErr != nil {
-		return Response{ID: id, Latency: latency}, streamErr
+		return continuation.Response{ID: id, Latency: latency}, streamErr
 	}
 	if !done {
 		return broken(id, text.String(), nil, latency, err)
@@ -124,10 +127,10 @@ func readResponsesStream(hr *http.Response, start time.Time) (Response, error) {
 
 // readChatStream reads streamed chat.completion.chunk events; usage arrives
 // in a last chunk with no choices (stream_options.include_usage).
-func readChatStream(hr *http.Response, start time.Time) (Response, error) {
+func readChatStream(hr *http.Response, start time.Time) (continuation.Response, error) {
 	var cc chatWireCompletion
 	var text strings.Builder
-	var calls []ToolCall
+	var calls []carryovertype.ToolCall
 	var finish *string
 	err := sseEvents(hr, func(data []byte) bool {
 		if string(data) == "[DONE]" {
@@ -168,7 +171,7 @@ func readChatStream(hr *http.Response, start time.Time) (Response, error) {
 			text.WriteString(c.Delta.Content)
 			for _, d := range c.Delta.ToolCalls {
 				for len(calls) <= d.Index {
-					calls = append(calls, ToolCall{})
+					calls = append(calls, carryovertype.ToolCall{})
 				}
 				tc := &calls[d.Index]
 				if d.ID != "" {

@@ -1,4 +1,4 @@
-package continuation_test
+package provider_test
 
 import (
 	"context"
@@ -8,52 +8,62 @@ import (
 	"testing"
 	"time"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/provider"
 	"github.com/carryover/carryover/internal/simulator"
 )
 
-// The provider against the simulator's real wire format, through openai-go:
-// every finish reason and fault is normalized and classified as DESIGN.md's
-// table says.
-func TestResponsesProviderWire(t *testing.T) {
+// newResponsesSim starts a simulator and returns the Responses provider on
+// it, and a function making one first call with a directive.
+func newResponsesSim(t *testing.T) (*provider.Responses, func(directive string, max int) (continuation.Response, error)) {
+	t.Helper()
 	ts := httptest.NewServer(simulator.New(simulator.Config{}))
-	defer ts.Close()
-	p := continuation.NewResponsesProvider(continuation.ProviderConfig{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})
-	ctx := context.Background()
-	call := func(directive string, max int) (continuation.Response, error) {
-		return p.Call(ctx, continuation.CallRequest{Model: "gpt-4.1-mini", MaxOutputTokens: max,
+	t.Cleanup(ts.Close)
+	p := provider.NewResponses(provider.Config{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})
+	return p, func(directive string, max int) (continuation.Response, error) {
+		return p.Call(context.Background(), continuation.CallRequest{Model: "gpt-4.1-mini", MaxOutputTokens: max,
 			Input: continuation.Input{Prompt: "[[sim " + directive + "]] go"}})
 	}
+}
 
-	t.Run("length then stop, chained by previous_response_id", func(t *testing.T) {
-		doc, _, _ := simulator.DocumentFor("[[sim format=csv size=600 seed=3]] go")
-		r, err := call("format=csv size=600 seed=3", 64)
-		if err != nil || r.Finish != continuation.FinishLength || r.RawStatus != "incomplete" || r.IncompleteReason != "max_output_tokens" {
-			t.Fatalf("first call: %+v %v", r, err)
+// The provider against the simulator's real wire format, through openai-go:
+// a cut-off answer chains by previous_response_id to the whole document,
+// with its usage read.
+func TestResponsesWireChain(t *testing.T) {
+	p, call := newResponsesSim(t)
+	doc, _, _ := simulator.DocumentFor("[[sim format=csv size=600 seed=3]] go")
+	r, err := call("format=csv size=600 seed=3", 64)
+	if err != nil || r.Finish != continuation.FinishLength || r.RawStatus != "incomplete" || r.IncompleteReason != "max_output_tokens" {
+		t.Fatalf("first call: %+v %v", r, err)
+	}
+	got := r.Text
+	for i := 0; r.Finish == continuation.FinishLength; i++ {
+		if i > 50 {
+			t.Fatal("never finished")
 		}
-		got := r.Text
-		for i := 0; r.Finish == continuation.FinishLength; i++ {
-			if i > 50 {
-				t.Fatal("never finished")
-			}
-			r, err = p.Call(ctx, continuation.CallRequest{Model: "gpt-4.1-mini", MaxOutputTokens: 64, PreviousID: r.ID,
-				Prompt: continuation.ContinuePrompt("csv")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got += r.Text
+		r, err = p.Call(context.Background(), continuation.CallRequest{Model: "gpt-4.1-mini", MaxOutputTokens: 64, PreviousID: r.ID,
+			Prompt: continuation.ContinuePrompt("csv")})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if r.Finish != continuation.FinishStop || got != doc {
-			t.Fatalf("finish %s; document equal=%v", r.Finish, got == doc)
-		}
-		if r.Usage.Output <= 0 || r.Usage.Input <= 0 || r.Usage.Cached <= 0 {
-			t.Fatalf("usage not read: %+v", r.Usage)
-		}
-	})
+		got += r.Text
+	}
+	if r.Finish != continuation.FinishStop || got != doc {
+		t.Fatalf("finish %s; document equal=%v", r.Finish, got == doc)
+	}
+	if r.Usage.Output <= 0 || r.Usage.Input <= 0 || r.Usage.Cached <= 0 {
+		t.Fatalf("usage not read: %+v", r.Usage)
+	}
+}
+
+// Every finish reason is normalized as DESIGN.md's table says.
+func TestResponsesWire(t *testing.T) {
+	p, call := newResponsesSim(t)
 	t.Run("messages input and instructions", func(t *testing.T) {
 		doc, _, _ := simulator.DocumentFor("[[sim format=json size=300 seed=5]]")
-		r, err := p.Call(ctx, continuation.CallRequest{Model: "gpt-4.1-mini", MaxOutputTokens: 4096, Instructions: "Answer in JSON.",
-			Input: continuation.Input{Messages: []continuation.Message{{Role: "system", Content: "You write data."},
+		r, err := p.Call(context.Background(), continuation.CallRequest{Model: "gpt-4.1-mini", MaxOutputTokens: 4096, Instructions: "Answer in JSON.",
+			Input: continuation.Input{Messages: []carryovertype.Message{{Role: "system", Content: "You write data."},
 				{Role: "user", Content: "[[sim format=json size=300 seed=5]] Produce it."}}}})
 		if err != nil || r.Finish != continuation.FinishStop || r.Text != doc {
 			t.Fatalf("%+v %v", r, err)
@@ -77,17 +87,23 @@ func TestResponsesProviderWire(t *testing.T) {
 			t.Fatalf("%+v %v", r, err)
 		}
 	})
+}
+
+// Every fault is classified as DESIGN.md's table says, and no error message
+// carries the API key.
+func TestResponsesWireErrors(t *testing.T) {
+	_, call := newResponsesSim(t)
 	errCases := []struct {
 		directive string
-		typ       continuation.ErrorType
+		typ       carryovertype.ErrorType
 		status    int
 		malformed bool
 	}{
-		{"faults=429@0:2", continuation.ErrRateLimit, 429, false},
-		{"faults=500@0", continuation.ErrModel, 500, false},
-		{"faults=400@0", continuation.ErrValidation, 400, false},
-		{"faults=failed@0", continuation.ErrModel, 200, false},
-		{"faults=malformed@0", continuation.ErrModel, 0, true},
+		{"faults=429@0:2", carryovertype.ErrRateLimit, 429, false},
+		{"faults=500@0", carryovertype.ErrModel, 500, false},
+		{"faults=400@0", carryovertype.ErrValidation, 400, false},
+		{"faults=failed@0", carryovertype.ErrModel, 200, false},
+		{"faults=malformed@0", carryovertype.ErrModel, 0, true},
 	}
 	for _, c := range errCases {
 		t.Run(c.directive, func(t *testing.T) {
@@ -96,7 +112,7 @@ func TestResponsesProviderWire(t *testing.T) {
 			if err == nil || ce.Type != c.typ || (c.status != 0 && ce.HTTPStatus != c.status) || ce.Malformed != c.malformed {
 				t.Fatalf("err=%v classified %+v", err, ce)
 			}
-			if c.typ == continuation.ErrRateLimit && ce.RetryAfter != 2*time.Second {
+			if c.typ == carryovertype.ErrRateLimit && ce.RetryAfter != 2*time.Second {
 				t.Fatalf("Retry-After not read: %s", ce.RetryAfter)
 			}
 			if strings.Contains(err.Error(), "sk-test") {
@@ -112,7 +128,7 @@ func TestResponsesProviderWire(t *testing.T) {
 func TestToolCallsAndStreams(t *testing.T) {
 	ts := httptest.NewServer(simulator.New(simulator.Config{}))
 	defer ts.Close()
-	p := continuation.NewProvider(continuation.ProviderConfig{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})
+	p := provider.New(provider.Config{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})
 	tools := []byte(`[{"type":"function","name":"lookup","parameters":{"type":"object"}}]`)
 	cases := []struct {
 		directive string
@@ -128,11 +144,11 @@ func TestToolCallsAndStreams(t *testing.T) {
 		{"faults=break@0", 100, continuation.FinishIncomplete, false, false, true},
 	}
 	n := 0
-	for _, strategy := range []continuation.Strategy{continuation.StrategyStateful, continuation.StrategyHistory} {
+	for _, strategy := range []carryovertype.Strategy{carryovertype.StrategyStateful, carryovertype.StrategyHistory} {
 		for _, stream := range []bool{false, true} {
 			for _, c := range cases {
 				if c.broken && !stream {
-					continue // a non-streamed break is a transport error (TestResponsesProviderWire)
+					continue // a non-streamed break is a transport error, not a response
 				}
 				n++
 				name := fmt.Sprintf("%s/stream=%v/%s", strategy, stream, c.directive)

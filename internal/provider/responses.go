@@ -1,4 +1,4 @@
-package continuation
+package provider
 
 import (
 	"context"
@@ -9,36 +9,39 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/carryover/carryover/carryovertype"
+	"github.com/carryover/carryover/internal/continuation"
 )
 
-// ResponsesProvider continues through the OpenAI Responses API with stored
+// Responses continues through the OpenAI Responses API with stored
 // responses and previous_response_id: the server keeps the conversation, so a
 // continuation sends only the short continuation prompt (and, after a broken
 // stream, the text that arrived before it broke).
-type ResponsesProvider struct {
+type Responses struct {
 	client openai.Client
 }
 
-// NewResponsesProvider builds a Responses-only provider (NewProvider routes
+// NewResponses builds a Responses-only provider (New routes
 // every strategy).
-func NewResponsesProvider(cfg ProviderConfig) *ResponsesProvider {
-	return &ResponsesProvider{client: newClient(cfg)}
+func NewResponses(cfg Config) *Responses {
+	return &Responses{client: newClient(cfg)}
 }
 
 // Call implements Provider.
-func (p *ResponsesProvider) Call(ctx context.Context, req CallRequest) (Response, error) {
+func (p *Responses) Call(ctx context.Context, req continuation.CallRequest) (continuation.Response, error) {
 	body, err := json.Marshal(newWireRequest(req))
 	if err != nil {
-		return Response{}, &CallError{Type: ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
+		return continuation.Response{}, &continuation.CallError{Type: carryovertype.ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
 	}
 	return post(ctx, p.client, "responses", body, req.Stream, readResponsesStream, decodeResponses)
 }
 
 // decodeResponses reads a Responses API object.
-func decodeResponses(raw []byte, latency time.Duration) (Response, error) {
+func decodeResponses(raw []byte, latency time.Duration) (continuation.Response, error) {
 	var resp wireResponse
 	if err := decodeResponse(raw, &resp); err != nil {
-		return Response{Latency: latency}, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+		return continuation.Response{Latency: latency}, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
 			Err: fmt.Errorf("response body is not a Responses API object: %w", err)}
 	}
 	return resp.normalize(latency)
@@ -50,12 +53,12 @@ func decodeResponses(raw []byte, latency time.Duration) (Response, error) {
 // are decoded: openai-go's reflective encoding and decoding of the full
 // API types cost more CPU than the rest of a chunk's handling together.
 func post(ctx context.Context, c openai.Client, path string, body []byte, stream bool,
-	read func(*http.Response, time.Time) (Response, error), decode func([]byte, time.Duration) (Response, error)) (Response, error) {
+	read func(*http.Response, time.Time) (continuation.Response, error), decode func([]byte, time.Duration) (continuation.Response, error)) (continuation.Response, error) {
 	start := time.Now()
 	if stream {
 		var hr *http.Response
 		if err := c.Post(ctx, path, nil, &hr, option.WithRequestBody("application/json", body)); err != nil {
-			return Response{Latency: time.Since(start)}, Classify(err)
+			return continuation.Response{Latency: time.Since(start)}, continuation.Classify(err)
 		}
 		return read(hr, start)
 	}
@@ -63,21 +66,21 @@ func post(ctx context.Context, c openai.Client, path string, body []byte, stream
 	err := c.Post(ctx, path, nil, &raw, option.WithRequestBody("application/json", body))
 	latency := time.Since(start)
 	if err != nil {
-		return Response{Latency: latency}, Classify(err)
+		return continuation.Response{Latency: latency}, continuation.Classify(err)
 	}
 	return decode(raw, latency)
 }
 
 // normalize turns a decoded Responses object into a Response, and a failed
 // or unreadable one into a CallError as well.
-func (resp *wireResponse) normalize(latency time.Duration) (Response, error) {
-	out := Response{
+func (resp *wireResponse) normalize(latency time.Duration) (continuation.Response, error) {
+	out := continuation.Response{
 		ID:               resp.ID,
 		RawStatus:        resp.Status,
 		IncompleteReason: resp.IncompleteDetails.Reason,
 		ErrorMessage:     resp.Error.Message,
 		Latency:          latency,
-		Usage: Usage{
+		Usage: continuation.Usage{
 			Input:     resp.Usage.InputTokens,
 			Cached:    resp.Usage.InputTokensDetails.CachedTokens,
 			Output:    resp.Usage.OutputTokens,
@@ -85,15 +88,15 @@ func (resp *wireResponse) normalize(latency time.Duration) (Response, error) {
 		},
 	}
 	out.Text, out.ToolCalls = resp.output()
-	out.Finish = NormalizeResponses(out.RawStatus, out.IncompleteReason, len(out.ToolCalls) > 0)
+	out.Finish = continuation.NormalizeResponses(out.RawStatus, out.IncompleteReason, len(out.ToolCalls) > 0)
 	if len(out.ToolCalls) > 0 {
-		markToolCalls(out.ToolCalls, out.Finish == FinishLength)
+		markToolCalls(out.ToolCalls, out.Finish == continuation.FinishLength)
 	}
-	if out.Finish == FinishError {
-		return out, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("response %s %s: %s", resp.ID, resp.Status, resp.Error.Message)}
+	if out.Finish == continuation.FinishError {
+		return out, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("response %s %s: %s", resp.ID, resp.Status, resp.Error.Message)}
 	}
-	if out.Finish == FinishMalformed {
-		return out, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true, Err: fmt.Errorf("response %q has unknown status %q", resp.ID, resp.Status)}
+	if out.Finish == continuation.FinishMalformed {
+		return out, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true, Err: fmt.Errorf("response %q has unknown status %q", resp.ID, resp.Status)}
 	}
 	return out, nil
 }
@@ -139,9 +142,9 @@ type wireItem struct {
 
 // output concatenates the output_text parts of the message items, as
 // openai-go's Response.OutputText does, and collects the tool calls.
-func (r *wireResponse) output() (string, []ToolCall) {
+func (r *wireResponse) output() (string, []carryovertype.ToolCall) {
 	var text []byte
-	var calls []ToolCall
+	var calls []carryovertype.ToolCall
 	for _, item := range r.Output {
 		switch item.Type {
 		case "message":
@@ -156,7 +159,7 @@ func (r *wireResponse) output() (string, []ToolCall) {
 				args = item.Input
 			}
 			// An item the server left incomplete was cut off.
-			calls = append(calls, ToolCall{ID: item.ID, CallID: item.CallID, Name: item.Name, Arguments: args,
+			calls = append(calls, carryovertype.ToolCall{ID: item.ID, CallID: item.CallID, Name: item.Name, Arguments: args,
 				Truncated: item.Status == "incomplete"})
 		}
 	}
@@ -194,7 +197,7 @@ type wireMessage struct {
 	Content string `json:"content"`
 }
 
-func newWireRequest(req CallRequest) wireRequest {
+func newWireRequest(req continuation.CallRequest) wireRequest {
 	w := wireRequest{Model: req.Model, Instructions: req.Instructions, MaxOutputTokens: req.MaxOutputTokens, Store: true,
 		Tools: req.Tools, Stream: req.Stream}
 	switch {
@@ -209,7 +212,7 @@ func newWireRequest(req CallRequest) wireRequest {
 	case req.Partial != "":
 		// A first response whose stream broke: nothing is stored on the
 		// server, so the input goes again with the text received.
-		msgs := toWire(req.Input.messages())
+		msgs := toWire(messages(req.Input))
 		w.Input = append(msgs, wireMessage{Type: "message", Role: "assistant", Content: req.Partial},
 			wireMessage{Type: "message", Role: "user", Content: req.Prompt})
 	case len(req.Input.Messages) > 0:
@@ -224,7 +227,7 @@ func newWireRequest(req CallRequest) wireRequest {
 	return w
 }
 
-func toWire(msgs []Message) []wireMessage {
+func toWire(msgs []carryovertype.Message) []wireMessage {
 	out := make([]wireMessage, len(msgs))
 	for i, m := range msgs {
 		out[i] = wireMessage{Type: "message", Role: m.Role, Content: m.Content}

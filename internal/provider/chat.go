@@ -1,4 +1,4 @@
-package continuation
+package provider
 
 import (
 	"context"
@@ -8,13 +8,16 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/carryover/carryover/carryovertype"
+	"github.com/carryover/carryover/internal/continuation"
 )
 
-// ChatProvider continues over Chat Completions, which keeps no state: every
+// Chat continues over Chat Completions, which keeps no state: every
 // call sends the conversation, with the answer so far as an assistant
 // message (history and overlap add a continuation prompt after it; prefill
 // asks the server to continue that message in place).
-type ChatProvider struct {
+type Chat struct {
 	client openai.Client
 	// prefill is the JSON object of the fields a prefill call adds, less its
 	// opening brace, to be spliced in after the body's last member (nil for
@@ -23,11 +26,11 @@ type ChatProvider struct {
 	prefillErr error
 }
 
-// newChatProvider builds a ChatProvider whose prefill calls add fields to
+// newChat builds a Chat whose prefill calls add fields to
 // the request body. The fields are encoded once, here; if they cannot be,
 // every prefill call fails with the reason (the other calls do not need them).
-func newChatProvider(c openai.Client, fields map[string]any) *ChatProvider {
-	p := &ChatProvider{client: c}
+func newChat(c openai.Client, fields map[string]any) *Chat {
+	p := &Chat{client: c}
 	if len(fields) > 0 {
 		b, err := json.Marshal(fields)
 		if err != nil {
@@ -40,50 +43,50 @@ func newChatProvider(c openai.Client, fields map[string]any) *ChatProvider {
 }
 
 // Call implements Provider.
-func (p *ChatProvider) Call(ctx context.Context, req CallRequest) (Response, error) {
+func (p *Chat) Call(ctx context.Context, req continuation.CallRequest) (continuation.Response, error) {
 	body, err := p.encode(req)
 	if err != nil {
-		return Response{}, &CallError{Type: ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
+		return continuation.Response{}, &continuation.CallError{Type: carryovertype.ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
 	}
 	return post(ctx, p.client, "chat/completions", body, req.Stream, readChatStream, decodeChat)
 }
 
 // decodeChat reads a chat completion.
-func decodeChat(raw []byte, latency time.Duration) (Response, error) {
+func decodeChat(raw []byte, latency time.Duration) (continuation.Response, error) {
 	var cc chatWireCompletion
 	if err := json.Unmarshal(raw, &cc); err != nil || len(cc.Choices) == 0 {
 		if err == nil {
 			err = fmt.Errorf("no choices")
 		}
-		return Response{Latency: latency}, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+		return continuation.Response{Latency: latency}, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
 			Err: fmt.Errorf("response body is not a chat completion: %w", err)}
 	}
 	ch := cc.Choices[0]
-	calls := make([]ToolCall, 0, len(ch.Message.ToolCalls))
+	calls := make([]carryovertype.ToolCall, 0, len(ch.Message.ToolCalls))
 	for _, tc := range ch.Message.ToolCalls {
-		calls = append(calls, ToolCall{ID: tc.ID, CallID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		calls = append(calls, carryovertype.ToolCall{ID: tc.ID, CallID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	return cc.normalize(ch.FinishReason, ch.Message.Content, calls, latency)
 }
 
 // normalize builds the Response of a completed (or streamed) completion.
-func (cc *chatWireCompletion) normalize(finish *string, text string, calls []ToolCall, latency time.Duration) (Response, error) {
-	out := Response{ID: cc.ID, Text: text, Latency: latency, Usage: Usage{
+func (cc *chatWireCompletion) normalize(finish *string, text string, calls []carryovertype.ToolCall, latency time.Duration) (continuation.Response, error) {
+	out := continuation.Response{ID: cc.ID, Text: text, Latency: latency, Usage: continuation.Usage{
 		Input: cc.Usage.PromptTokens, Cached: cc.Usage.PromptTokensDetails.CachedTokens,
 		Output: cc.Usage.CompletionTokens, Reasoning: cc.Usage.CompletionTokensDetails.ReasoningTokens,
 	}}
 	if finish == nil {
-		return out, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+		return out, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
 			Err: fmt.Errorf("completion %q has no finish_reason", cc.ID)}
 	}
 	out.RawStatus = *finish
-	out.Finish = NormalizeChat(*finish)
+	out.Finish = continuation.NormalizeChat(*finish)
 	if len(calls) > 0 {
 		out.ToolCalls = calls
-		markToolCalls(out.ToolCalls, out.Finish == FinishLength)
+		markToolCalls(out.ToolCalls, out.Finish == continuation.FinishLength)
 	}
-	if out.Finish == FinishMalformed {
-		return out, &CallError{Type: ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+	if out.Finish == continuation.FinishMalformed {
+		return out, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
 			Err: fmt.Errorf("completion %q has unknown finish_reason %q", cc.ID, *finish)}
 	}
 	return out, nil
@@ -119,13 +122,13 @@ type chatWireUsage struct {
 }
 
 type chatWireRequest struct {
-	Model               string              `json:"model"`
-	Messages            []Message           `json:"messages"`
-	MaxCompletionTokens int                 `json:"max_completion_tokens,omitempty"`
-	Tools               []chatWireTool      `json:"tools,omitempty"`
-	ResponseFormat      *chatResponseFormat `json:"response_format,omitempty"`
-	Stream              bool                `json:"stream,omitempty"`
-	StreamOptions       *chatStreamOptions  `json:"stream_options,omitempty"`
+	Model               string                  `json:"model"`
+	Messages            []carryovertype.Message `json:"messages"`
+	MaxCompletionTokens int                     `json:"max_completion_tokens,omitempty"`
+	Tools               []chatWireTool          `json:"tools,omitempty"`
+	ResponseFormat      *chatResponseFormat     `json:"response_format,omitempty"`
+	Stream              bool                    `json:"stream,omitempty"`
+	StreamOptions       *chatStreamOptions      `json:"stream_options,omitempty"`
 }
 
 type chatStreamOptions struct {
@@ -138,27 +141,27 @@ type chatWireTool struct {
 }
 
 type chatResponseFormat struct {
-	Type       string      `json:"type"`
-	JSONSchema *JSONSchema `json:"json_schema,omitempty"`
+	Type       string                    `json:"type"`
+	JSONSchema *carryovertype.JSONSchema `json:"json_schema,omitempty"`
 }
 
 // encode builds the request body for the strategy.
-func (p *ChatProvider) encode(req CallRequest) ([]byte, error) {
+func (p *Chat) encode(req continuation.CallRequest) ([]byte, error) {
 	w := chatWireRequest{Model: req.Model, MaxCompletionTokens: req.MaxOutputTokens, Stream: req.Stream}
 	if req.Stream {
 		w.StreamOptions = &chatStreamOptions{IncludeUsage: true}
 	}
 	if req.Instructions != "" {
-		w.Messages = append(w.Messages, Message{Role: "system", Content: req.Instructions})
+		w.Messages = append(w.Messages, carryovertype.Message{Role: "system", Content: req.Instructions})
 	}
-	w.Messages = append(w.Messages, req.Input.messages()...)
+	w.Messages = append(w.Messages, messages(req.Input)...)
 	prefill := false
 	if req.Partial != "" {
-		w.Messages = append(w.Messages, Message{Role: "assistant", Content: req.Partial})
-		if req.Strategy == StrategyPrefill {
+		w.Messages = append(w.Messages, carryovertype.Message{Role: "assistant", Content: req.Partial})
+		if req.Strategy == carryovertype.StrategyPrefill {
 			prefill = true
 		} else {
-			w.Messages = append(w.Messages, Message{Role: "user", Content: req.Prompt})
+			w.Messages = append(w.Messages, carryovertype.Message{Role: "user", Content: req.Prompt})
 		}
 	}
 	tools, err := chatTools(req.Tools)

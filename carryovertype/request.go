@@ -1,0 +1,186 @@
+// Package carryovertype holds the types a producer shares with carryover:
+// the request (its input, continuation settings, error policy, strategy,
+// structured-output schema), the validation error that names a bad field,
+// resume options, and the tool calls a result may report. The client
+// package, the HTTP API and the worker all speak these; nothing here talks
+// to Postgres, Redis or a model. Like riverqueue/river's rivertype, it
+// imports nothing else of carryover's, so any package may import it.
+package carryovertype
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Defaults of a request: validation (client.Validate, and every enqueue)
+// fills each field left at its zero value with these.
+const (
+	DefaultFormat          = "auto"
+	DefaultMaxOutputTokens = 4096
+	DefaultMaxAttempts     = 10
+	DefaultOnFailure       = OnFailurePartial
+	DefaultTenant          = "default"
+)
+
+// What on_failure may say.
+const (
+	OnFailurePartial = "return_partial"
+	OnFailureRaise   = "raise_error"
+)
+
+// Limits of a request.
+const (
+	MinMaxOutputTokens = 16
+	MaxMaxOutputTokens = 200_000
+	MaxMaxAttempts     = 50
+)
+
+// Request is a completion job as a producer submits it. Validation refuses
+// a request with a *ValidationError naming every bad field, before anything
+// is stored or enqueued.
+type Request struct {
+	// Model names the model every call of the job asks (required).
+	Model string `json:"model"`
+	// Input is the prompt, or the conversation, the answer is for (required).
+	Input Input `json:"input"`
+	// Instructions are the system instructions sent with every call.
+	Instructions string `json:"instructions,omitempty"`
+	// MaxOutputTokens is the output budget of each call, not of the job
+	// (MinMaxOutputTokens..MaxMaxOutputTokens; default DefaultMaxOutputTokens).
+	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
+	// Format is the document's format, which decides how the chunks are
+	// merged: csv, json, jsonl, markdown, code, diff, text, or auto (the
+	// default) to detect it from the request and the answer.
+	Format string `json:"format,omitempty"`
+	// Continuation governs continuing the answer when it is cut off.
+	Continuation Continuation `json:"continuation"`
+	// Metadata is the producer's own JSON (at most 16 KiB), kept with the job.
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+	// IdempotencyKey, when set, makes a repeated submission return the job
+	// the first one created; reusing it with a different request is refused.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// WebhookURL, when set, receives a signed event when the job ends.
+	WebhookURL string `json:"webhook_url,omitempty"`
+	// Tools are function tools offered to the model, in the Responses API's
+	// shape: [{"type":"function","name":...,"parameters":{...}}]. A response
+	// that ends with tool calls is not continued; the calls are kept.
+	Tools json.RawMessage `json:"tools,omitempty"`
+	// JSONSchema asks for structured output: the first request carries it,
+	// continuations do not, and the merged JSON is validated against it.
+	JSONSchema *JSONSchema `json:"json_schema,omitempty"`
+	// Stream asks for streamed model calls: a stream that breaks mid-answer
+	// keeps what arrived as the chunk and the job continues from it.
+	Stream bool `json:"stream,omitempty"`
+	// Tenant owns the job; never read from a request body — the HTTP API
+	// sets it from the caller's key, Go producers choose it. Default "default".
+	Tenant string `json:"-"`
+}
+
+// Continuation are the settings that govern continuing a cut-off answer.
+type Continuation struct {
+	Enabled     *bool  `json:"enabled,omitempty"`      // default true
+	MaxAttempts int    `json:"max_attempts,omitempty"` // most chunks (model responses) per job; default 10, 1..50
+	OnFailure   string `json:"on_failure,omitempty"`   // return_partial (default) or raise_error
+	// Budgets; zero means none. Each stops the job with its own stop reason.
+	MaxTotalOutputTokens int64   `json:"max_total_output_tokens,omitempty"` // over all chunks, reasoning included
+	MaxCostUSD           float64 `json:"max_cost_usd,omitempty"`            // estimated; needs a priced model
+	TimeLimitSeconds     float64 `json:"time_limit_seconds,omitempty"`      // from this execution's start
+	StopSequence         string  `json:"stop_sequence,omitempty"`           // a guard: stop once the answer contains it
+	MaxRecords           int64   `json:"max_records,omitempty"`             // a guard: stop once the answer holds this many records
+	// ErrorPolicy decides what a failed call does: a preset
+	// (stop_on_any_error, the default; retry_tool_errors(n);
+	// ignore_tool_errors; retry_all(n)) refined by per-type rules.
+	ErrorPolicy *ErrorPolicy `json:"error_policy,omitempty"`
+	// Strategy is how the answer is continued: stateful, history, prefill or
+	// overlap; "" lets the worker choose its provider's default.
+	Strategy Strategy `json:"strategy,omitempty"`
+	// OverlapLines overrides how many lines the overlap strategy asks to be
+	// repeated (default by content type).
+	OverlapLines int `json:"overlap_lines,omitempty"`
+	// MaxOutputTokensCeiling lets a call whose output budget was used up by
+	// reasoning, with no visible text, be made again with a doubled budget up
+	// to this ceiling; without it such a chunk stops the job (no_progress).
+	MaxOutputTokensCeiling int `json:"max_output_tokens_ceiling,omitempty"`
+}
+
+// Policy is the job's error policy (the zero policy is stop_on_any_error;
+// RuleFor fills every default).
+func (c Continuation) Policy() ErrorPolicy {
+	if c.ErrorPolicy == nil {
+		return ErrorPolicy{}
+	}
+	return *c.ErrorPolicy
+}
+
+// EnabledOrDefault reports whether continuation is on (the default).
+func (c Continuation) EnabledOrDefault() bool { return c.Enabled == nil || *c.Enabled }
+
+// Input is a prompt string or a list of messages. In JSON it is either a
+// string or an array of {"role","content"} objects.
+type Input struct {
+	Prompt   string
+	Messages []Message
+}
+
+// MarshalJSON writes the string or array form.
+func (in Input) MarshalJSON() ([]byte, error) {
+	if len(in.Messages) > 0 {
+		return json.Marshal(in.Messages)
+	}
+	return json.Marshal(in.Prompt)
+}
+
+// UnmarshalJSON reads the string or array form.
+func (in *Input) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		return json.Unmarshal(b, &in.Prompt)
+	case len(b) > 0 && b[0] == '[':
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		return dec.Decode(&in.Messages)
+	case string(b) == "null":
+		return nil
+	}
+	return fmt.Errorf("input must be a string or a list of messages")
+}
+
+// FieldError names one invalid field.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// ValidationError lists every invalid field of a request. Nothing is stored
+// or enqueued for a request that fails validation.
+type ValidationError struct {
+	Fields []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		parts[i] = f.Field + ": " + f.Message
+	}
+	return "invalid request: " + strings.Join(parts, "; ")
+}
+
+// ResumeOptions raise a stopped job's limits; zero keeps the current value.
+type ResumeOptions struct {
+	MaxAttempts          int     `json:"max_attempts,omitempty"`
+	MaxTotalOutputTokens int64   `json:"max_total_output_tokens,omitempty"`
+	MaxCostUSD           float64 `json:"max_cost_usd,omitempty"`
+	TimeLimitSeconds     float64 `json:"time_limit_seconds,omitempty"`
+	MaxRecords           int64   `json:"max_records,omitempty"`
+	// ErrorPolicy replaces the job's error policy (nil keeps it).
+	ErrorPolicy *ErrorPolicy `json:"error_policy,omitempty"`
+}
+
+// Message is one turn of a conversational input.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
