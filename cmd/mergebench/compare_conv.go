@@ -10,6 +10,7 @@ import (
 
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/merge"
+	"github.com/carryover/carryover/internal/provider"
 	"github.com/carryover/carryover/internal/simulator"
 )
 
@@ -21,7 +22,7 @@ import (
 func conversations(each func(name, format, doc string, chunks []merge.Chunk)) error {
 	ts := httptest.NewServer(simulator.New(simulator.Config{}))
 	defer ts.Close()
-	p := continuation.NewResponsesProvider(continuation.ProviderConfig{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})
+	p := provider.NewResponses(provider.Config{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})
 	behaviors := []string{"exact", "repeat_tail", "restart_line", "preamble", "fence", "overlap", "ignore_overlap",
 		"wrap", "wrap_each", "chatty", "restart_top"}
 	formats := []string{"csv", "json", "jsonl", "markdown", "code", "diff", "text"}
@@ -59,7 +60,7 @@ func conversations(each func(name, format, doc string, chunks []merge.Chunk)) er
 
 // converse holds one conversation until the model stops for another
 // reason than its output limit.
-func converse(p *continuation.ResponsesProvider, prompt, format string, budget int) ([]merge.Chunk, error) {
+func converse(p *provider.Responses, prompt, format string, budget int) ([]merge.Chunk, error) {
 	var chunks []merge.Chunk
 	prev := ""
 	for i := 0; ; i++ {
