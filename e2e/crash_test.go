@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/carryover/carryover/client"
+	"github.com/google/uuid"
 )
 
 // buildWorker compiles cmd/worker once per test.
@@ -66,10 +68,14 @@ func TestWorkerKilledMidJobIsReplaced(t *testing.T) {
 	ctx := context.Background()
 	first := h.startProcess(bin)
 	// Wait until the worker is inside the (slow) call for chunk 2: chunks 0
-	// and 1 are stored and a session holds the job's advisory lock.
+	// and 1 are stored and a session holds this job's advisory lock (class
+	// "co", the job id's first four bytes; other tests' jobs share the
+	// database).
 	deadline := time.Now().Add(30 * time.Second)
+	id := uuid.MustParse(j.id)
+	key := int64(binary.BigEndian.Uint32(id[:4]))
 	for h.count(`SELECT count(*) FROM chunks WHERE job_id = $1::uuid`, j.id) < 2 ||
-		h.count(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 25455 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`) == 0 {
+		h.count(`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 25455 AND objid::bigint = $1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, key) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("worker never started chunk 2")
 		}
