@@ -146,6 +146,7 @@ func FuzzMergeText(f *testing.F) {
 	f.Add("我们今天去公园散步，然后回家吃饭。", []byte{9})
 	f.Add("Sure, here is the continuation:\n\nabc", []byte{1})
 	f.Add("one\ntwo\n---BEGIN_OVERLAP---\ntwo\n---END_OVERLAP---\nthree\n", []byte{8, 40})
+	f.Add("xylophone quiz\njumbo vast\n", []byte{11, 10}) // plain: the identity
 	f.Fuzz(func(t *testing.T, doc string, cuts []byte) {
 		if len(cuts) > 12 {
 			cuts = cuts[:12]
@@ -154,12 +155,52 @@ func FuzzMergeText(f *testing.F) {
 		for _, format := range []string{"text", "markdown", "code", "diff"} {
 			checkInvariants(t, format, parts)
 		}
-		// A clean cut of text is the identity.
 		res, _ := Merge(Options{Format: "text"}, chunksOf(parts...))
 		if len(res.Content) > len(strings.Join(parts, "")) {
 			t.Fatalf("merge grew the document: %q from %q", res.Content, doc)
 		}
+		// A clean cut of plain text is the identity: where no chunk opens
+		// with anything the document already holds (no repeat, restart or
+		// reproduction to find) and no line reads as a remark, a fence or
+		// an overlap marker, nothing may be dropped or added.
+		if whole := strings.Join(parts, ""); plainCuts(parts) && res.Content != whole {
+			t.Fatalf("a clean cut of plain text changed it: %q from %q (parts %q)", res.Content, whole, parts)
+		}
 	})
+}
+
+// plainCuts reports whether text cut into parts leaves the merge nothing to
+// read but the text: no part after the first opens with bytes (whitespace
+// aside, up to eight) that the text before it holds, and no line has a
+// remark's form, is a fence line or an overlap marker, or is blank (in the
+// text or in a part).
+func plainCuts(parts []string) bool {
+	doc := strings.Join(parts, "")
+	if !utf8.ValidString(doc) {
+		return false
+	}
+	// The document's lines and each part's (what the envelope step reads).
+	for _, t := range append([]string{doc}, parts...) {
+		for _, line := range strings.Split(strings.TrimSuffix(t, "\n"), "\n") {
+			l := strings.TrimSpace(line)
+			if _, remark := remarkForm(line); remark || l == "" || isFenceLine(l) || strings.Contains(l, "OVERLAP") {
+				return false
+			}
+		}
+	}
+	noSpace := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	before := ""
+	for i, p := range parts {
+		if i > 0 {
+			head := noSpace(p)
+			head = head[:min(len(head), 8)]
+			if head == "" || strings.Contains(noSpace(before), head[:1]) {
+				return false
+			}
+		}
+		before += p
+	}
+	return true
 }
 
 // FuzzMergeStructured merges arbitrary chunks as CSV, JSON and JSON Lines:
