@@ -44,21 +44,7 @@ func Detect(hint string, chunks []Chunk) Detection {
 	case looksLikeDiff(s):
 		return Detection{Format: "diff", Confidence: 0.95, Reason: "diff headers in content"}
 	case strings.HasPrefix(s, "{") || strings.HasPrefix(s, "["):
-		if isJSONLines(s) {
-			return Detection{Format: "jsonl", Confidence: 0.95, Reason: "one JSON value per line"}
-		}
-		reason := "content opens a JSON value"
-		switch {
-		case strings.Contains(s, `"diff"`) || strings.Contains(s, `"patch"`) || strings.Contains(s, `@@ -`):
-			reason = "JSON document carrying file diffs"
-		case hinted == "code" || strings.Contains(s, `\n\t`) || strings.Contains(s, `func `) || strings.Contains(s, `def `):
-			reason = "JSON document carrying code"
-		}
-		conf := 0.85
-		if hinted == "json" || hinted == "jsonl" {
-			conf = 0.95
-		}
-		return Detection{Format: "json", Confidence: conf, Reason: reason}
+		return detectJSON(s, hinted)
 	}
 	if hinted == "csv" || hinted == "markdown" || hinted == "code" || hinted == "diff" {
 		return Detection{Format: hinted, Confidence: 0.8, Reason: "requested in the prompt"}
@@ -75,6 +61,27 @@ func Detect(hint string, chunks []Chunk) Detection {
 		return Detection{Format: "csv", Confidence: 0.7, Reason: "consistent delimited columns"}
 	}
 	return Detection{Format: "text", Confidence: 0.5, Reason: "no structure recognized"}
+}
+
+// detectJSON reads content s that opens a JSON value: JSON Lines when its
+// first lines are whole values, else a JSON document, said to carry diffs
+// or code when it looks so.
+func detectJSON(s, hinted string) Detection {
+	if isJSONLines(s) {
+		return Detection{Format: "jsonl", Confidence: 0.95, Reason: "one JSON value per line"}
+	}
+	reason := "content opens a JSON value"
+	switch {
+	case strings.Contains(s, `"diff"`) || strings.Contains(s, `"patch"`) || strings.Contains(s, `@@ -`):
+		reason = "JSON document carrying file diffs"
+	case hinted == "code" || strings.Contains(s, `\n\t`) || strings.Contains(s, `func `) || strings.Contains(s, `def `):
+		reason = "JSON document carrying code"
+	}
+	conf := 0.85
+	if hinted == "json" || hinted == "jsonl" {
+		conf = 0.95
+	}
+	return Detection{Format: "json", Confidence: conf, Reason: reason}
 }
 
 // stripLeadingFence drops a code fence opening the content, so that a fenced

@@ -39,17 +39,10 @@ const (
 // puts one after lines that start like its last one (headings, say) more
 // often than not.
 func blankLineIsNew(t string, ctx envCtx) bool {
-	if keep, decided := fenceCloseVote(t, ctx); decided {
-		return keep
-	}
-	if keep, decided := languageVote(t, ctx); decided {
-		return keep
-	}
-	if keep, decided := junctionVote(t, ctx); decided {
-		return keep
-	}
-	if keep, decided := gapVote(t, ctx); decided {
-		return keep
+	for _, vote := range [...]func(string, envCtx) (bool, bool){fenceCloseVote, languageVote, junctionVote, gapVote} {
+		if keep, decided := vote(t, ctx); decided {
+			return keep
+		}
 	}
 	if ctx.end == '\n' {
 		r := strings.TrimPrefix(strings.TrimPrefix(t, "\r"), "\n")
@@ -58,38 +51,50 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 	if ctx.atLineStart || ctx.end == 0 || isSpace(ctx.end) {
 		return false
 	}
-	r := strings.TrimPrefix(t, "\r")
-	if !strings.HasPrefix(r, "\n") {
+	r, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n")
+	if !ok || r == "" {
 		return false
 	}
-	r = r[1:]
-	if r == "" {
-		return false
+	first, _, _ := strings.Cut(r, "\n")
+	if startsLikeCutLine(r, first, ctx) {
+		return true
 	}
-	c := r[0]
-	// A line that starts like the cut one (a list item after a list
-	// item, a heading after a heading; both with text after the marker)
-	// is a line of its own. Not in diffs, whose lines all start so.
-	first := r
-	if i := strings.IndexByte(first, '\n'); i >= 0 {
-		first = first[:i]
+	if keep, decided := firstByteVote(r, ctx); decided {
+		return keep
 	}
+	// Text that would make the cut line much longer than any line the
+	// document has written (wrapped prose) starts a line of its own.
+	return muchLongerThanLines(ctx.doc, len(ctx.partial)+len(first))
+}
+
+// startsLikeCutLine reports whether the text after the line break (r, its
+// first line first) starts like the cut line: a list item after a list
+// item, a heading after a heading, both with text after the marker, is a
+// line of its own. Not in diffs, whose lines all start so.
+func startsLikeCutLine(r, first string, ctx envCtx) bool {
 	lr := strings.TrimSpace(lineLead(first))
 	lp := strings.TrimSpace(lineLead(ctx.partial))
 	// One space before the marker where the cut line has none goes on
 	// with it (" | 18 |" after "| Alan Turing").
-	oneSpace := c == ' ' && (len(r) < 2 || !isSpace(r[1])) && ctx.partial != "" && !isSpace(ctx.partial[0])
-	if ctx.blank.leads && !oneSpace && lr != "" && lp != "" && lr[0] == lp[0] && strings.IndexByte("#-*+>|", lr[0]) >= 0 &&
-		len(lineLead(first)) < len(strings.TrimRight(first, " \t\r")) && len(lineLead(ctx.partial)) < len(ctx.partial) {
-		return true
-	}
+	oneSpace := r[0] == ' ' && (len(r) < 2 || !isSpace(r[1])) && ctx.partial != "" && !isSpace(ctx.partial[0])
+	return ctx.blank.leads && !oneSpace && lr != "" && lp != "" && lr[0] == lp[0] && strings.IndexByte("#-*+>|", lr[0]) >= 0 &&
+		len(lineLead(first)) < len(strings.TrimRight(first, " \t\r")) && len(lineLead(ctx.partial)) < len(ctx.partial)
+}
+
+// firstByteVote decides the line break by the byte the text after it (r)
+// starts with, given the document's last: indentation starts a line; a
+// capital or a line marker after a sentence's end does, unless the
+// document glues the two; so does a run of marker characters after a word,
+// as the format reads such runs.
+func firstByteVote(r string, ctx envCtx) (keep, decided bool) {
+	c := r[0]
 	switch {
 	case c == '\t' || strings.HasPrefix(r, "  "):
-		return true
+		return true, true
 	case strings.IndexByte(".!?:;", ctx.end) >= 0 && (c >= 'A' && c <= 'Z' || strings.IndexByte("-+@#/*>|", c) >= 0):
 		// Unless the document already glues that punctuation to a word
 		// ("types." + "Signature", "::)?" + "Unlock").
-		return !isWordByte(c) || !gluePlausible(ctx.doc[max(0, len(ctx.doc)-leadWindow):], r)
+		return !isWordByte(c) || !gluePlausible(ctx.doc[max(0, len(ctx.doc)-leadWindow):], r), true
 	case isWordByte(ctx.end) && len(r) >= 2 && r[1] == c && strings.IndexByte("-+@#/*=", c) >= 0:
 		// In Markdown, unless the document already closes emphasis that
 		// way ("foo bar" + "**"); in prose, only when the document starts
@@ -97,15 +102,13 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 		w := ctx.doc[max(0, len(ctx.doc)-leadWindow):]
 		switch ctx.blank.markers {
 		case markersEmphasis:
-			return !gluePlausible(w, r) && strings.Contains(w, "\n"+r[:2])
+			return !gluePlausible(w, r) && strings.Contains(w, "\n"+r[:2]), true
 		case markersLineStarts:
-			return strings.Contains(w, "\n"+r[:2])
+			return strings.Contains(w, "\n"+r[:2]), true
 		}
-		return true
+		return true, true
 	}
-	// Text that would make the cut line much longer than any line the
-	// document has written (wrapped prose) starts a line of its own.
-	return muchLongerThanLines(ctx.doc, len(ctx.partial)+len(first))
+	return false, false
 }
 
 // muchLongerThanLines reports whether a line of n bytes is longer by a

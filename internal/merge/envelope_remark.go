@@ -460,20 +460,34 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	}
 	glueEvidence(line, after, c, &r)
 	languageEvidence(line, after, blank, c, &r)
+	habitEvidence(line, c, &r)
+	if fl, _, _ := strings.Cut(after, "\n"); isFenceLine(fl) {
+		r.add(2, "a fence line follows it")
+	}
+	documentEvidence(line, after, c, &r)
+	return r, true
+}
+
+// habitEvidence weighs what the job's other continuations show: the model
+// opens them with remarks, or with this very line.
+func habitEvidence(line string, c envCtx, r *remark) {
 	if c.talks {
 		r.add(2, "the model opens its other continuations with remarks")
 	}
 	if c.alike && !strings.Contains(c.doc, strings.TrimSpace(line)) {
 		r.add(2, "another continuation opens with the same line")
 	}
-	if fl, _, _ := strings.Cut(after, "\n"); isFenceLine(fl) {
-		r.add(2, "a fence line follows it")
-	}
+}
+
+// documentEvidence weighs a first line against the document: prose unlike
+// it, a line that breaks its format where the rest joins, or a line it
+// already has.
+func documentEvidence(line, after string, c envCtx, r *remark) {
 	if c.proseAt == nil || c.atLineStart || !c.proseAt(c.partial) {
 		// (Going on with a cut line that opened a comment, prose is like
 		// the document: "// " + "Remaining operands may have references.")
 		if body, _ := unwrapNote(strings.TrimSpace(line)); proseLine(body) || isNote(line) && words(body) >= 2 && !strings.ContainsAny(body, ",()") {
-			unlikeDocument(c.doc, c.syntax, &r)
+			unlikeDocument(c.doc, c.syntax, r)
 		}
 	}
 	if c.breaks != nil && c.breaks(line, after, false) {
@@ -482,7 +496,6 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	if c.doc != "" && strings.Contains(c.doc, "\n"+strings.TrimSpace(line)+"\n") {
 		r.add(-3, "the document has the same line")
 	}
-	return r, true
 }
 
 // bare reports whether a line in a remark's form says too little to be one:

@@ -64,51 +64,89 @@ func acceptExact(doc string, l, habit int) (bool, float64) {
 		// their start).
 		return false, 0
 	}
-	start := len(doc) - l
-	atSpace := start == 0 || isSpace(doc[start-1])
-	lineStart := start == 0 || doc[start-1] == '\n'
-	nonSpace, distinct := contentBytes(rep)
+	x := readExact(doc, l, habit)
 	conf := 0.7 + 0.3*float64(min(l, 2*strongOverlap))/(2*strongOverlap)
-	if habit > 0 && (atSpace || wordBoundary(doc, start)) && nonSpace >= 2 {
+	if habit > 0 && (x.atSpace || wordBoundary(doc, x.start)) && x.nonSpace >= 2 {
 		// The model re-emits what it wrote at every other join: a repeat
 		// that starts where a token does is its repeat here too, however
 		// bare or familiar.
 		return true, conf
 	}
-	body := strings.TrimRight(rep, " \t\r\n")
-	inner := strings.ContainsAny(body, " \t\r\n") // a separator inside the repeat
-	content := substantive(rep) || strings.Contains(body, "\n") && nonSpace >= 3 && distinct >= 2
+	var ok bool
 	if strings.HasSuffix(doc, "\n") {
-		lines := strings.Count(rep, "\n")
-		switch {
-		case lineStart && lines >= 2 && nonSpace >= 3 && distinct >= 2:
-		case lineStart && habit > 0 && lines == 1 && substantive(rep):
-		case !lineStart && atSpace && inner && content:
-		case !lineStart && l >= strongOverlap && (habit >= 0 || wordBoundary(doc, start)) && content && (habit > 0 || !repeatedNearby(doc, rep)):
-		default:
-			return false, 0
-		}
+		ok = x.afterWholeLine()
 	} else {
-		switch {
-		case lineStart && habit <= 0 && strings.Count(rep, "\n") == 1 && (l < strongOverlap || repeatedNearby(doc, rep)) && !gluesWords(rep):
-			// One short or familiar line plus the partial one: structured
-			// documents repeat a line and the next line's opening
-			// ("## foo\n#", "{\"Action\":") all the time.
-			return false, 0
-		case atSpace && (inner || utf8.RuneCountInString(body) >= 12) && content:
-			// One word alone counts from twelve letters (a path, a long
-			// identifier): a shorter one doubled ("Ελλάδα Ελλάδα") may be
-			// the document's.
-		case l >= 6 && cjkBoundary(doc, start) && content:
-		case l >= strongOverlap && (habit >= 0 || wordBoundary(doc, start)) && content && (habit > 0 || !repeatedNearby(doc, rep)):
-		default:
-			return false, 0
-		}
+		ok = x.afterPartialLine()
 	}
-	if doubledBefore(doc, rep) || completesRepeatedLine(doc, rep) {
+	if !ok || doubledBefore(doc, rep) || completesRepeatedLine(doc, rep) {
 		return false, 0
 	}
 	return true, conf
+}
+
+// exactRepeat is what acceptExact weighs of a candidate repeat rep, the
+// document's last l bytes, which starts at start.
+type exactRepeat struct {
+	doc, rep, body     string
+	l, habit, start    int
+	nonSpace, distinct int
+	atSpace, lineStart bool
+	inner, content     bool
+}
+
+// readExact measures the repeat of the document's last l bytes.
+func readExact(doc string, l, habit int) exactRepeat {
+	x := exactRepeat{doc: doc, rep: doc[len(doc)-l:], l: l, habit: habit, start: len(doc) - l}
+	x.atSpace = x.start == 0 || isSpace(doc[x.start-1])
+	x.lineStart = x.start == 0 || doc[x.start-1] == '\n'
+	x.nonSpace, x.distinct = contentBytes(x.rep)
+	x.body = strings.TrimRight(x.rep, " \t\r\n")
+	x.inner = strings.ContainsAny(x.body, " \t\r\n") // a separator inside the repeat
+	x.content = substantive(x.rep) || strings.Contains(x.body, "\n") && x.nonSpace >= 3 && x.distinct >= 2
+	return x
+}
+
+// long reports whether a repeat is long enough to count wherever it
+// starts: strongOverlap bytes of content, at a word boundary unless the
+// model's habit says it repeats, and not text the document repeats itself
+// unless the habit says so.
+func (x exactRepeat) long() bool {
+	return x.l >= strongOverlap && (x.habit >= 0 || wordBoundary(x.doc, x.start)) && x.content &&
+		(x.habit > 0 || !repeatedNearby(x.doc, x.rep))
+}
+
+// afterWholeLine judges a repeat of a document that ends with a line break.
+func (x exactRepeat) afterWholeLine() bool {
+	lines := strings.Count(x.rep, "\n")
+	switch {
+	case x.lineStart && lines >= 2 && x.nonSpace >= 3 && x.distinct >= 2:
+	case x.lineStart && x.habit > 0 && lines == 1 && substantive(x.rep):
+	case !x.lineStart && x.atSpace && x.inner && x.content:
+	case !x.lineStart && x.long():
+	default:
+		return false
+	}
+	return true
+}
+
+// afterPartialLine judges a repeat of a document cut inside a line.
+func (x exactRepeat) afterPartialLine() bool {
+	switch {
+	case x.lineStart && x.habit <= 0 && strings.Count(x.rep, "\n") == 1 && (x.l < strongOverlap || repeatedNearby(x.doc, x.rep)) && !gluesWords(x.rep):
+		// One short or familiar line plus the partial one: structured
+		// documents repeat a line and the next line's opening
+		// ("## foo\n#", "{\"Action\":") all the time.
+		return false
+	case x.atSpace && (x.inner || utf8.RuneCountInString(x.body) >= 12) && x.content:
+		// One word alone counts from twelve letters (a path, a long
+		// identifier): a shorter one doubled ("Ελλάδα Ελλάδα") may be
+		// the document's.
+	case x.l >= 6 && cjkBoundary(x.doc, x.start) && x.content:
+	case x.long():
+	default:
+		return false
+	}
+	return true
 }
 
 // gluesWords reports whether a repeat of one line and the partial line after

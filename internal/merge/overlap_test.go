@@ -83,53 +83,28 @@ func refTokenize(s string, max int) []token {
 	return out
 }
 
-// tokenOverlap aligns the document's last tokens with the continuation's
-// first ones allowing a few edits (a model that repeats its tail with a word
-// changed), by a semi-global alignment whose size is bounded by the token
-// windows. It returns the bytes of next that repeat the document and the share
-// of aligned tokens that matched.
-func refTokenOverlap(doc, next string) (int, float64) {
-	const maxDoc, maxNext = 48, 96
-	dtail := tail(doc, 2<<10)
-	dt := refTokenize(dtail, 1<<20)
-	if len(dt) > maxDoc {
-		dt = dt[len(dt)-maxDoc:]
-	}
-	nt := refTokenize(head(next, 4<<10), maxNext)
-	if len(dt) < 6 || len(nt) < 6 {
-		return 0, 0
-	}
-	// A tail made of few distinct tokens (rules, entity runs, repeated
-	// headings) aligns with anything; only a varied tail is evidence.
+// refVaried reports whether the tail's last dozen tokens hold five distinct
+// words with letters: a tail made of few distinct tokens (rules, entity
+// runs, repeated headings) aligns with anything; only a varied tail is
+// evidence.
+func refVaried(dtail string, dt []token) bool {
 	distinct := map[string]bool{}
 	for _, tk := range dt[max(0, len(dt)-12):] {
 		if w := dtail[tk.start:tk.end]; isWordByte(w[0]) && strings.ContainsFunc(w, unicode.IsLetter) {
 			distinct[w] = true
 		}
 	}
-	if len(distinct) < 5 {
-		return 0, 0
-	}
-	// A tail the document has written before (a list of similar links, a
-	// repeated example) aligns with its next repetition: not evidence.
-	if repeatedNearby(doc, dtail[dt[len(dt)-6].start:]) {
-		return 0, 0
-	}
-	midWord := len(dtail) > 0 && isWordByte(dtail[len(dtail)-1])
-	eq := func(i, j int) bool {
-		a := dtail[dt[i].start:dt[i].end]
-		b := next[nt[j].start:nt[j].end]
-		if i == len(dt)-1 && midWord {
-			return strings.HasPrefix(b, a)
-		}
-		return a == b
-	}
-	// score[i][j]: best score aligning doc tokens ending before i (free start)
-	// with next tokens [0, j).
-	D, N := len(dt), len(nt)
-	score := make([]int, (D+1)*(N+1))
-	match := make([]int, (D+1)*(N+1))
-	at := func(i, j int) int { return i*(N+1) + j }
+	return len(distinct) >= 5
+}
+
+// refAlign fills the alignment tables of D document tokens against N
+// continuation tokens: score at(i, j) is the best score aligning document
+// tokens ending before i (free start) with continuation tokens [0, j), a
+// match 1 and a gap or mismatch -1; match counts its matches.
+func refAlign(D, N int, eq func(i, j int) bool) (score, match []int, at func(i, j int) int) {
+	score = make([]int, (D+1)*(N+1))
+	match = make([]int, (D+1)*(N+1))
+	at = func(i, j int) int { return i*(N+1) + j }
 	for j := 1; j <= N; j++ {
 		score[at(0, j)] = -j
 	}
@@ -149,6 +124,44 @@ func refTokenOverlap(doc, next string) (int, float64) {
 			score[at(i, j)], match[at(i, j)] = best, bm
 		}
 	}
+	return score, match, at
+}
+
+// tokenOverlap aligns the document's last tokens with the continuation's
+// first ones allowing a few edits (a model that repeats its tail with a word
+// changed), by a semi-global alignment whose size is bounded by the token
+// windows. It returns the bytes of next that repeat the document and the share
+// of aligned tokens that matched.
+func refTokenOverlap(doc, next string) (int, float64) {
+	const maxDoc, maxNext = 48, 96
+	dtail := tail(doc, 2<<10)
+	dt := refTokenize(dtail, 1<<20)
+	if len(dt) > maxDoc {
+		dt = dt[len(dt)-maxDoc:]
+	}
+	nt := refTokenize(head(next, 4<<10), maxNext)
+	if len(dt) < 6 || len(nt) < 6 {
+		return 0, 0
+	}
+	if !refVaried(dtail, dt) {
+		return 0, 0
+	}
+	// A tail the document has written before (a list of similar links, a
+	// repeated example) aligns with its next repetition: not evidence.
+	if repeatedNearby(doc, dtail[dt[len(dt)-6].start:]) {
+		return 0, 0
+	}
+	midWord := len(dtail) > 0 && isWordByte(dtail[len(dtail)-1])
+	eq := func(i, j int) bool {
+		a := dtail[dt[i].start:dt[i].end]
+		b := next[nt[j].start:nt[j].end]
+		if i == len(dt)-1 && midWord {
+			return strings.HasPrefix(b, a)
+		}
+		return a == b
+	}
+	D, N := len(dt), len(nt)
+	score, match, at := refAlign(D, N, eq)
 	bestJ, bestScore := 0, 0
 	for j := 1; j <= N; j++ {
 		if s := score[at(D, j)]; s > bestScore {
