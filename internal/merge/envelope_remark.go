@@ -453,7 +453,7 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	if apart {
 		r.add(2, "a label set apart between a cut word and its rest")
 	}
-	if bare(line, end, r) && !apart && !c.alike || repeatsEnd(c.doc, line) || reproducesEnd(c.doc, line) || gluedCall(line, c, r) {
+	if bare(line, end, r) && !apart && !c.alike && !noteBreaks(line, after, c) || repeatsEnd(c.doc, line) || reproducesEnd(c.doc, line) || gluedCall(line, c, r) && !(apart && rejoins(after, c)) {
 		// A line that starts with a repeat of the document's end goes on
 		// with it.
 		return r, false
@@ -505,16 +505,37 @@ func bare(line string, end byte, r remark) bool {
 	return !r.talks && words(line) < 3
 }
 
-// gluedApart reports whether a short line ending with ':' and set apart
-// by a blank line ("Part 2:", "The rest:") stands between a cut word and
+// gluedApart reports whether a short line ending with ':', or a note in
+// brackets, set apart by a blank line ("Part 2:", "The rest:", "(cont.)") stands between a cut word and
 // text that goes on with a word or a space: glued to the cut word, as no word of the
 // document's is, the line cannot be the document's own next text.
 func gluedApart(line, after string, end byte, blank bool, c envCtx) bool {
 	p := c.partial
-	if end != ':' || !blank || words(line) < 2 || c.atLineStart || !letterBefore(p, len(p)) || after == "" || !isWordByte(after[0]) && after[0] != ' ' {
+	if !(end == ':' && words(line) >= 2 || bracketed(line)) || !blank || c.atLineStart || !letterBefore(p, len(p)) || after == "" || !isWordByte(after[0]) && after[0] != ' ' {
 		return false
 	}
 	return !gluePlausible(c.doc[max(0, len(c.doc)-leadWindow):], line)
+}
+
+// bracketed reports whether a line is a note in brackets, "(cont.)" or
+// "[Part 2]" (emphasis alone, "_стремятся_", is Markdown's own).
+func bracketed(line string) bool {
+	l := strings.TrimSpace(line)
+	return isNote(l) && (strings.HasPrefix(l, "(") || strings.HasPrefix(l, "["))
+}
+
+// rejoins reports whether the text after a line glues to the cut word as
+// the document's own words do ("u" + "nder", where the document writes
+// "under"): the line stood between the two halves of a word.
+func rejoins(after string, c envCtx) bool {
+	return after != "" && isWordByte(after[0]) && gluePlausible(c.doc[max(0, len(c.doc)-leadWindow):], after)
+}
+
+// noteBreaks reports whether a note ("(cont.)", "[Part 2]") too short to
+// say what it is breaks the format where the rest joins: the format's
+// verification speaks for it.
+func noteBreaks(line, after string, c envCtx) bool {
+	return isNote(line) && c.breaks != nil && c.breaks(line, after, false)
 }
 
 // gluedCall reports whether a line that does not talk about the output
