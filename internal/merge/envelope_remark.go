@@ -453,7 +453,7 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	if apart {
 		r.add(2, "a label set apart between a cut word and its rest")
 	}
-	if bare(line, end, r) && !apart && !c.alike && !noteBreaks(line, after, c) || repeatsEnd(c.doc, line) || reproducesEnd(c.doc, line) || gluedCall(line, c, r) && !(apart && rejoins(after, c)) {
+	if bare(line, end, r) && !apart && !c.alike && !noteBreaks(line, after, c) || repeatsEnd(c.doc, line) || reproducesEnd(c.doc, line) || gluedCall(line, c, r) && !c.alike && !(apart && rejoins(after, c)) {
 		// A line that starts with a repeat of the document's end goes on
 		// with it.
 		return r, false
