@@ -171,6 +171,23 @@ func medianCPU(cs []cpuTimes) cpuTimes {
 	return s[len(s)/2]
 }
 
+// modelLatency is the time the simulator takes over every model call,
+// CARRYOVER_BENCH_LATENCY (a Go duration; none by default). A real model
+// takes hundreds of milliseconds to seconds per chunk, and with such a
+// latency the worker's own CPU per chunk shows in chunks/s only as far as it
+// exceeds what the calls in flight leave idle.
+func modelLatency(b *testing.B) time.Duration {
+	s := os.Getenv("CARRYOVER_BENCH_LATENCY")
+	if s == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		b.Fatalf("CARRYOVER_BENCH_LATENCY: %v", err)
+	}
+	return d
+}
+
 // printAlone prints one run made alone (CARRYOVER_BENCH_ONLY).
 func printAlone(what string, r result) {
 	fmt.Printf("%s: %.0f   CPU per hop (us): all %.0f, Go process %.0f, Postgres %.0f, Redis %.0f\n",
@@ -220,7 +237,7 @@ func chainedHops(ctx context.Context, b *testing.B, work hopWork) result {
 	var pool *pgxpool.Pool
 	var model continuation.Provider
 	if work == hopCall {
-		sim := httptest.NewServer(simulator.New(simulator.Config{}))
+		sim := httptest.NewServer(simulator.New(simulator.Config{Latency: modelLatency(b)}))
 		defer sim.Close()
 		model = provider.NewResponses(provider.Config{BaseURL: sim.URL + "/v1", APIKey: "sk-bench",
 			HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * concurrency}}})
@@ -409,11 +426,11 @@ func pipeline(ctx context.Context, b *testing.B) result {
 	return result{rate: float64(chunks) / elapsed.Seconds(), cpu: after.perHop(before, chunks)}
 }
 
-// startWorker runs a worker against a zero-latency simulator on its own
+// startWorker runs a worker against a simulator (zero-latency by default) on its own
 // queue, once its asynq server has started, and returns a client for that
 // queue and a pool; stop ends them all.
 func startWorker(ctx context.Context, b *testing.B, logger *slog.Logger) (*client.Client, *pgxpool.Pool, func()) {
-	sim := httptest.NewServer(simulator.New(simulator.Config{}))
+	sim := httptest.NewServer(simulator.New(simulator.Config{Latency: modelLatency(b)}))
 	queue := testenv.Queue(b)
 	cfg := config.Config{DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-bench", OpenAIBaseURL: sim.URL + "/v1",
 		Concurrency: concurrency, ChunkQueue: queue, LogLevel: "warn", HealthAddr: "127.0.0.1:0",

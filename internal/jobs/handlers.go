@@ -58,7 +58,7 @@ func NewHandlers(cfg HandlerConfig) *Handlers {
 	if cfg.MaxRateLimitWaits <= 0 {
 		cfg.MaxRateLimitWaits = DefaultMaxRateLimitWaits
 	}
-	return &Handlers{cfg: cfg, log: slog.New(deferAttrs(cfg.Logger.Handler())), prices: newPriceCache(cfg.Store, time.Minute),
+	return &Handlers{cfg: cfg, log: cfg.Logger, prices: newPriceCache(cfg.Store, time.Minute),
 		webhooks: &http.Client{Timeout: 10 * time.Second}}
 }
 
@@ -115,7 +115,6 @@ func IsFailure(err error) bool {
 
 // timedChunk runs HandleChunk and records its duration by outcome.
 func (h *Handlers) timedChunk(ctx context.Context, t *asynq.Task) error {
-	reserveStack()
 	start := time.Now()
 	err := h.HandleChunk(ctx, t)
 	var rl *RetryLater
@@ -129,27 +128,6 @@ func (h *Handlers) timedChunk(ctx context.Context, t *asynq.Task) error {
 	h.cfg.Metrics.ChunkTask(outcome, time.Since(start))
 	return err
 }
-
-// reserveStack grows the calling goroutine's stack to about 32 KB at once,
-// while it is still shallow (chunk tasks only: one per chunk, against one
-// merge per job). asynq runs every task on a new goroutine, which
-// starts with a small stack, and a chunk's path — the handler, openai-go,
-// net/http, pgx, go-redis — is deep: the runtime grew the stack several
-// times per chunk, each time copying every frame and adjusting its
-// pointers, which took 8% of the pipeline benchmark's CPU (and half of the
-// model call's). One copy of a shallow stack costs next to nothing.
-//
-//go:noinline
-func reserveStack() {
-	var frame [28 << 10]byte
-	touchStack(frame[:])
-}
-
-// touchStack keeps reserveStack's frame from being optimized away; the
-// slice does not escape, so the frame stays on the stack.
-//
-//go:noinline
-func touchStack(b []byte) { b[len(b)-1] = 1 }
 
 // recordCall feeds a model call into the metrics.
 func (h *Handlers) recordCall(model string, price *store.Price, resp continuation.Response, err error) {

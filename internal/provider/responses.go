@@ -40,7 +40,7 @@ func (p *Responses) Call(ctx context.Context, req continuation.CallRequest) (con
 // decodeResponses reads a Responses API object.
 func decodeResponses(raw []byte, latency time.Duration) (continuation.Response, error) {
 	var resp wireResponse
-	if err := decodeResponse(raw, &resp); err != nil {
+	if err := json.Unmarshal(raw, &resp); err != nil {
 		return continuation.Response{Latency: latency}, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
 			Err: fmt.Errorf("response body is not a Responses API object: %w", err)}
 	}

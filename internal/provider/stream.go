@@ -1,54 +1,39 @@
 package provider
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 )
 
-// maxEventBytes bounds one server-sent event's data (a terminal Responses
-// event carries the whole response).
-const maxEventBytes = 64 << 20
-
 // sseEvents calls fn with the data of every event of a text/event-stream
-// body until fn says stop or the body ends. It returns the read error, if
-// the stream broke (nil at a clean end).
+// body, read by openai-go's ssestream, until fn says stop or the body ends.
+// It returns the read error, if the stream broke (nil at a clean end). As
+// the SSE format has it, an event the body ends before closing with a blank
+// line is not dispatched: the stream broke inside it.
 func sseEvents(hr *http.Response, fn func(data []byte) (stop bool)) error {
-	defer hr.Body.Close()
-	sc := bufio.NewScanner(hr.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), maxEventBytes)
-	var data []byte
-	for sc.Scan() {
-		line := sc.Bytes()
-		switch {
-		case len(line) == 0:
-			if len(data) > 0 {
-				if fn(data) {
-					return nil
-				}
-				data = data[:0]
-			}
-		case bytes.HasPrefix(line, []byte("data:")):
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
+	dec := ssestream.NewDecoder(hr)
+	if dec == nil {
+		return errors.New("the stream has no body")
+	}
+	defer dec.Close()
+	for dec.Next() {
+		// ssestream ends every data line with a newline; the lines are
+		// joined by one, and the last one's is not part of the data.
+		if fn(bytes.TrimSuffix(dec.Event().Data, []byte("\n"))) {
+			return nil
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	if len(data) > 0 {
-		fn(data) // an event not closed by a blank line
-	}
-	return nil
+	return dec.Err()
 }
 
 // broken is the Response of a stream that ended before the answer did: the

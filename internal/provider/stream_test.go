@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +50,19 @@ func TestResponsesStreamTerminal(t *testing.T) {
 	r, err = readResponsesStream(sse(created, delta), time.Now())
 	if err != nil || r.ID != "resp_s" || r.Text != "partial" || !r.StreamBroken || r.Finish != continuation.FinishIncomplete {
 		t.Fatalf("broken stream: %+v %v", r, err)
+	}
+}
+
+// An event's data lines are joined by newlines; an event the body ends
+// before closing is not dispatched.
+func TestSSEEvents(t *testing.T) {
+	body := "event: x\ndata: {\"a\":\ndata: 1}\n\n: a comment\ndata: [DONE]\n\ndata: unclosed\n"
+	hr := &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(body))}
+	var got []string
+	if err := sseEvents(hr, func(data []byte) bool { got = append(got, string(data)); return false }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"{\"a\":\n1}", "[DONE]"}; !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 )
@@ -83,13 +82,6 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, call, t, reply{streamed: req.Stream, malformed: malformed, broken: broken,
 		stream: func(cut bool) error { return writeStream(w, resp, cut) },
 		encode: func(b []byte) ([]byte, error) {
-			size := 1024 + 2*len(t.text)
-			if t.call != nil {
-				size += 2 * len(t.call.args)
-			}
-			if body := resp.appendJSON(slices.Grow(b, size)); body != nil {
-				return body, nil
-			}
 			body, err := json.Marshal(resp)
 			if err != nil {
 				return nil, fmt.Errorf("encoding response: %w", err)

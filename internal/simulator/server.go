@@ -216,6 +216,8 @@ func (s *Server) newID(prefix string) string {
 	return string(b)
 }
 
+const hexDigits = "0123456789abcdef"
+
 // appendHex64 appends x as 16 lower-case hex digits, as %016x writes it.
 func appendHex64(b []byte, x uint64) []byte {
 	for shift := 60; shift >= 0; shift -= 4 {
