@@ -57,37 +57,12 @@ func wantRestartStart(doc string, off, budget int) int {
 // the stretches follow one another to the document's end, and that every
 // byte written is paid for within the budget.
 func TestWholeAnswerHabits(t *testing.T) {
-	// extras is what a turn at off, depth writes before its stretch of the
-	// document, and after it when it finishes the document.
-	type extras func(doc string, spec Spec, off, depth, budget int) (pre, post string)
-	fenced := func(tag string, each bool) extras {
-		return func(doc string, spec Spec, off, depth, budget int) (string, string) {
-			if tag == "" {
-				return "", ""
-			}
-			if off == 0 || each {
-				return "```" + tag + "\n", "```\n"
-			}
-			return "", "```\n"
-		}
-	}
-	chatty := func(doc string, spec Spec, off, depth, budget int) (pre, post string) {
-		if depth > 0 {
-			pre = chattyPreamble(spec.Seed, depth)
-		}
-		return pre, chattyTrailer(spec.Seed, depth)
-	}
-	restartTop := func(doc string, spec Spec, off, depth, budget int) (string, string) {
-		if depth == 0 {
-			return "", ""
-		}
-		return doc[wantRestartStart(doc, off, budget):off], ""
-	}
+	fenced, chatty, restartTop := fencedExtras, chattyExtras, restartTopExtras
 	tests := []struct {
 		behavior, format string
 		seed             int64
 		budget           int
-		extras           extras
+		extras           habitExtras
 	}{
 		{"wrap", "json", 1, 5000, fenced("json", false)}, // a single chunk, fenced whole
 		{"wrap", "csv", 1, 5000, fenced("csv", false)},
@@ -124,31 +99,8 @@ func TestWholeAnswerHabits(t *testing.T) {
 				t.Fatalf("%d turns, want the whole answer in one", len(turns))
 			}
 			for depth, tr := range turns {
-				off := offsets[depth]
-				pre, post := tt.extras(doc, spec, off, depth, tt.budget)
-				finished := tr.status == statusCompleted
-				want := pre + doc[off:tr.end]
-				if finished {
-					want += post
-				}
-				if tr.text != want {
-					t.Fatalf("depth %d (%s): got  %q\nwant %q", depth, tr.status, tr.text, want)
-				}
-				paid := tokens(pre) + tokens(doc[off:tr.end])
-				if finished {
-					paid += tokens(post)
-				}
-				if tr.outputTokens != paid {
-					t.Fatalf("depth %d: %d output tokens for %d written", depth, tr.outputTokens, paid)
-				}
-				// An unfinished turn uses its whole budget, unless it stopped
-				// short of the document's end for want of room for the post.
-				if !finished && tr.outputTokens != tt.budget && tr.outputTokens != tt.budget-tokens(post) {
-					t.Fatalf("depth %d: %d output tokens of a %d budget", depth, tr.outputTokens, tt.budget)
-				}
-				if tr.outputTokens > tt.budget {
-					t.Fatalf("depth %d: %d output tokens over the budget %d", depth, tr.outputTokens, tt.budget)
-				}
+				pre, post := tt.extras(doc, spec, offsets[depth], depth, tt.budget)
+				checkHabitTurn(t, depth, tr, pre, doc[offsets[depth]:tr.end], post, tt.budget)
 			}
 			if last := turns[len(turns)-1]; last.end != len(doc) {
 				t.Fatalf("finished at %d of %d", last.end, len(doc))
@@ -158,6 +110,66 @@ func TestWholeAnswerHabits(t *testing.T) {
 				t.Fatal("the same conversation wrote different turns")
 			}
 		})
+	}
+}
+
+// habitExtras is what a turn at off, depth writes before its stretch of the
+// document, and after it when it finishes the document.
+type habitExtras func(doc string, spec Spec, off, depth, budget int) (pre, post string)
+
+// fencedExtras: a fence tagged tag opens the first turn (each turn, if
+// each) and closes the last; no fence at all for an empty tag.
+func fencedExtras(tag string, each bool) habitExtras {
+	return func(doc string, spec Spec, off, depth, budget int) (string, string) {
+		if tag == "" {
+			return "", ""
+		}
+		if off == 0 || each {
+			return "```" + tag + "\n", "```\n"
+		}
+		return "", "```\n"
+	}
+}
+
+// chattyExtras: a preamble opens every continuation, a trailer ends the answer.
+func chattyExtras(doc string, spec Spec, off, depth, budget int) (pre, post string) {
+	if depth > 0 {
+		pre = chattyPreamble(spec.Seed, depth)
+	}
+	return pre, chattyTrailer(spec.Seed, depth)
+}
+
+// restartTopExtras: a continuation first repeats the lines before off.
+func restartTopExtras(doc string, spec Spec, off, depth, budget int) (string, string) {
+	if depth == 0 {
+		return "", ""
+	}
+	return doc[wantRestartStart(doc, off, budget):off], ""
+}
+
+// checkHabitTurn checks the turn at depth: it wrote pre and its stretch of
+// the document, then post if it finished the answer, and was paid for
+// exactly what it wrote within budget.
+func checkHabitTurn(t *testing.T, depth int, tr turn, pre, stretch, post string, budget int) {
+	t.Helper()
+	finished := tr.status == statusCompleted
+	want, paid := pre+stretch, tokens(pre)+tokens(stretch)
+	if finished {
+		want, paid = want+post, paid+tokens(post)
+	}
+	if tr.text != want {
+		t.Fatalf("depth %d (%s): got  %q\nwant %q", depth, tr.status, tr.text, want)
+	}
+	if tr.outputTokens != paid {
+		t.Fatalf("depth %d: %d output tokens for %d written", depth, tr.outputTokens, paid)
+	}
+	// An unfinished turn uses its whole budget, unless it stopped short of
+	// the document's end for want of room for the post.
+	if !finished && tr.outputTokens != budget && tr.outputTokens != budget-tokens(post) {
+		t.Fatalf("depth %d: %d output tokens of a %d budget", depth, tr.outputTokens, budget)
+	}
+	if tr.outputTokens > budget {
+		t.Fatalf("depth %d: %d output tokens over the budget %d", depth, tr.outputTokens, budget)
 	}
 }
 
