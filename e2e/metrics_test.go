@@ -15,6 +15,7 @@ import (
 // The worker's operator listener serves health, readiness and Prometheus
 // metrics that reflect the jobs it ran.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.cfg.HealthAddr = "127.0.0.1:0"
 	addrc := make(chan string, 1)
