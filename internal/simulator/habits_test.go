@@ -57,6 +57,7 @@ func wantRestartStart(doc string, off, budget int) int {
 // the stretches follow one another to the document's end, and that every
 // byte written is paid for within the budget.
 func TestWholeAnswerHabits(t *testing.T) {
+	t.Parallel()
 	fenced, chatty, restartTop := fencedExtras, chattyExtras, restartTopExtras
 	tests := []struct {
 		behavior, format string
@@ -176,6 +177,7 @@ func checkHabitTurn(t *testing.T, depth int, tr turn, pre, stretch, post string,
 // TestChattyRemarks: the remarks are many and varied in how they end, and
 // the draws by seed and depth are deterministic and reach most of them.
 func TestChattyRemarks(t *testing.T) {
+	t.Parallel()
 	ends := func(s string) bool {
 		return strings.HasSuffix(s, ":") || strings.HasSuffix(s, ".") || strings.HasSuffix(s, "!") ||
 			strings.HasPrefix(s, "(") && strings.HasSuffix(s, ")") || strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]")
@@ -230,6 +232,7 @@ func TestChattyRemarks(t *testing.T) {
 }
 
 func TestRestartTopStart(t *testing.T) {
+	t.Parallel()
 	// Lines of 8 bytes: 2 tokens each.
 	doc := "line 01\nline 02\nline 03\nline 04\nline 05\n"
 	tests := []struct {
@@ -259,6 +262,7 @@ func TestRestartTopStart(t *testing.T) {
 // TestFollowHabits: an assistant turn sent back with the new habits'
 // envelope is followed as the model wrote it.
 func TestFollowHabits(t *testing.T) {
+	t.Parallel()
 	doc := "alpha line one\nbeta line two\ngamma line three\ndelta line four\n"
 	off := strings.Index(doc, "gamma") + 3  // mid-line: "gam|ma"
 	late := strings.Index(doc, "delta") + 3 // further than a repeated tail reaches back
@@ -298,6 +302,7 @@ func TestFollowHabits(t *testing.T) {
 // does. Over chat the model reads its own earlier turns back from the
 // history, envelope and all, so this is also how it finds its place.
 func TestHabitsOverTheWire(t *testing.T) {
+	t.Parallel()
 	const budget = 120
 	for _, api := range []string{apiResponses, apiChat} {
 		for _, behavior := range []string{"wrap", "wrap_each", "chatty", "restart_top"} {
@@ -342,6 +347,7 @@ func TestHabitsOverTheWire(t *testing.T) {
 // TestWrapUnderStrictSchema: a model held to a strict schema writes JSON
 // only, so wrap puts no fence around it; without the schema it does.
 func TestWrapUnderStrictSchema(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		kind, want string // want: what the answer starts with
 	}{
@@ -368,6 +374,7 @@ func TestWrapUnderStrictSchema(t *testing.T) {
 // fence, a closing remark) stops short of the document's end by as much,
 // as a turn cut by the limit would have, and the next turn finishes.
 func TestFinishingExtrasNeedRoom(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		behavior string
 		post     func(spec Spec) string // what the first turn would have ended with
@@ -408,6 +415,7 @@ func TestFinishingExtrasNeedRoom(t *testing.T) {
 // document's start. Under a constant budget that never happens (the first
 // turn fills the budget), so the reproduction starts at an earlier line.
 func TestRestartTopFromTheStart(t *testing.T) {
+	t.Parallel()
 	spec, _ := ParseSpec("[[sim format=csv size=3000 seed=2 behavior=restart_top]]")
 	doc := Document(spec)
 	tests := []struct {
@@ -441,6 +449,7 @@ func TestRestartTopFromTheStart(t *testing.T) {
 // opens nothing (no reopened fence, no remark, no reproduction), but the
 // answer it finishes ends as the model ends its answers.
 func TestHabitsUnderPrefill(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		behavior string
 		want     func(doc, last string) bool // the whole message, given its last turn

@@ -46,6 +46,7 @@ func chunk(text string, cont bool) store.NewChunk {
 // and after the first stored its chunk the second sees it stored — with no
 // model call in between.
 func TestClaimLock(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	ctx := context.Background()
 	id := newJob(t, s)
@@ -92,6 +93,8 @@ func claimAs(t *testing.T, s *store.Store, id string, seq int, want store.ClaimO
 
 // A lock held by a connection that dies is freed with it.
 func TestLockFreedWithTheSession(t *testing.T) {
+	// Serial: it ends every session holding an advisory lock in the
+	// database, other tests' lock sessions included.
 	s := open(t)
 	other := open(t)
 	ctx := context.Background()
@@ -127,6 +130,7 @@ func TestLockFreedWithTheSession(t *testing.T) {
 
 // Deliveries that died without a trace are recorded as lost, once.
 func TestRecordLostAttempts(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	ctx := context.Background()
 	id := newJob(t, s)
@@ -167,6 +171,7 @@ func lockFree(t *testing.T, s *store.Store, id string) bool {
 // Saves that share a lock session's transaction commit together; one that
 // fails is retried alone, so it fails alone, and every lock is released.
 func TestGroupCommitIsolatesAFailingSave(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	ctx := context.Background()
 	sess := s.NewTestSession()
@@ -220,6 +225,7 @@ func TestGroupCommitIsolatesAFailingSave(t *testing.T) {
 // An unlock queued before a claim of the same job runs before it, even in
 // the same round trip: the claim then holds the lock, once.
 func TestUnlockRunsBeforeALaterClaim(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	sess := s.NewTestSession()
 	defer sess.Close()
@@ -246,6 +252,7 @@ func TestUnlockRunsBeforeALaterClaim(t *testing.T) {
 // Two deliveries of a job in one worker: the second is refused by the
 // worker itself (its lock sessions would grant a lock they hold twice).
 func TestSecondClaimInOneWorker(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	ctx := context.Background()
 	id := newJob(t, s)
@@ -273,6 +280,8 @@ func TestSecondClaimInOneWorker(t *testing.T) {
 // dead session fails (the delivery retries and finds its chunk stored or
 // not), and the next claim opens a new session.
 func TestLockSessionLost(t *testing.T) {
+	// Serial: it ends every session holding an advisory lock in the
+	// database, other tests' lock sessions included.
 	s := open(t)
 	ctx := context.Background()
 	id := newJob(t, s)
@@ -307,6 +316,7 @@ func TestLockSessionLost(t *testing.T) {
 // notification only for a job someone watches; and deleting a job deletes
 // its chunks and events (a trigger, in place of foreign keys).
 func TestSaveEventsNotificationsAndDelete(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	watched, unwatched := newJob(t, s), newJob(t, s)
 	notified, stopWatching := watch(t, s, watched)
@@ -453,6 +463,7 @@ func checkDeleteTakesChunksAndEvents(t *testing.T, s *store.Store, ids ...string
 // recorded it, a claim reads the input and the first chunk's opening to
 // detect it; after, it reads the recorded type and neither of those.
 func TestContentKindCarriedForward(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	ctx := context.Background()
 	j, created, err := s.InsertJob(ctx, store.NewJob{ID: uuid.NewString(), Model: "gpt-4.1-mini", Format: "auto",
@@ -494,6 +505,7 @@ func TestContentKindCarriedForward(t *testing.T) {
 // included, and each column holds its own field of the chunk; several in
 // one batch each get their own row.
 func TestRoutineChunksStoredAlike(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	sess := s.NewTestSession()
 	defer sess.Close()
@@ -607,6 +619,7 @@ func wantColumns(n store.NewChunk) map[string]any {
 // Claims sharing a round trip each get their own job's answer, a job that
 // does not exist among them.
 func TestClaimsOfOneRoundTrip(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	ctx := context.Background()
 	stored := func() string { // a job whose chunk 0 is stored
