@@ -18,13 +18,14 @@ services:
 demo:
 	@bash scripts/demo.sh
 
-## test: vet, every test on real Postgres and Redis (isolated per run), short fuzz runs
+## test: vet, every test on real Postgres and Redis (isolated per run), short fuzz runs; -parallel
+## caps parallel tests per package, for Postgres's connections (about 12 per end-to-end test)
 test: services vet
-	$(GO) test -count=1 -timeout 8m ./...
+	$(GO) test -count=1 -parallel 4 -timeout 8m ./...
 	@$(MAKE) --no-print-directory fuzz-short
 
 test-short: services
-	$(GO) test -short -count=1 ./...
+	$(GO) test -short -count=1 -parallel 4 ./...
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseErrorPolicy(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in      string
 		want    string // String() of the parsed policy
@@ -48,6 +49,7 @@ func TestParseErrorPolicy(t *testing.T) {
 }
 
 func TestRuleFor(t *testing.T) {
+	t.Parallel()
 	type want map[ErrorType]string // action[:n]
 	rule := func(r Rule) string {
 		if r.Action == ActionRetry && r.MaxConsecutiveRetries > 0 {
@@ -81,6 +83,7 @@ func TestRuleFor(t *testing.T) {
 
 // The JSON form accepts the object and the short string; unknown fields are refused.
 func TestErrorPolicyJSON(t *testing.T) {
+	t.Parallel()
 	var a, b ErrorPolicy
 	if err := json.Unmarshal([]byte(`"retry_all(2),tool=ignore"`), &a); err != nil {
 		t.Fatal(err)

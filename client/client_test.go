@@ -57,6 +57,7 @@ func (e env) queued(t *testing.T) int {
 }
 
 func TestInvalidRequestStoresAndEnqueuesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	_, err := e.c.Enqueue(ctx, client.Request{Model: "gpt-4.1-mini", Input: client.Input{Prompt: "p"},
@@ -76,6 +77,7 @@ func TestInvalidRequestStoresAndEnqueuesNothing(t *testing.T) {
 }
 
 func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	req := client.Request{Model: "gpt-4.1-mini", Input: client.Input{Prompt: "once"}, IdempotencyKey: testenv.RandomName("key-")}
@@ -99,6 +101,7 @@ func TestIdempotencyKey(t *testing.T) {
 }
 
 func TestStatusResultCancel(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	job, err := e.c.Enqueue(ctx, client.Request{Model: "gpt-4.1-mini", Input: client.Input{Prompt: "p"}, Format: "csv",

@@ -16,6 +16,7 @@ import (
 // after it, the stored chunk is kept, and a remerge turns it into a partial
 // result.
 func TestCancelDuringCallThenRemerge(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.startWorker()
 	ctx := context.Background()
@@ -77,6 +78,7 @@ func TestCancelDuringCallThenRemerge(t *testing.T) {
 // A job stopped by a limit resumes with raised limits from its last stored
 // response — not from scratch — and ends with the exact document.
 func TestResumeWithRaisedLimits(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.startWorker()
 	ctx := context.Background()
@@ -115,6 +117,7 @@ func TestResumeWithRaisedLimits(t *testing.T) {
 // A job stopped by its error policy resumes under a new policy from the
 // chunk that failed; the failed attempt stays on record.
 func TestResumeWithANewErrorPolicy(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := newHarness(t)
 	h.startWorker()

@@ -19,6 +19,7 @@ import (
 // merges them. A join that cannot be placed must say so (merge_success
 // false), never hand back a wrong document as a success.
 func TestSimulatorConversationsMergeExactly(t *testing.T) {
+	t.Parallel()
 	ts := httptest.NewServer(simulator.New(simulator.Config{}))
 	defer ts.Close()
 	p := provider.NewResponses(provider.Config{BaseURL: ts.URL + "/v1", APIKey: "sk-test"})

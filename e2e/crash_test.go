@@ -59,6 +59,7 @@ func (h *harness) startProcess(bin string) *exec.Cmd {
 // and the job still finishes with every chunk exactly once; the call the
 // dead worker paid for stays on record as lost.
 func TestWorkerKilledMidJobIsReplaced(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and kills a worker process")
 	}

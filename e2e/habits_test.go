@@ -22,6 +22,7 @@ import (
 // answer is the case that matters most: nothing is continued, yet the
 // result must not keep the fence.
 func TestWrappedAnswerIsUnwrapped(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.startWorker()
 	cases := []struct {

@@ -19,12 +19,15 @@ import (
 	"github.com/carryover/carryover/internal/worker"
 )
 
+// dbURL is the binary's database; each harness has one of its own (the
+// tests run in parallel, and the reconciler and retention act on every job
+// of their database).
 var dbURL string
 
 func TestMain(m *testing.M) { testenv.Main(m, &dbURL) }
 
-// harness is one test's world: the simulator on loopback, a queue of its
-// own, a client, and workers started on demand.
+// harness is one test's world: the simulator on loopback, a database and a
+// queue of its own, a client, and workers started on demand.
 type harness struct {
 	t      *testing.T
 	sim    *simulator.Server
@@ -41,8 +44,9 @@ func newHarness(t *testing.T) *harness {
 	ts := httptest.NewServer(sim)
 	t.Cleanup(ts.Close)
 	h := &harness{t: t, sim: sim, simURL: ts.URL + "/v1"}
+	db := testenv.DB(t)
 	h.cfg = config.Config{
-		DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-test-not-a-secret",
+		DatabaseURL: db, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-test-not-a-secret",
 		OpenAIBaseURL: h.simURL, Concurrency: 8, ChunkQueue: testenv.Queue(t), LogLevel: "warn",
 		ReconcileInterval: time.Second, StaleAfter: 3 * time.Second, MaxRetry: 3,
 		PollInterval: 50 * time.Millisecond, DelayedInterval: 100 * time.Millisecond,
@@ -54,13 +58,13 @@ func newHarness(t *testing.T) *harness {
 	}
 	h.log = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	ctx := context.Background()
-	c, err := client.New(ctx, client.Config{DatabaseURL: dbURL, RedisURL: h.cfg.RedisURL, ChunkQueue: h.cfg.ChunkQueue})
+	c, err := client.New(ctx, client.Config{DatabaseURL: db, RedisURL: h.cfg.RedisURL, ChunkQueue: h.cfg.ChunkQueue})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	h.client = c
-	st, err := store.Open(ctx, dbURL)
+	st, err := store.Open(ctx, db, store.Options{MaxConns: 2}) // for count and the odd query
 	if err != nil {
 		t.Fatal(err)
 	}

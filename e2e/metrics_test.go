@@ -15,6 +15,8 @@ import (
 // The worker's operator listener serves health, readiness and Prometheus
 // metrics that reflect the jobs it ran.
 func TestMetrics(t *testing.T) {
+	// Serial: asynq's queue metrics read every queue in Redis, and fail
+	// whole when a parallel test deletes its queue in between.
 	h := newHarness(t)
 	h.cfg.HealthAddr = "127.0.0.1:0"
 	addrc := make(chan string, 1)

@@ -17,6 +17,7 @@ import (
 // each reaches its terminal state with its stop reason, its chunks and its
 // attempts on record.
 func TestOutcomes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.cfg.CallTimeout = 1500 * time.Millisecond // a slow@ fault of 2.5s is a timeout; the time limit's 1.2s is not
 	h.startWorker()
@@ -261,6 +262,7 @@ func eventLogged(typ string) func(t *testing.T, c outcome) {
 
 // A guard stops the job once the answer contains its stop sequence.
 func TestStopSequenceGuard(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.startWorker()
 	doc, _, _ := simulator.DocumentFor("[[sim format=text size=3000 seed=77]]")

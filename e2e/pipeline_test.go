@@ -17,6 +17,7 @@ import (
 
 // Every format goes simulator → worker → merge and comes back byte for byte.
 func TestEveryFormatReproducesTheDocument(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.startWorker()
 	cases := []struct{ simFormat, jobFormat string }{
@@ -84,6 +85,7 @@ func TestEveryFormatReproducesTheDocument(t *testing.T) {
 // A redelivered chunk task whose chunk is stored makes no model call, and
 // two deliveries running at once never both call the model.
 func TestDuplicateDeliveriesMakeNoSecondModelCall(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	// The first call is slow, so the duplicate delivery runs while it is in flight.
 	j := h.enqueue("format=csv size=3000 seed=7 faults=slow@0:700ms", client.Request{Format: "csv"})

@@ -14,6 +14,7 @@ import (
 // Every query of docs/queries.md runs against the real schema after real
 // jobs and returns rows.
 func TestDocumentedQueries(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.startWorker()
 	policy, _ := client.ParseErrorPolicy("retry_all(2)")

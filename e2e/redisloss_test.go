@@ -16,6 +16,7 @@ import (
 // loses nothing. The reconciler re-queues each job's next step and every
 // job finishes with its exact document.
 func TestRedisLossLosesNoJob(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	opt, _ := redis.ParseURL(h.cfg.RedisURL)
 	rdb := redis.NewClient(opt)
@@ -71,6 +72,7 @@ func TestRedisLossLosesNoJob(t *testing.T) {
 // ended by the reconciler, never left live: with chunks it is merged as
 // partial, without any it fails.
 func TestArchivedTaskEndsTheJob(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	opt, _ := redis.ParseURL(h.cfg.RedisURL)
 	rdb := redis.NewClient(opt)

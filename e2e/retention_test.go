@@ -12,6 +12,7 @@ import (
 // Retention removes the text of finished jobs' chunks and results but keeps
 // every figure: tokens, cost, statuses, metadata.
 func TestRetentionKeepsTheFigures(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.cfg.Retention = 300 * time.Millisecond
 	h.cfg.ReconcileInterval = 100 * time.Millisecond

@@ -21,6 +21,7 @@ import (
 // Postgres: the merged document is the model's exactly, each chunk records
 // the prompt its strategy sent, and the model saw what the strategy promises.
 func TestStrategies(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.startWorker()
 	formats := []string{"csv", "json", "jsonl", "markdown", "code", "diff", "text"}
@@ -133,6 +134,7 @@ func TestStrategies(t *testing.T) {
 // A stream that breaks mid-answer keeps what arrived as the chunk and the
 // job continues from it, on both APIs, without paying for the text again.
 func TestStreamBreak(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.startWorker()
 	for i, s := range []client.Strategy{carryovertype.StrategyStateful, carryovertype.StrategyHistory, carryovertype.StrategyPrefill} {
@@ -165,6 +167,7 @@ func TestStreamBreak(t *testing.T) {
 // do not (a strict schema would make the model start a new object), and the
 // merged JSON is validated against it; a failure follows on_failure.
 func TestStructuredOutput(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.startWorker()
 	good := &client.JSONSchema{Name: "items", Strict: true, Schema: json.RawMessage(`{"type":"object","required":["items"],
@@ -228,6 +231,7 @@ func TestStructuredOutput(t *testing.T) {
 // ceiling the job stops (no_progress, in TestOutcomes); with one the call is
 // made again with a doubled budget, every attempt on record.
 func TestReasoningBudgetRaised(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.startWorker()
 	j := h.enqueue("format=text size=1200 seed=71 reasoning=150", client.Request{MaxOutputTokens: 100,

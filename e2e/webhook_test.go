@@ -19,6 +19,7 @@ import (
 // A job's end event reaches its webhook signed (Standard Webhooks), a
 // refused delivery is retried, and every attempt is on record.
 func TestWebhooks(t *testing.T) {
+	t.Parallel()
 	secretText := "whsec_" + base64.StdEncoding.EncodeToString([]byte("test-secret-0123456789"))
 	secret, _ := webhook.ParseSecret(secretText)
 	var mu sync.Mutex

@@ -10,6 +10,7 @@ import (
 )
 
 func TestMergeSubcommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	chunks := []string{"id,name\n1,Ada\n2,Gr", "2,Grace\n3,Alan\n", "4,Barbara\n"}
 	var files []string
@@ -48,6 +49,7 @@ func TestMergeSubcommand(t *testing.T) {
 }
 
 func TestMergeSubcommandErrors(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	if err := run([]string{"merge", "--format", "xml", "a"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "--format") {
 		t.Fatalf("unknown format: %v", err)

@@ -104,6 +104,7 @@ func (e env) do(method, path, body string, header ...string) (*http.Response, []
 // The whole lifecycle over HTTP: submit, poll, read the result with its
 // content type, its JSON view, chunks and events.
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, true)
 	hookURL, hooks := webhookReceiver(t)
 	doc, _, _ := simulator.DocumentFor("[[sim format=csv size=2500 seed=61]]")
@@ -216,6 +217,7 @@ func (e env) checkLifecycleEvents(t *testing.T, eventsURL string, chunks int) {
 // Bad requests are refused with a problem document naming the field, and
 // nothing is stored or enqueued.
 func TestBadRequestsEnqueueNothing(t *testing.T) {
+	// Serial: it counts every job in the database.
 	e := newEnv(t, false)
 	var before, after int
 	if err := countJobs(&before); err != nil {
@@ -278,6 +280,7 @@ func TestBadRequestsEnqueueNothing(t *testing.T) {
 
 // A request with every continuation option is accepted as the contract says.
 func TestEveryOptionAccepted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	resp, body := e.do("POST", "/v1/jobs", `{"model":"gpt-4.1-mini","input":"[[sim format=json size=300]] go","format":"json","stream":true,
 		"tools":[{"type":"function","name":"lookup","parameters":{"type":"object","properties":{"q":{"type":"string"}}}}],
@@ -296,6 +299,7 @@ func TestEveryOptionAccepted(t *testing.T) {
 // Idempotency-Key returns the same job with 200, and cancel, resume and
 // remerge answer as documented.
 func TestIdempotencyAndJobActions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	key := testenv.RandomName("k")
 	body := `{"model":"gpt-4.1-mini","input":"p"}`
@@ -329,6 +333,7 @@ func TestIdempotencyAndJobActions(t *testing.T) {
 // Auth: no key or a bad or revoked key is 401; a job is visible only to its
 // own tenant; idempotency keys are per tenant.
 func TestAuthAndTenants(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	ctx := context.Background()
 	alpha := e
@@ -383,6 +388,7 @@ func TestAuthAndTenants(t *testing.T) {
 // The progress stream: Server-Sent Events driven by LISTEN/NOTIFY, in order,
 // ending with the final status.
 func TestStream(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, true)
 	resp, body := e.do("POST", "/v1/jobs", `{"model":"gpt-4.1-mini","input":"[[sim format=text size=2000 seed=62 faults=slow@1:300ms]] go","max_output_tokens":100}`)
 	var acc api.Accepted
@@ -433,6 +439,8 @@ func TestStream(t *testing.T) {
 // The operator listener: Prometheus metrics (jobs by status from Postgres,
 // asynq's queues) and the read-only asynqmon dashboard.
 func TestOpsHandler(t *testing.T) {
+	// Serial: asynq's queue metrics read every queue in Redis, and fail
+	// whole when a parallel test deletes its queue in between.
 	e := newEnv(t, false)
 	if resp, b := e.do("POST", "/v1/jobs", `{"model":"gpt-4.1-mini","input":"p"}`); resp.StatusCode != 202 {
 		t.Fatalf("%d %s", resp.StatusCode, b)

@@ -99,6 +99,7 @@ func conform(t *testing.T, next http.Handler) http.Handler {
 }
 
 func TestOpenAPIServed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, false)
 	resp, body := e.do("GET", "/openapi.json", "")
 	if resp.StatusCode != 200 || !bytes.Equal(body, api.OpenAPI) {

@@ -8,6 +8,7 @@ import (
 func ptr(f float64) *float64 { return &f }
 
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	const shaA, shaB = "aaaa", "bbbb"
 	tests := []struct {
 		name           string
@@ -90,6 +91,7 @@ func (f fixed) Evaluate(State) (Evaluation, bool) {
 }
 
 func TestDecidePriority(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		decisions []Decision
 		want      Decision

@@ -20,6 +20,7 @@ func apiError(status int, header http.Header) error {
 }
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	var syn json.SyntaxError
 	tests := []struct {
 		name      string
@@ -53,6 +54,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestClassifyNeverLeaksHeaders(t *testing.T) {
+	t.Parallel()
 	h := http.Header{"Authorization": {"Bearer sk-secret"}}
 	err := fmt.Errorf("x: %w", &openai.Error{StatusCode: 401, Request: &http.Request{Header: h}, Response: &http.Response{StatusCode: 401, Header: h}})
 	if msg := Classify(err).Error(); strings.Contains(msg, "sk-secret") {
@@ -61,6 +63,7 @@ func TestClassifyNeverLeaksHeaders(t *testing.T) {
 }
 
 func TestRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		h    http.Header

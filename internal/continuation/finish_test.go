@@ -3,6 +3,7 @@ package continuation
 import "testing"
 
 func TestNormalizeResponses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		status, reason string
 		tools          bool
@@ -28,6 +29,7 @@ func TestNormalizeResponses(t *testing.T) {
 }
 
 func TestNormalizeChat(t *testing.T) {
+	t.Parallel()
 	tests := map[string]FinishReason{
 		"stop": FinishStop, "length": FinishLength, "tool_calls": FinishToolCalls, "function_call": FinishToolCalls,
 		"content_filter": FinishContentFilter, "": FinishMalformed, "eos": FinishMalformed,
@@ -40,6 +42,7 @@ func TestNormalizeChat(t *testing.T) {
 }
 
 func TestContinuePromptCoversEveryFormat(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, f := range []string{"csv", "json", "jsonl", "markdown", "code", "diff", "text"} {
 		p := ContinuePrompt(f)

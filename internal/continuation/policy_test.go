@@ -8,6 +8,7 @@ import (
 )
 
 func TestDecideGuardsAndPolicy(t *testing.T) {
+	t.Parallel()
 	base := State{Seq: 2, Finish: FinishLength, Text: "a,b\n", TextSHA: "x", Enabled: true, MaxAttempts: 10}
 	cases := []struct {
 		name     string
@@ -51,6 +52,7 @@ func TestDecideGuardsAndPolicy(t *testing.T) {
 }
 
 func TestOverlapLines(t *testing.T) {
+	t.Parallel()
 	csvDoc := "id,note\n1,plain\n2,\"a field\nspanning\nthree lines\"\n3,x\n4,y"
 	jsonDoc := "{\n  \"files\": [\n    {\n      \"path\": \"a.go\",\n      \"diff\": \"@@ -1 +1 @@\\n-x\\n+y\",\n      \"mode\": \"m\",\n" +
 		"      \"lines\": 3,\n      \"more\": 1,\n      \"k\": 2,\n      \"l\": 3,\n      \"m\": 4"

@@ -16,6 +16,7 @@ import (
 // A payload that cannot be read, or names no job, is never retried, and its
 // error keeps the decoding error's chain.
 func TestDecodePayload(t *testing.T) {
+	t.Parallel()
 	var p ChunkPayload
 	err := decodePayload("chunk", []byte(`{"job_id":`), &p)
 	var syntax *json.SyntaxError
@@ -33,6 +34,7 @@ func TestDecodePayload(t *testing.T) {
 // The error policy's verdict on a failed call: stop and ignore end
 // generation at once; retry ends it when its own budget or asynq's is spent.
 func TestPolicyStop(t *testing.T) {
+	t.Parallel()
 	retry := carryovertype.Rule{Action: carryovertype.ActionRetry}
 	for _, c := range []struct {
 		name                            string
@@ -55,6 +57,7 @@ func TestPolicyStop(t *testing.T) {
 // After a broken stream a stateful call continues the last response the
 // server completed, sending what the broken ones delivered after it.
 func TestAfterLastComplete(t *testing.T) {
+	t.Parallel()
 	id := func(s string) *string { return &s }
 	chunks := []store.Chunk{
 		{Content: "a", ResponseID: id("resp_0")},
@@ -76,6 +79,7 @@ func TestAfterLastComplete(t *testing.T) {
 // Each chat strategy's prompt: history asks to continue, overlap to repeat
 // lines first (unless none fit), prefill sends none.
 func TestChatPrompt(t *testing.T) {
+	t.Parallel()
 	partial := "id,name\n1,a\n2,b\n3,c\n"
 	if got := chatPrompt(carryovertype.StrategyHistory, "csv", partial, 0, 1000); got != continuation.ContinuePrompt("csv") {
 		t.Errorf("history: %q", got)

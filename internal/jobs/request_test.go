@@ -12,6 +12,7 @@ import (
 )
 
 func TestNormalizeDefaults(t *testing.T) {
+	t.Parallel()
 	r, err := Normalize(carryovertype.Request{Model: " gpt-4.1-mini ", Input: carryovertype.Input{Prompt: "hi"}})
 	if err != nil {
 		t.Fatal(err)
@@ -23,6 +24,7 @@ func TestNormalizeDefaults(t *testing.T) {
 }
 
 func TestNormalizeNamesEveryBadField(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		req    carryovertype.Request
@@ -70,6 +72,7 @@ func TestNormalizeNamesEveryBadField(t *testing.T) {
 }
 
 func TestInputJSON(t *testing.T) {
+	t.Parallel()
 	var r carryovertype.Request
 	if err := json.Unmarshal([]byte(`{"model":"m","input":"hello"}`), &r); err != nil || r.Input.Prompt != "hello" {
 		t.Fatalf("string input: %+v %v", r.Input, err)
@@ -91,6 +94,7 @@ func TestInputJSON(t *testing.T) {
 }
 
 func TestHashIgnoresIdempotencyKeyOnly(t *testing.T) {
+	t.Parallel()
 	a := carryovertype.Request{Model: "m", Input: carryovertype.Input{Prompt: "p"}, IdempotencyKey: "k1"}
 	b := a
 	b.IdempotencyKey = "k2"
@@ -104,6 +108,7 @@ func TestHashIgnoresIdempotencyKeyOnly(t *testing.T) {
 }
 
 func TestCost(t *testing.T) {
+	t.Parallel()
 	cached := 0.5
 	p := &store.Price{Input: 2, CachedInput: &cached, Output: 8}
 	// 1000 input of which 400 cached, 500 output of which 200 reasoning (inside output, billed once).
@@ -122,6 +127,7 @@ func TestCost(t *testing.T) {
 }
 
 func TestRetryDelay(t *testing.T) {
+	t.Parallel()
 	for n, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
 		d := RetryDelay(n, errors.New("500"), nil)
 		if d < want*8/10 || d > want*12/10 {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestChatHistoryReassemblesDocument(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{"csv", "json", "markdown", "diff"} {
 		t.Run(format, func(t *testing.T) {
 			sim, client := newTestClient(t, Config{})
@@ -70,6 +71,7 @@ func TestChatHistoryReassemblesDocument(t *testing.T) {
 }
 
 func TestChatContinueFinalMessage(t *testing.T) {
+	t.Parallel()
 	_, client := newTestClient(t, Config{})
 	prompt := "[[sim format=jsonl size=800 behavior=preamble]]"
 	want, _, _ := DocumentFor(prompt)
@@ -101,6 +103,7 @@ func TestChatContinueFinalMessage(t *testing.T) {
 }
 
 func TestChatFaults(t *testing.T) {
+	t.Parallel()
 	sim, client := newTestClient(t, Config{})
 	prompt := "[[sim tag=cf faults=429@1:3,content_filter@2,failed@3]]"
 	doc, _, _ := DocumentFor(prompt)
@@ -147,6 +150,7 @@ func TestChatFaults(t *testing.T) {
 }
 
 func TestChatReasoningUsage(t *testing.T) {
+	t.Parallel()
 	_, client := newTestClient(t, Config{})
 	cc, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 		Model:     "o3",

@@ -18,6 +18,7 @@ import (
 )
 
 func TestChatStreaming(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, prompt, model string
 		includeUsage        bool
@@ -85,6 +86,7 @@ func TestChatStreaming(t *testing.T) {
 // TestChatStreamFraming reads the raw SSE: every event is a data: line of
 // JSON, usage is null until the last chunk, and [DONE] ends the stream.
 func TestChatStreamFraming(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(New(Config{}))
 	defer srv.Close()
 	for _, includeUsage := range []bool{true, false} {
@@ -215,6 +217,7 @@ func readBroken(t *testing.T, client openai.Client, api string, stream bool, dir
 // TestBreak: a break fault cuts the connection; a stream delivers about half
 // the text first. The client then continues from the text it received.
 func TestBreak(t *testing.T) {
+	t.Parallel()
 	for _, api := range []string{apiResponses, apiChat} {
 		for _, stream := range []bool{true, false} {
 			name := api + "/stream"
@@ -327,6 +330,7 @@ func continueAfterBreak(t *testing.T, client openai.Client, api, prompt, firstID
 // client reading it sees an unexpected EOF; a malformed stream ends cleanly
 // midway. Neither has a terminal event, finish_reason or [DONE].
 func TestBreakIsAbrupt(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(New(Config{}))
 	defer srv.Close()
 	for _, tt := range []struct {
@@ -357,6 +361,7 @@ func TestBreakIsAbrupt(t *testing.T) {
 // TestResponsesAssistantInput: a first request whose input ends with an
 // assistant message continues it.
 func TestResponsesAssistantInput(t *testing.T) {
+	t.Parallel()
 	sim, client := newTestClient(t, Config{})
 	prompt := "[[sim format=jsonl size=3000 tag=ai]]"
 	doc, _, _ := DocumentFor(prompt)

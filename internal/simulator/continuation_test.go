@@ -12,6 +12,7 @@ import (
 )
 
 func TestResponsesIncompleteAndUsage(t *testing.T) {
+	t.Parallel()
 	_, client := newTestClient(t, Config{})
 	ctx := context.Background()
 	prompt := "[[sim format=text size=2000]]"
@@ -51,6 +52,7 @@ func TestResponsesIncompleteAndUsage(t *testing.T) {
 }
 
 func TestResponsesUnknownPrevious(t *testing.T) {
+	t.Parallel()
 	_, client := newTestClient(t, Config{})
 	_, err := newResponse(context.Background(), client, "continue", "resp_nope", 10)
 	var apiErr *openai.Error
@@ -60,6 +62,7 @@ func TestResponsesUnknownPrevious(t *testing.T) {
 }
 
 func TestResponsesEviction(t *testing.T) {
+	t.Parallel()
 	_, client := newTestClient(t, Config{MaxResponses: 2})
 	ctx := context.Background()
 	var ids []string
@@ -79,6 +82,7 @@ func TestResponsesEviction(t *testing.T) {
 }
 
 func TestReasoningBudget(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name          string
 		prompt, model string
@@ -134,6 +138,7 @@ func tokens(s string) int {
 }
 
 func TestBehaviors(t *testing.T) {
+	t.Parallel()
 	prompt := func(b string) string { return "[[sim format=csv size=1500 behavior=" + b + "]]" }
 	doc, _, _ := DocumentFor(prompt("exact"))
 	restartLine := func(e string) (string, string) { return e[strings.LastIndexByte(e, '\n')+1:], "" }
@@ -193,6 +198,7 @@ func TestBehaviors(t *testing.T) {
 }
 
 func TestTokenCutsNeverSplitRunes(t *testing.T) {
+	t.Parallel()
 	doc := "a🚀b東京ccccé"
 	for n := 1; n < 10; n++ {
 		for off := 0; off < len(doc); off++ {
@@ -215,6 +221,7 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // A fenced continuation is closed only by the turn that finishes the
 // document, on a line of its own: a turn cut by the limit never got there.
 func TestFenceClosesOnlyAFinishedDocument(t *testing.T) {
+	t.Parallel()
 	spec, _ := ParseSpec("[[sim format=csv size=1500 behavior=fence]]")
 	doc := Document(spec)
 	for _, budget := range []int{60, 120, 300} {

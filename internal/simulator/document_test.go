@@ -19,6 +19,7 @@ import (
 // TestDocumentsParse checks the structured formats are valid, so a merged
 // result that fails to parse is the pipeline's fault, not the simulator's.
 func TestDocumentsParse(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []int64{1, 2, 42} {
 		if _, err := csv.NewReader(strings.NewReader(Document(Spec{Format: "csv", Size: 4000, Seed: seed}))).ReadAll(); err != nil {
 			t.Errorf("csv seed %d: %v", seed, err)
@@ -48,6 +49,7 @@ func TestDocumentsParse(t *testing.T) {
 // exactly one of them, once. Any other error, or a 500 that persists, fails
 // the test with the error instead of retrying forever.
 func TestConcurrentChains(t *testing.T) {
+	t.Parallel()
 	const (
 		chains     = 16
 		maxRetries = 3   // consecutive 500s one chain may retry
@@ -158,6 +160,7 @@ func BenchmarkChatHistory(b *testing.B) {
 }
 
 func TestStalls(t *testing.T) {
+	t.Parallel()
 	spec := func(format, behavior string) Spec {
 		s, ok := ParseSpec("[[sim format=" + format + " size=3000 seed=1 behavior=" + behavior + "]]")
 		if !ok {

@@ -24,6 +24,7 @@ func newResponse(ctx context.Context, client openai.Client, prompt, prev string,
 }
 
 func TestResponsesHTTPFaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		faults     string
@@ -77,6 +78,7 @@ func TestResponsesHTTPFaults(t *testing.T) {
 }
 
 func TestResponsesFaultRepeats(t *testing.T) {
+	t.Parallel()
 	_, client := newTestClient(t, Config{})
 	prompt := "[[sim tag=x faults=500@0x2]]"
 	for i, wantErr := range []bool{true, true, false} {
@@ -88,6 +90,7 @@ func TestResponsesFaultRepeats(t *testing.T) {
 }
 
 func TestResponsesInBandFaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		faults string
 		status string
@@ -127,6 +130,7 @@ func TestResponsesInBandFaults(t *testing.T) {
 }
 
 func TestResponsesMalformed(t *testing.T) {
+	t.Parallel()
 	sim, client := newTestClient(t, Config{})
 	prompt := "[[sim tag=m faults=malformed@0]]"
 	if _, err := newResponse(context.Background(), client, prompt, "", 20); err == nil {
@@ -141,6 +145,7 @@ func TestResponsesMalformed(t *testing.T) {
 }
 
 func TestResponsesSlow(t *testing.T) {
+	// Serial: it asserts an upper bound on how long a cancelled call takes.
 	sim, client := newTestClient(t, Config{})
 	prompt := "[[sim tag=s faults=slow@0:300ms]]"
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -167,6 +172,7 @@ func TestResponsesSlow(t *testing.T) {
 }
 
 func TestResponsesSlowDelays(t *testing.T) {
+	t.Parallel()
 	_, client := newTestClient(t, Config{})
 	start := time.Now()
 	if _, err := newResponse(context.Background(), client, "[[sim faults=slow@0:0.1]]", "", 20); err != nil {

@@ -57,37 +57,13 @@ func wantRestartStart(doc string, off, budget int) int {
 // the stretches follow one another to the document's end, and that every
 // byte written is paid for within the budget.
 func TestWholeAnswerHabits(t *testing.T) {
-	// extras is what a turn at off, depth writes before its stretch of the
-	// document, and after it when it finishes the document.
-	type extras func(doc string, spec Spec, off, depth, budget int) (pre, post string)
-	fenced := func(tag string, each bool) extras {
-		return func(doc string, spec Spec, off, depth, budget int) (string, string) {
-			if tag == "" {
-				return "", ""
-			}
-			if off == 0 || each {
-				return "```" + tag + "\n", "```\n"
-			}
-			return "", "```\n"
-		}
-	}
-	chatty := func(doc string, spec Spec, off, depth, budget int) (pre, post string) {
-		if depth > 0 {
-			pre = chattyPreamble(spec.Seed, depth)
-		}
-		return pre, chattyTrailer(spec.Seed, depth)
-	}
-	restartTop := func(doc string, spec Spec, off, depth, budget int) (string, string) {
-		if depth == 0 {
-			return "", ""
-		}
-		return doc[wantRestartStart(doc, off, budget):off], ""
-	}
+	t.Parallel()
+	fenced, chatty, restartTop := fencedExtras, chattyExtras, restartTopExtras
 	tests := []struct {
 		behavior, format string
 		seed             int64
 		budget           int
-		extras           extras
+		extras           habitExtras
 	}{
 		{"wrap", "json", 1, 5000, fenced("json", false)}, // a single chunk, fenced whole
 		{"wrap", "csv", 1, 5000, fenced("csv", false)},
@@ -124,31 +100,8 @@ func TestWholeAnswerHabits(t *testing.T) {
 				t.Fatalf("%d turns, want the whole answer in one", len(turns))
 			}
 			for depth, tr := range turns {
-				off := offsets[depth]
-				pre, post := tt.extras(doc, spec, off, depth, tt.budget)
-				finished := tr.status == statusCompleted
-				want := pre + doc[off:tr.end]
-				if finished {
-					want += post
-				}
-				if tr.text != want {
-					t.Fatalf("depth %d (%s): got  %q\nwant %q", depth, tr.status, tr.text, want)
-				}
-				paid := tokens(pre) + tokens(doc[off:tr.end])
-				if finished {
-					paid += tokens(post)
-				}
-				if tr.outputTokens != paid {
-					t.Fatalf("depth %d: %d output tokens for %d written", depth, tr.outputTokens, paid)
-				}
-				// An unfinished turn uses its whole budget, unless it stopped
-				// short of the document's end for want of room for the post.
-				if !finished && tr.outputTokens != tt.budget && tr.outputTokens != tt.budget-tokens(post) {
-					t.Fatalf("depth %d: %d output tokens of a %d budget", depth, tr.outputTokens, tt.budget)
-				}
-				if tr.outputTokens > tt.budget {
-					t.Fatalf("depth %d: %d output tokens over the budget %d", depth, tr.outputTokens, tt.budget)
-				}
+				pre, post := tt.extras(doc, spec, offsets[depth], depth, tt.budget)
+				checkHabitTurn(t, depth, tr, pre, doc[offsets[depth]:tr.end], post, tt.budget)
 			}
 			if last := turns[len(turns)-1]; last.end != len(doc) {
 				t.Fatalf("finished at %d of %d", last.end, len(doc))
@@ -161,9 +114,70 @@ func TestWholeAnswerHabits(t *testing.T) {
 	}
 }
 
+// habitExtras is what a turn at off, depth writes before its stretch of the
+// document, and after it when it finishes the document.
+type habitExtras func(doc string, spec Spec, off, depth, budget int) (pre, post string)
+
+// fencedExtras: a fence tagged tag opens the first turn (each turn, if
+// each) and closes the last; no fence at all for an empty tag.
+func fencedExtras(tag string, each bool) habitExtras {
+	return func(doc string, spec Spec, off, depth, budget int) (string, string) {
+		if tag == "" {
+			return "", ""
+		}
+		if off == 0 || each {
+			return "```" + tag + "\n", "```\n"
+		}
+		return "", "```\n"
+	}
+}
+
+// chattyExtras: a preamble opens every continuation, a trailer ends the answer.
+func chattyExtras(doc string, spec Spec, off, depth, budget int) (pre, post string) {
+	if depth > 0 {
+		pre = chattyPreamble(spec.Seed, depth)
+	}
+	return pre, chattyTrailer(spec.Seed, depth)
+}
+
+// restartTopExtras: a continuation first repeats the lines before off.
+func restartTopExtras(doc string, spec Spec, off, depth, budget int) (string, string) {
+	if depth == 0 {
+		return "", ""
+	}
+	return doc[wantRestartStart(doc, off, budget):off], ""
+}
+
+// checkHabitTurn checks the turn at depth: it wrote pre and its stretch of
+// the document, then post if it finished the answer, and was paid for
+// exactly what it wrote within budget.
+func checkHabitTurn(t *testing.T, depth int, tr turn, pre, stretch, post string, budget int) {
+	t.Helper()
+	finished := tr.status == statusCompleted
+	want, paid := pre+stretch, tokens(pre)+tokens(stretch)
+	if finished {
+		want, paid = want+post, paid+tokens(post)
+	}
+	if tr.text != want {
+		t.Fatalf("depth %d (%s): got  %q\nwant %q", depth, tr.status, tr.text, want)
+	}
+	if tr.outputTokens != paid {
+		t.Fatalf("depth %d: %d output tokens for %d written", depth, tr.outputTokens, paid)
+	}
+	// An unfinished turn uses its whole budget, unless it stopped short of
+	// the document's end for want of room for the post.
+	if !finished && tr.outputTokens != budget && tr.outputTokens != budget-tokens(post) {
+		t.Fatalf("depth %d: %d output tokens of a %d budget", depth, tr.outputTokens, budget)
+	}
+	if tr.outputTokens > budget {
+		t.Fatalf("depth %d: %d output tokens over the budget %d", depth, tr.outputTokens, budget)
+	}
+}
+
 // TestChattyRemarks: the remarks are many and varied in how they end, and
 // the draws by seed and depth are deterministic and reach most of them.
 func TestChattyRemarks(t *testing.T) {
+	t.Parallel()
 	ends := func(s string) bool {
 		return strings.HasSuffix(s, ":") || strings.HasSuffix(s, ".") || strings.HasSuffix(s, "!") ||
 			strings.HasPrefix(s, "(") && strings.HasSuffix(s, ")") || strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]")
@@ -218,6 +232,7 @@ func TestChattyRemarks(t *testing.T) {
 }
 
 func TestRestartTopStart(t *testing.T) {
+	t.Parallel()
 	// Lines of 8 bytes: 2 tokens each.
 	doc := "line 01\nline 02\nline 03\nline 04\nline 05\n"
 	tests := []struct {
@@ -247,6 +262,7 @@ func TestRestartTopStart(t *testing.T) {
 // TestFollowHabits: an assistant turn sent back with the new habits'
 // envelope is followed as the model wrote it.
 func TestFollowHabits(t *testing.T) {
+	t.Parallel()
 	doc := "alpha line one\nbeta line two\ngamma line three\ndelta line four\n"
 	off := strings.Index(doc, "gamma") + 3  // mid-line: "gam|ma"
 	late := strings.Index(doc, "delta") + 3 // further than a repeated tail reaches back
@@ -286,6 +302,7 @@ func TestFollowHabits(t *testing.T) {
 // does. Over chat the model reads its own earlier turns back from the
 // history, envelope and all, so this is also how it finds its place.
 func TestHabitsOverTheWire(t *testing.T) {
+	t.Parallel()
 	const budget = 120
 	for _, api := range []string{apiResponses, apiChat} {
 		for _, behavior := range []string{"wrap", "wrap_each", "chatty", "restart_top"} {
@@ -330,6 +347,7 @@ func TestHabitsOverTheWire(t *testing.T) {
 // TestWrapUnderStrictSchema: a model held to a strict schema writes JSON
 // only, so wrap puts no fence around it; without the schema it does.
 func TestWrapUnderStrictSchema(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		kind, want string // want: what the answer starts with
 	}{
@@ -356,6 +374,7 @@ func TestWrapUnderStrictSchema(t *testing.T) {
 // fence, a closing remark) stops short of the document's end by as much,
 // as a turn cut by the limit would have, and the next turn finishes.
 func TestFinishingExtrasNeedRoom(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		behavior string
 		post     func(spec Spec) string // what the first turn would have ended with
@@ -396,6 +415,7 @@ func TestFinishingExtrasNeedRoom(t *testing.T) {
 // document's start. Under a constant budget that never happens (the first
 // turn fills the budget), so the reproduction starts at an earlier line.
 func TestRestartTopFromTheStart(t *testing.T) {
+	t.Parallel()
 	spec, _ := ParseSpec("[[sim format=csv size=3000 seed=2 behavior=restart_top]]")
 	doc := Document(spec)
 	tests := []struct {
@@ -429,6 +449,7 @@ func TestRestartTopFromTheStart(t *testing.T) {
 // opens nothing (no reopened fence, no remark, no reproduction), but the
 // answer it finishes ends as the model ends its answers.
 func TestHabitsUnderPrefill(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		behavior string
 		want     func(doc, last string) bool // the whole message, given its last turn

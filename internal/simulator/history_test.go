@@ -6,6 +6,7 @@ import (
 )
 
 func TestFollow(t *testing.T) {
+	t.Parallel()
 	doc := "alpha line one\nbeta line two\ngamma line three\ndelta line four\n"
 	off := strings.Index(doc, "gamma") + 3 // mid-line: "gam|ma"
 	emitted := doc[:off]
@@ -36,6 +37,7 @@ func TestFollow(t *testing.T) {
 }
 
 func TestCachedTokens(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ prefix, want int }{{0, 0}, {15, 0}, {16, 16}, {1151, 1136}, {1152, 1152}, {5000, 4992}} {
 		if got := cachedTokens(tt.prefix); got != tt.want {
 			t.Errorf("cachedTokens(%d) = %d, want %d", tt.prefix, got, tt.want)

@@ -18,6 +18,7 @@ func overlapPrompt(n int) string {
 }
 
 func TestOverlapRequested(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		prompt string
 		want   int
@@ -87,6 +88,7 @@ func continueOnce(t *testing.T, client openai.Client, api, directive, prompt str
 }
 
 func TestOverlapInstruction(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		behavior string
 		n        int // N of the instruction; 0 sends a plain "continue"
@@ -133,6 +135,7 @@ func TestOverlapInstruction(t *testing.T) {
 // of the block and nothing of the document, so the next call starts from the
 // same place.
 func TestOverlapBlockCostsBudget(t *testing.T) {
+	t.Parallel()
 	_, client := newTestClient(t, Config{})
 	ctx := context.Background()
 	directive := "[[sim format=markdown size=4000 seed=2]]"
@@ -188,6 +191,7 @@ func joinOverlap(t *testing.T, got, chunk string) string {
 // simulator follows its own earlier turns, blocks and restarted lines
 // included.
 func TestOverlapStrategyReassembles(t *testing.T) {
+	t.Parallel()
 	for _, api := range []string{apiResponses, apiChat} {
 		for _, behavior := range []string{"exact", "overlap", "ignore_overlap"} {
 			t.Run(api+"/"+behavior, func(t *testing.T) {

@@ -58,6 +58,7 @@ func continueAll(t *testing.T, client openai.Client, prompt string, maxTokens in
 }
 
 func TestResponsesChainReassemblesDocument(t *testing.T) {
+	t.Parallel()
 	_, client := newTestClient(t, Config{})
 	for _, format := range []string{"csv", "json", "jsonl", "markdown", "code", "diff", "text"} {
 		for _, maxTokens := range []int64{1, 7, 64, 4096} {
@@ -87,6 +88,7 @@ func TestResponsesChainReassemblesDocument(t *testing.T) {
 }
 
 func TestDocumentsAreValidUTF8AndEndWithNewline(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{"csv", "json", "jsonl", "markdown", "code", "diff", "text"} {
 		for _, seed := range []int64{1, 2, 3, 99} {
 			for _, size := range []int{1, 100, 5000} {

@@ -15,6 +15,7 @@ import (
 )
 
 func TestParseSpec(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		text string
 		want Spec
@@ -54,6 +55,7 @@ func TestParseSpec(t *testing.T) {
 }
 
 func TestBadDirectiveIsRefused(t *testing.T) {
+	t.Parallel()
 	_, client := newTestClient(t, Config{})
 	_, err := newResponse(context.Background(), client, "[[sim format=yaml]]", "", 10)
 	var apiErr *openai.Error
@@ -63,6 +65,7 @@ func TestBadDirectiveIsRefused(t *testing.T) {
 }
 
 func TestDirectiveInInstructionsAndListInput(t *testing.T) {
+	t.Parallel()
 	_, client := newTestClient(t, Config{})
 	resp, err := client.Responses.New(context.Background(), responses.ResponseNewParams{
 		Model:        "gpt-4o-mini",
@@ -81,6 +84,7 @@ func TestDirectiveInInstructionsAndListInput(t *testing.T) {
 }
 
 func TestHTTPSurface(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(New(Config{}))
 	defer srv.Close()
 	tests := []struct {
@@ -127,6 +131,7 @@ func TestHTTPSurface(t *testing.T) {
 }
 
 func TestCallsByTag(t *testing.T) {
+	t.Parallel()
 	sim, client := newTestClient(t, Config{})
 	ctx := context.Background()
 	for _, tag := range []string{"a", "b", "a"} {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestResponsesStreaming(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, prompt, model string
 		wantFinal           string

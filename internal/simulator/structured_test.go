@@ -67,6 +67,7 @@ func formatted(t *testing.T, client openai.Client, api, kind, directive string, 
 // schema on a continuation makes the model start the document over, which
 // is why continuations must drop it.
 func TestStructuredOutputs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		kind       string
 		wantFormat string
@@ -118,6 +119,7 @@ func TestStructuredOutputs(t *testing.T) {
 
 // TestCallRecordsRequest: the call log keeps what the client asked for.
 func TestCallRecordsRequest(t *testing.T) {
+	t.Parallel()
 	sim, client := newTestClient(t, Config{})
 	ctx := context.Background()
 	long := "[[sim tag=rec]] " + strings.Repeat("é", 5000) // 10000 bytes: the log keeps 8 KiB, whole runes
@@ -145,6 +147,7 @@ func TestCallRecordsRequest(t *testing.T) {
 // TestReasoningRetryWithHigherBudget: reasoning that uses the whole budget
 // leaves no text; the same request with a higher budget then yields text.
 func TestReasoningRetryWithHigherBudget(t *testing.T) {
+	t.Parallel()
 	_, client := newTestClient(t, Config{})
 	ctx := context.Background()
 	prompt := "[[sim format=csv size=3000 reasoning=100]]"
@@ -184,6 +187,7 @@ func TestReasoningRetryWithHigherBudget(t *testing.T) {
 // instructions re-sent ahead of it) is served from the prompt cache, in
 // 16-token blocks; a first call has nothing cached.
 func TestResponsesCachedTokens(t *testing.T) {
+	t.Parallel()
 	_, client := newTestClient(t, Config{})
 	ctx := context.Background()
 	prompt := "[[sim format=text size=20000]] " + strings.Repeat("Write carefully. ", 30)

@@ -191,6 +191,7 @@ func checkToolArguments(t *testing.T, r toolResult, mode string, complete bool, 
 }
 
 func TestToolCalls(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		mode         string
 		budget       int64
@@ -245,6 +246,7 @@ func TestToolCalls(t *testing.T) {
 // TestToolCallNeedsTools: the model cannot call a function it was not
 // given, and calls only at the directive's depth.
 func TestToolCallNeedsTools(t *testing.T) {
+	t.Parallel()
 	for _, api := range []string{apiResponses, apiChat} {
 		t.Run(api, func(t *testing.T) {
 			_, client := newTestClient(t, Config{})
@@ -263,6 +265,7 @@ func TestToolCallNeedsTools(t *testing.T) {
 // TestToolCallAtDepth: a continuation at the tool depth writes the next
 // document bytes and then calls; the call's page is the depth + 1.
 func TestToolCallAtDepth(t *testing.T) {
+	t.Parallel()
 	_, client := newTestClient(t, Config{})
 	ctx := context.Background()
 	prompt := "[[sim format=text size=3000 tool=1]]"

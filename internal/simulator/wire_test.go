@@ -13,6 +13,7 @@ var unquoteTokens = []string{`""`, `"plain"`, `"line\nbreak"`, `"é 東京 🚀"
 // unquote decodes a string token as encoding/json does: the same string,
 // or the same error.
 func TestUnquote(t *testing.T) {
+	t.Parallel()
 	for _, tok := range unquoteTokens {
 		checkUnquote(t, tok)
 	}

@@ -70,6 +70,7 @@ VALUES ($1::uuid, 0, $2, 'failed', 'model', 50, 5, 3, 1, nullif($3, '')::numeric
 // LoadMerge reads in one round trip exactly what the separate reads and
 // the llm_calls view give, chunk costs and total cost to the last bit.
 func TestLoadMergeMatchesSeparateReads(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	ctx := context.Background()
 	for _, c := range mergeCases {
@@ -120,6 +121,7 @@ func TestLoadMergeMatchesSeparateReads(t *testing.T) {
 // SaveResult writes the totals LoadMerge read, equal to the llm_calls sums
 // it used to make itself, and a repeated save changes nothing.
 func TestSaveResultTotals(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	ctx := context.Background()
 	for _, c := range mergeCases {
@@ -173,6 +175,7 @@ FROM jobs j WHERE j.id = $1::uuid`
 // A total beyond int64 units (and so beyond jobs.cost_usd) is an error, as
 // summing it in Postgres made SaveResult fail.
 func TestLoadMergeCostOverflow(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	c := mergeCase{chunks: make(costs, 10)}
 	for i := range c.chunks {
@@ -184,6 +187,7 @@ func TestLoadMergeCostOverflow(t *testing.T) {
 }
 
 func TestLoadMergeNoJob(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	if _, err := s.LoadMerge(context.Background(), uuid.NewString()); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("got %v, want ErrNotFound", err)

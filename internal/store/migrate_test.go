@@ -18,6 +18,7 @@ import (
 // migration over real rows, and the schema it leaves takes the next up
 // migration again.
 func TestMigrationsDownAndUp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := testenv.NewDatabase(ctx)
 	if err != nil {

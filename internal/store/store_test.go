@@ -46,6 +46,7 @@ func chunk(text string, cont bool) store.NewChunk {
 // and after the first stored its chunk the second sees it stored — with no
 // model call in between.
 func TestClaimLock(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	ctx := context.Background()
 	id := newJob(t, s)
@@ -92,6 +93,8 @@ func claimAs(t *testing.T, s *store.Store, id string, seq int, want store.ClaimO
 
 // A lock held by a connection that dies is freed with it.
 func TestLockFreedWithTheSession(t *testing.T) {
+	// Serial: it ends every session holding an advisory lock in the
+	// database, other tests' lock sessions included.
 	s := open(t)
 	other := open(t)
 	ctx := context.Background()
@@ -127,6 +130,7 @@ func TestLockFreedWithTheSession(t *testing.T) {
 
 // Deliveries that died without a trace are recorded as lost, once.
 func TestRecordLostAttempts(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	ctx := context.Background()
 	id := newJob(t, s)
@@ -167,6 +171,7 @@ func lockFree(t *testing.T, s *store.Store, id string) bool {
 // Saves that share a lock session's transaction commit together; one that
 // fails is retried alone, so it fails alone, and every lock is released.
 func TestGroupCommitIsolatesAFailingSave(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	ctx := context.Background()
 	sess := s.NewTestSession()
@@ -220,6 +225,7 @@ func TestGroupCommitIsolatesAFailingSave(t *testing.T) {
 // An unlock queued before a claim of the same job runs before it, even in
 // the same round trip: the claim then holds the lock, once.
 func TestUnlockRunsBeforeALaterClaim(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	sess := s.NewTestSession()
 	defer sess.Close()
@@ -246,6 +252,7 @@ func TestUnlockRunsBeforeALaterClaim(t *testing.T) {
 // Two deliveries of a job in one worker: the second is refused by the
 // worker itself (its lock sessions would grant a lock they hold twice).
 func TestSecondClaimInOneWorker(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	ctx := context.Background()
 	id := newJob(t, s)
@@ -273,6 +280,8 @@ func TestSecondClaimInOneWorker(t *testing.T) {
 // dead session fails (the delivery retries and finds its chunk stored or
 // not), and the next claim opens a new session.
 func TestLockSessionLost(t *testing.T) {
+	// Serial: it ends every session holding an advisory lock in the
+	// database, other tests' lock sessions included.
 	s := open(t)
 	ctx := context.Background()
 	id := newJob(t, s)
@@ -307,35 +316,80 @@ func TestLockSessionLost(t *testing.T) {
 // notification only for a job someone watches; and deleting a job deletes
 // its chunks and events (a trigger, in place of foreign keys).
 func TestSaveEventsNotificationsAndDelete(t *testing.T) {
+	t.Parallel()
 	s := open(t)
-	ctx := context.Background()
-	decisions := func(id string) int {
-		var n int
-		if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM job_events WHERE job_id = $1::uuid AND type = 'decision'`, id).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	save := func(id string, seq int, n store.NewChunk) {
-		t.Helper()
-		c, err := s.ClaimChunk(ctx, id, seq)
-		if err != nil || c.Outcome != store.Claimed {
-			t.Fatalf("claim %d: %v %v", seq, c.Outcome, err)
-		}
-		if _, err := c.Save(ctx, n); err != nil {
-			t.Fatal(err)
-		}
-	}
 	watched, unwatched := newJob(t, s), newJob(t, s)
-	lctx, stop := context.WithCancel(ctx)
-	defer stop()
-	notified := make(chan struct{}, 16)
+	notified, stopWatching := watch(t, s, watched)
+	heard := listenAll(t, s)
+	// An unwatched job's routine chunk sends no notification (its first
+	// claim's status event does, so chunk 1 is the one checked).
+	saveChunk(t, s, unwatched, 0, chunk("u0", true))
+	heard(unwatched, 300*time.Millisecond) // the status event's, if any
+	saveChunk(t, s, unwatched, 1, chunk("u1", true))
+	if heard(unwatched, 300*time.Millisecond) {
+		t.Fatal("a routine chunk of an unwatched job notified")
+	}
+	saveChunk(t, s, watched, 0, chunk("w0", true))
+	select {
+	case <-notified:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a chunk of a watched job did not notify")
+	}
+	if n := decisionEvents(t, s, watched); n != 0 {
+		t.Fatalf("a routine continuation wrote %d decision events", n)
+	}
+	noted := chunk("w1", true)
+	noted.DecisionNote = "chunk 1: continue (stream_broken)"
+	saveChunk(t, s, watched, 1, noted)
+	last := chunk("w2", false)
+	last.DecisionNote, last.StopReason = "chunk 2: stop, completed (finish_reason)", "completed"
+	last.Decision = json.RawMessage(`{"decision": "stop", "resolved_by": "finish_reason"}`)
+	saveChunk(t, s, watched, 2, last)
+	if n := decisionEvents(t, s, watched); n != 2 {
+		t.Fatalf("%d decision events for a noted continuation and a stop, want 2", n)
+	}
+	checkStopEvents(t, s, watched)
+	if err := stopWatching(); err != nil {
+		t.Fatal(err)
+	}
+	checkDeleteTakesChunksAndEvents(t, s, watched, unwatched)
+}
+
+// saveChunk claims chunk seq of job id and saves n for it.
+func saveChunk(t *testing.T, s *store.Store, id string, seq int, n store.NewChunk) {
+	t.Helper()
+	c, err := s.ClaimChunk(context.Background(), id, seq)
+	if err != nil || c.Outcome != store.Claimed {
+		t.Fatalf("claim %d: %v %v", seq, c.Outcome, err)
+	}
+	if _, err := c.Save(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// decisionEvents counts job id's decision events.
+func decisionEvents(t *testing.T, s *store.Store, id string) int {
+	t.Helper()
+	var n int
+	if err := s.Pool().QueryRow(context.Background(), `SELECT count(*) FROM job_events WHERE job_id = $1::uuid AND type = 'decision'`, id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// watch listens to job id as a client's Watch does, once its watcher is
+// registered; stop ends the listening and returns Listen's error.
+func watch(t *testing.T, s *store.Store, id string) (notified <-chan struct{}, stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ch := make(chan struct{}, 16)
 	listening := make(chan error, 1)
-	go func() { listening <- s.Listen(lctx, watched, func() { notified <- struct{}{} }) }()
+	go func() { listening <- s.Listen(ctx, id, func() { ch <- struct{}{} }) }()
 	// Listen registers its watcher after LISTEN; wait until it has.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		var n int
-		_ = s.Pool().QueryRow(ctx, `SELECT count(*) FROM job_watchers WHERE job_id = $1::uuid`, watched).Scan(&n)
+		_ = s.Pool().QueryRow(ctx, `SELECT count(*) FROM job_watchers WHERE job_id = $1::uuid`, id).Scan(&n)
 		if n == 1 {
 			break
 		}
@@ -343,18 +397,23 @@ func TestSaveEventsNotificationsAndDelete(t *testing.T) {
 			t.Fatal("the watcher was never registered")
 		}
 	}
-	// A listener of every notification: an unwatched job's routine chunk
-	// sends none (its first claim's status event does, so chunk 1 is the one
-	// checked).
+	return ch, func() error { cancel(); return <-listening }
+}
+
+// listenAll listens to every job notification on a connection of its own;
+// heard reports whether one for job id came within the time given.
+func listenAll(t *testing.T, s *store.Store) (heard func(id string, within time.Duration) bool) {
+	t.Helper()
+	ctx := context.Background()
 	raw, err := s.Pool().Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = raw.Conn().Close(ctx); raw.Release() }()
+	t.Cleanup(func() { _ = raw.Conn().Close(ctx); raw.Release() })
 	if _, err := raw.Exec(ctx, "LISTEN carryover_jobs"); err != nil {
 		t.Fatal(err)
 	}
-	heard := func(id string, within time.Duration) bool {
+	return func(id string, within time.Duration) bool {
 		t.Helper()
 		for deadline := time.Now().Add(within); ; {
 			wctx, cancel := context.WithDeadline(ctx, deadline)
@@ -368,52 +427,34 @@ func TestSaveEventsNotificationsAndDelete(t *testing.T) {
 			}
 		}
 	}
-	save(unwatched, 0, chunk("u0", true))
-	heard(unwatched, 300*time.Millisecond) // the status event's, if any
-	save(unwatched, 1, chunk("u1", true))
-	if heard(unwatched, 300*time.Millisecond) {
-		t.Fatal("a routine chunk of an unwatched job notified")
-	}
-	routine := chunk("w0", true)
-	save(watched, 0, routine)
-	select {
-	case <-notified:
-	case <-time.After(10 * time.Second):
-		t.Fatal("a chunk of a watched job did not notify")
-	}
-	if n := decisions(watched); n != 0 {
-		t.Fatalf("a routine continuation wrote %d decision events", n)
-	}
-	noted := chunk("w1", true)
-	noted.DecisionNote = "chunk 1: continue (stream_broken)"
-	save(watched, 1, noted)
-	last := chunk("w2", false)
-	last.DecisionNote, last.StopReason = "chunk 2: stop, completed (finish_reason)", "completed"
-	last.Decision = json.RawMessage(`{"decision": "stop", "resolved_by": "finish_reason"}`)
-	save(watched, 2, last)
-	if n := decisions(watched); n != 2 {
-		t.Fatalf("%d decision events for a noted continuation and a stop, want 2", n)
-	}
-	// The stop's events read from its chunk, in order; the job keeps its stop reason.
+}
+
+// checkStopEvents: the stop's events read from its chunk (seq 2), in order;
+// the job keeps its stop reason.
+func checkStopEvents(t *testing.T, s *store.Store, id string) {
+	t.Helper()
 	var events, stopReason string
-	if err := s.Pool().QueryRow(ctx, `SELECT string_agg(type || ' ' || message || ' ' || coalesce(data::text, ''), '; ' ORDER BY id),
-		(SELECT stop_reason FROM jobs WHERE id = $1::uuid) FROM job_events WHERE job_id = $1::uuid AND seq = 2`, watched).Scan(&events, &stopReason); err != nil {
+	if err := s.Pool().QueryRow(context.Background(), `SELECT string_agg(type || ' ' || message || ' ' || coalesce(data::text, ''), '; ' ORDER BY id),
+		(SELECT stop_reason FROM jobs WHERE id = $1::uuid) FROM job_events WHERE job_id = $1::uuid AND seq = 2`, id).Scan(&events, &stopReason); err != nil {
 		t.Fatal(err)
 	}
 	if want := `decision chunk 2: stop, completed (finish_reason) {"decision": "stop", "resolved_by": "finish_reason", "stop_reason": "completed", ` +
 		`"should_continue": false}; status merging {"stop_reason": "completed"}`; events != want || stopReason != "completed" {
 		t.Fatalf("the stop's events: %s\nwant %s; job stop reason %q", events, want, stopReason)
 	}
-	stop()
-	if err := <-listening; err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Pool().Exec(ctx, `DELETE FROM jobs WHERE id IN ($1::uuid, $2::uuid)`, watched, unwatched); err != nil {
+}
+
+// checkDeleteTakesChunksAndEvents: deleting jobs deletes their chunks and
+// events (a trigger, in place of foreign keys).
+func checkDeleteTakesChunksAndEvents(t *testing.T, s *store.Store, ids ...string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.Pool().Exec(ctx, `DELETE FROM jobs WHERE id = ANY($1::uuid[])`, ids); err != nil {
 		t.Fatal(err)
 	}
 	var left int
-	if err := s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM chunks WHERE job_id IN ($1::uuid, $2::uuid)) +
-		(SELECT count(*) FROM job_events WHERE job_id IN ($1::uuid, $2::uuid))`, watched, unwatched).Scan(&left); err != nil || left != 0 {
+	if err := s.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM chunks WHERE job_id = ANY($1::uuid[])) +
+		(SELECT count(*) FROM job_events WHERE job_id = ANY($1::uuid[]))`, ids).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("%d chunks and events left after their jobs were deleted (%v)", left, err)
 	}
 }
@@ -422,6 +463,7 @@ func TestSaveEventsNotificationsAndDelete(t *testing.T) {
 // recorded it, a claim reads the input and the first chunk's opening to
 // detect it; after, it reads the recorded type and neither of those.
 func TestContentKindCarriedForward(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	ctx := context.Background()
 	j, created, err := s.InsertJob(ctx, store.NewJob{ID: uuid.NewString(), Model: "gpt-4.1-mini", Format: "auto",
@@ -463,91 +505,28 @@ func TestContentKindCarriedForward(t *testing.T) {
 // included, and each column holds its own field of the chunk; several in
 // one batch each get their own row.
 func TestRoutineChunksStoredAlike(t *testing.T) {
+	t.Parallel()
 	s := open(t)
-	ctx := context.Background()
 	sess := s.NewTestSession()
 	defer sess.Close()
-	full := func(tools json.RawMessage, cost *float64) store.NewChunk {
-		n := chunk("a,b\n1,", true)
-		n.IncompleteReason, n.Attempt, n.Usage = "max_output_tokens", 2, store.Usage{Input: 11, Cached: 3, Output: 64, Reasoning: 5}
-		n.CostUSD, n.CumOutput, n.CumCost, n.Latency = cost, 128, cost, 1234*time.Millisecond
-		n.CallStarted = time.Date(2026, 1, 2, 3, 4, 5, 678000000, time.UTC)
-		n.Decision = json.RawMessage(`{"decision": "continue", "resolved_by": "finish_reason"}`)
-		n.Strategy, n.Prompt, n.MaxOutputTokens, n.ToolCalls = "stateful", "Continue.", 96, tools
-		n.CumRecords, n.InQuote, n.StreamBroken, n.ContentKind = 7, true, true, "csv"
-		return n
-	}
 	cost := 0.00012345
 	cases := []struct {
 		name   string
 		chunks []store.NewChunk // saved together, one job each
 	}{
-		{"priced, with tool calls", []store.NewChunk{full(json.RawMessage(`[{"name": "f"}]`), &cost)}},
-		{"unpriced, no tool calls", []store.NewChunk{full(nil, nil)}},
-		{"three in one batch", []store.NewChunk{full(nil, &cost), full(json.RawMessage(`[]`), nil), full(nil, nil)}},
-	}
-	row := func(id string) map[string]any {
-		t.Helper()
-		var m map[string]any
-		if err := s.Pool().QueryRow(ctx, `SELECT to_jsonb(c) - 'job_id' - 'created_at' FROM chunks c WHERE job_id = $1::uuid AND seq = 0`,
-			id).Scan(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	// want is what the columns of n's row must hold, each from its own
-	// field (the values differ, so that two swapped columns show).
-	want := func(n store.NewChunk) map[string]any {
-		m := map[string]any{"seq": 0, "content": n.Content, "content_sha": n.ContentSHA, "finish_reason": n.FinishReason,
-			"raw_status": n.RawStatus, "incomplete_reason": n.IncompleteReason, "response_id": n.ResponseID,
-			"previous_response_id": nil, "task_id": n.TaskID, "attempt": n.Attempt, "input_tokens": n.Usage.Input,
-			"cached_tokens": n.Usage.Cached, "output_tokens": n.Usage.Output, "reasoning_tokens": n.Usage.Reasoning,
-			"latency_ms": n.Latency.Milliseconds(), "should_continue": n.ShouldContinue, "stop_reason": nil,
-			"decision": map[string]any{"decision": "continue", "resolved_by": "finish_reason"}, "cum_output_tokens": n.CumOutput,
-			"strategy": n.Strategy, "prompt": n.Prompt, "max_output_tokens": n.MaxOutputTokens, "tool_calls": nil,
-			"cum_records": n.CumRecords, "in_quote": n.InQuote, "stream_broken": n.StreamBroken, "content_kind": n.ContentKind,
-			"cost_usd": nil, "cum_cost_usd": nil}
-		if n.CostUSD != nil {
-			m["cost_usd"], m["cum_cost_usd"] = *n.CostUSD, *n.CumCost
-		}
-		if n.ToolCalls != nil {
-			var v any
-			_ = json.Unmarshal(n.ToolCalls, &v)
-			m["tool_calls"] = v
-		}
-		return m
+		{"priced, with tool calls", []store.NewChunk{fullChunk(json.RawMessage(`[{"name": "f"}]`), &cost)}},
+		{"unpriced, no tool calls", []store.NewChunk{fullChunk(nil, nil)}},
+		{"three in one batch", []store.NewChunk{fullChunk(nil, &cost), fullChunk(json.RawMessage(`[]`), nil), fullChunk(nil, nil)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var reqs, saves, own []store.TestReq
-			var claims, owns []*store.Claim
-			var ids, ownIDs []string
-			for range tc.chunks {
-				id, ownID := newJob(t, s), newJob(t, s)
-				c, req := sess.ClaimReq(id, 0)
-				oc, oreq := sess.ClaimReq(ownID, 0)
-				ids, ownIDs, claims, owns = append(ids, id), append(ownIDs, ownID), append(claims, c), append(owns, oc)
-				reqs = append(reqs, req, oreq)
-			}
-			sess.Run(reqs...)
+			batched, own := saveBatchedAndAlone(t, s, sess, tc.chunks)
 			for i, n := range tc.chunks {
-				saves = append(saves, claims[i].SaveReq(n))
-				n.DecisionNote = "worth an event" // a statement of its own
-				own = append(own, owns[i].SaveReq(n))
-			}
-			sess.Run(saves...)
-			for i := range own {
-				sess.Run(own[i])
-			}
-			for i := range tc.chunks {
-				if saves[i].Err() != nil || own[i].Err() != nil || saves[i].Status() != store.StatusRunning {
-					t.Fatalf("chunk %d: %q %v; own statement %v", i, saves[i].Status(), saves[i].Err(), own[i].Err())
-				}
-				got, ownRow := row(ids[i]), row(ownIDs[i])
+				got, ownRow := chunkRow(t, s, batched[i]), chunkRow(t, s, own[i])
 				if g, w := fmt.Sprint(got), fmt.Sprint(ownRow); g != w {
 					t.Errorf("chunk %d stored as\n%s\nwith its own statement\n%s", i, g, w)
 				}
-				for col, w := range want(tc.chunks[i]) {
+				for col, w := range wantColumns(n) {
 					if g := got[col]; fmt.Sprint(g) != fmt.Sprint(w) {
 						t.Errorf("chunk %d: %s = %v, want %v", i, col, g, w)
 					}
@@ -557,9 +536,90 @@ func TestRoutineChunksStoredAlike(t *testing.T) {
 	}
 }
 
+// fullChunk is a continuation's chunk with every field set, each to a value
+// of its own.
+func fullChunk(tools json.RawMessage, cost *float64) store.NewChunk {
+	n := chunk("a,b\n1,", true)
+	n.IncompleteReason, n.Attempt, n.Usage = "max_output_tokens", 2, store.Usage{Input: 11, Cached: 3, Output: 64, Reasoning: 5}
+	n.CostUSD, n.CumOutput, n.CumCost, n.Latency = cost, 128, cost, 1234*time.Millisecond
+	n.CallStarted = time.Date(2026, 1, 2, 3, 4, 5, 678000000, time.UTC)
+	n.Decision = json.RawMessage(`{"decision": "continue", "resolved_by": "finish_reason"}`)
+	n.Strategy, n.Prompt, n.MaxOutputTokens, n.ToolCalls = "stateful", "Continue.", 96, tools
+	n.CumRecords, n.InQuote, n.StreamBroken, n.ContentKind = 7, true, true, "csv"
+	return n
+}
+
+// saveBatchedAndAlone stores each chunk as chunk 0 of two new jobs: for the
+// first with the others of one round trip, for the second (its decision
+// noted) by a statement of its own. It returns the two jobs' IDs.
+func saveBatchedAndAlone(t *testing.T, s *store.Store, sess *store.TestSession, chunks []store.NewChunk) (batched, own []string) {
+	t.Helper()
+	var reqs, saves, alone []store.TestReq
+	var claims, owns []*store.Claim
+	for range chunks {
+		id, ownID := newJob(t, s), newJob(t, s)
+		c, req := sess.ClaimReq(id, 0)
+		oc, oreq := sess.ClaimReq(ownID, 0)
+		batched, own, claims, owns = append(batched, id), append(own, ownID), append(claims, c), append(owns, oc)
+		reqs = append(reqs, req, oreq)
+	}
+	sess.Run(reqs...)
+	for i, n := range chunks {
+		saves = append(saves, claims[i].SaveReq(n))
+		n.DecisionNote = "worth an event" // a statement of its own
+		alone = append(alone, owns[i].SaveReq(n))
+	}
+	sess.Run(saves...)
+	for i := range alone {
+		sess.Run(alone[i])
+	}
+	for i := range chunks {
+		if saves[i].Err() != nil || alone[i].Err() != nil || saves[i].Status() != store.StatusRunning {
+			t.Fatalf("chunk %d: %q %v; own statement %v", i, saves[i].Status(), saves[i].Err(), alone[i].Err())
+		}
+	}
+	return batched, own
+}
+
+// chunkRow is the row of job id's chunk 0, every column but job_id and
+// created_at.
+func chunkRow(t *testing.T, s *store.Store, id string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := s.Pool().QueryRow(context.Background(), `SELECT to_jsonb(c) - 'job_id' - 'created_at' FROM chunks c WHERE job_id = $1::uuid AND seq = 0`,
+		id).Scan(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// wantColumns is what the columns of n's row must hold, each from its own
+// field (the values differ, so that two swapped columns show).
+func wantColumns(n store.NewChunk) map[string]any {
+	m := map[string]any{"seq": 0, "content": n.Content, "content_sha": n.ContentSHA, "finish_reason": n.FinishReason,
+		"raw_status": n.RawStatus, "incomplete_reason": n.IncompleteReason, "response_id": n.ResponseID,
+		"previous_response_id": nil, "task_id": n.TaskID, "attempt": n.Attempt, "input_tokens": n.Usage.Input,
+		"cached_tokens": n.Usage.Cached, "output_tokens": n.Usage.Output, "reasoning_tokens": n.Usage.Reasoning,
+		"latency_ms": n.Latency.Milliseconds(), "should_continue": n.ShouldContinue, "stop_reason": nil,
+		"decision": map[string]any{"decision": "continue", "resolved_by": "finish_reason"}, "cum_output_tokens": n.CumOutput,
+		"strategy": n.Strategy, "prompt": n.Prompt, "max_output_tokens": n.MaxOutputTokens, "tool_calls": nil,
+		"cum_records": n.CumRecords, "in_quote": n.InQuote, "stream_broken": n.StreamBroken, "content_kind": n.ContentKind,
+		"cost_usd": nil, "cum_cost_usd": nil}
+	if n.CostUSD != nil {
+		m["cost_usd"], m["cum_cost_usd"] = *n.CostUSD, *n.CumCost
+	}
+	if n.ToolCalls != nil {
+		var v any
+		_ = json.Unmarshal(n.ToolCalls, &v)
+		m["tool_calls"] = v
+	}
+	return m
+}
+
 // Claims sharing a round trip each get their own job's answer, a job that
 // does not exist among them.
 func TestClaimsOfOneRoundTrip(t *testing.T) {
+	t.Parallel()
 	s := open(t)
 	ctx := context.Background()
 	stored := func() string { // a job whose chunk 0 is stored

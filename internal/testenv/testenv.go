@@ -1,8 +1,9 @@
 // Package testenv gives tests real, isolated Postgres and Redis: each test
-// binary gets its own freshly migrated database, and each test its own asynq
-// queue names, so concurrent runs (and the demo) never collide. It talks only
-// to the loopback services named by CARRYOVER_TEST_DATABASE_URL and
-// CARRYOVER_TEST_REDIS_URL.
+// binary gets its own freshly migrated database, a test that runs in
+// parallel with others and acts on the whole database gets one of its own
+// (DB), and each test its own asynq queue names, so concurrent tests, runs
+// (and the demo) never collide. It talks only to the loopback services named
+// by CARRYOVER_TEST_DATABASE_URL and CARRYOVER_TEST_REDIS_URL.
 package testenv
 
 import (
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,6 +56,19 @@ type Database struct {
 // NewDatabase creates and migrates a fresh database. Call Drop when done
 // (from TestMain, after m.Run).
 func NewDatabase(ctx context.Context) (*Database, error) {
+	db, err := createDatabase(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Migrate(db.URL); err != nil {
+		db.Drop()
+		return nil, err
+	}
+	return db, nil
+}
+
+// createDatabase creates an empty database, or a copy of template when named.
+func createDatabase(ctx context.Context, template string) (*Database, error) {
 	admin := AdminDatabaseURL()
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
@@ -61,7 +76,11 @@ func NewDatabase(ctx context.Context) (*Database, error) {
 	}
 	defer conn.Close(ctx)
 	name := RandomName("carryover_test_")
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+	sql := "CREATE DATABASE " + name
+	if template != "" {
+		sql += " TEMPLATE " + template
+	}
+	if _, err := conn.Exec(ctx, sql); err != nil {
 		return nil, fmt.Errorf("testenv: create database: %w", err)
 	}
 	u, err := url.Parse(admin)
@@ -69,12 +88,41 @@ func NewDatabase(ctx context.Context) (*Database, error) {
 		return nil, err
 	}
 	u.Path = "/" + name
-	db := &Database{URL: u.String(), name: name}
-	if err := store.Migrate(db.URL); err != nil {
-		db.Drop()
-		return nil, err
+	return &Database{URL: u.String(), name: name}, nil
+}
+
+// template is a migrated database nobody connects to, which DB copies (a
+// copy is much faster than migrating); made on first use, dropped by Main.
+var template struct {
+	sync.Mutex
+	db *Database
+}
+
+// DB returns the URL of a migrated database of this test's own, dropped
+// when the test ends: for a test that runs in parallel with others and acts
+// on or looks at the whole database (the reconciler and retention do, and so
+// does a look at pg_locks). The binary must use Main.
+func DB(t testing.TB) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// One copy at a time: Postgres refuses to copy a template while another
+	// session is connected to it.
+	template.Lock()
+	defer template.Unlock()
+	if template.db == nil {
+		db, err := NewDatabase(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		template.db = db
 	}
-	return db, nil
+	db, err := createDatabase(ctx, template.db.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Drop)
+	return db.URL
 }
 
 // Drop removes the database, disconnecting anyone still on it.
@@ -104,6 +152,9 @@ func Main(m *testing.M, dbURL *string) {
 	*dbURL = db.URL
 	code := m.Run()
 	db.Drop()
+	if template.db != nil {
+		template.db.Drop()
+	}
 	os.Exit(code)
 }
 

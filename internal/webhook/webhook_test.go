@@ -8,6 +8,7 @@ import (
 )
 
 func TestSignVerify(t *testing.T) {
+	t.Parallel()
 	secret, err := ParseSecret("whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123")))
 	if err != nil {
 		t.Fatal(err)
