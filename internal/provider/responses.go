@@ -50,8 +50,9 @@ func decodeResponses(raw []byte, latency time.Duration) (continuation.Response, 
 // post sends a request body through openai-go — base URL, authentication,
 // headers, error statuses as *openai.Error — and reads the reply: a stream
 // with read, or the raw body with decode. Only the fields the worker uses
-// are decoded: openai-go's reflective encoding and decoding of the full
-// API types cost more CPU than the rest of a chunk's handling together.
+// are decoded, into small structs (wireResponse, chatWireCompletion);
+// with a model's latency in the loop their cost does not show (make
+// bench-pipeline with CARRYOVER_BENCH_LATENCY).
 func post(ctx context.Context, c openai.Client, path string, body []byte, stream bool,
 	read func(*http.Response, time.Time) (continuation.Response, error), decode func([]byte, time.Duration) (continuation.Response, error)) (continuation.Response, error) {
 	start := time.Now()
