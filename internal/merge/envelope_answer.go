@@ -103,12 +103,12 @@ func judgeAnswerPreamble(line, after string, blank bool, c envCtx) (remark, bool
 // it. inValues: fences inside quoted values (CSV) are the values' own, so
 // only fence lines outside quotes count.
 func closedMidway(doc string, inValues bool) bool {
-	inBlock, bareAt := false, -1
+	inBlock, bareAt, quotes := false, -1, 0
 	for at := 0; at < len(doc); {
 		line, _, _ := strings.Cut(doc[at:], "\n")
 		next := at + len(line) + 1
 		info, ok := fenceLine(strings.TrimRight(line, "\r"))
-		if ok && (!inValues || strings.Count(doc[:at], `"`)%2 == 0) {
+		if ok && (!inValues || quotes%2 == 0) {
 			switch {
 			case inBlock && info == "":
 				inBlock = false
@@ -119,6 +119,7 @@ func closedMidway(doc string, inValues bool) bool {
 				}
 			}
 		}
+		quotes += strings.Count(line, `"`) // the quotes before the next line
 		at = next
 	}
 	if !inBlock || bareAt < 0 {

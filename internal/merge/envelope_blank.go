@@ -94,12 +94,12 @@ func firstByteVote(r string, ctx envCtx) (keep, decided bool) {
 	case strings.IndexByte(".!?:;", ctx.end) >= 0 && (c >= 'A' && c <= 'Z' || strings.IndexByte("-+@#/*>|", c) >= 0):
 		// Unless the document already glues that punctuation to a word
 		// ("types." + "Signature", "::)?" + "Unlock").
-		return !isWordByte(c) || !gluePlausible(ctx.doc[max(0, len(ctx.doc)-leadWindow):], r), true
+		return !isWordByte(c) || !gluePlausible(tail(ctx.doc, leadWindow), r), true
 	case isWordByte(ctx.end) && len(r) >= 2 && r[1] == c && strings.IndexByte("-+@#/*=", c) >= 0:
 		// In Markdown, unless the document already closes emphasis that
 		// way ("foo bar" + "**"); in prose, only when the document starts
 		// lines that way ("C" + "++ and Rust" goes on).
-		w := ctx.doc[max(0, len(ctx.doc)-leadWindow):]
+		w := tail(ctx.doc, leadWindow)
 		switch ctx.blank.markers {
 		case markersEmphasis:
 			return !gluePlausible(w, r) && strings.Contains(w, "\n"+r[:2]), true
@@ -200,14 +200,8 @@ func classJunctions(w string, a, b byte, n1, n2 int) (int, int) {
 		if w[i] != a {
 			continue
 		}
-		p, n := i+1, 0
-		for p < len(w) && (w[p] == '\n' || w[p] == '\r') {
-			if w[p] == '\n' {
-				n++
-			}
-			p++
-		}
-		if p < len(w) && byteClass(w[p]) == b {
+		n, rest := leadingBreaks(w[i+1:])
+		if rest != "" && byteClass(rest[0]) == b {
 			switch n {
 			case n1:
 				c1++
@@ -243,20 +237,9 @@ func junctions(w, a, b string, n1, n2 int) (int, int) {
 		if j < 0 {
 			return c1, c2
 		}
-		p := i + j + len(a)
+		n, rest := leadingBreaks(w[i+j+len(a):])
 		i += j + 1
-		n := 0
-		for p < len(w) {
-			if w[p] == '\n' {
-				n++
-				p++
-			} else if w[p] == '\r' && p+1 < len(w) && w[p+1] == '\n' {
-				p++
-			} else {
-				break
-			}
-		}
-		if (n == n1 || n == n2) && strings.HasPrefix(w[p:], b) {
+		if (n == n1 || n == n2) && strings.HasPrefix(rest, b) {
 			if n == n1 {
 				c1++
 			} else {

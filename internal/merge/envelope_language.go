@@ -116,6 +116,16 @@ type language struct {
 	apart float64
 }
 
+// foreignEvidence weighs how unlike the document's language a remark reads.
+func (l language) foreignEvidence(r *remark) {
+	switch {
+	case l.foreign >= 3:
+		r.add(2, "reads unlike the document")
+	case l.foreign >= 1.5:
+		r.add(1, "reads little like the document")
+	}
+}
+
 // readLanguage weighs line, standing between the document doc and the
 // text after it (after its line breaks sep), by the document's language.
 // ok is false when the document is too short to have one.

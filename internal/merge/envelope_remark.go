@@ -453,9 +453,16 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	if apart {
 		r.add(2, "a label set apart between a cut word and its rest")
 	}
-	if bare(line, end, r) && !apart && !c.alike && !noteBreaks(line, after, c) || repeatsEnd(c.doc, line) || reproducesEnd(c.doc, line) || gluedCall(line, c, r) && !c.alike && !(apart && rejoins(after, c)) {
-		// A line that starts with a repeat of the document's end goes on
-		// with it.
+	breaks := c.breaks != nil && c.breaks(line, after, false)
+	// Too little said, unless where it stands says it (between the halves
+	// of a cut word, at every cut alike, a note the format cannot hold).
+	tooBare := bare(line, end, r) && !apart && !c.alike && !(breaks && isNote(line))
+	// A call glued to the cut word, unless the text after it completes
+	// that word or the line opens every cut alike.
+	call := gluedCall(line, c, r) && !c.alike && !(apart && rejoins(after, c))
+	if tooBare || call || repeatsEnd(c.doc, line) || reproducesEnd(c.doc, line) {
+		// (A line that starts with a repeat of the document's end goes on
+		// with it.)
 		return r, false
 	}
 	glueEvidence(line, after, c, &r)
@@ -464,7 +471,7 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	if fl, _, _ := strings.Cut(after, "\n"); isFenceLine(fl) {
 		r.add(2, "a fence line follows it")
 	}
-	documentEvidence(line, after, c, &r)
+	documentEvidence(line, breaks, c, &r)
 	return r, true
 }
 
@@ -480,9 +487,9 @@ func habitEvidence(line string, c envCtx, r *remark) {
 }
 
 // documentEvidence weighs a first line against the document: prose unlike
-// it, a line that breaks its format where the rest joins, or a line it
-// already has.
-func documentEvidence(line, after string, c envCtx, r *remark) {
+// it, a line that breaks its format where the rest joins (breaks), or a
+// line it already has.
+func documentEvidence(line string, breaks bool, c envCtx, r *remark) {
 	if c.proseAt == nil || c.atLineStart || !c.proseAt(c.partial) {
 		// (Going on with a cut line that opened a comment, prose is like
 		// the document: "// " + "Remaining operands may have references.")
@@ -490,7 +497,7 @@ func documentEvidence(line, after string, c envCtx, r *remark) {
 			unlikeDocument(c.doc, c.syntax, r)
 		}
 	}
-	if c.breaks != nil && c.breaks(line, after, false) {
+	if breaks {
 		r.add(3, "breaks the format where the rest joins")
 	}
 	if c.doc != "" && strings.Contains(c.doc, "\n"+strings.TrimSpace(line)+"\n") {
@@ -506,15 +513,18 @@ func bare(line string, end byte, r remark) bool {
 }
 
 // gluedApart reports whether a short line ending with ':', or a note in
-// brackets, set apart by a blank line ("Part 2:", "The rest:", "(cont.)") stands between a cut word and
-// text that goes on with a word or a space: glued to the cut word, as no word of the
-// document's is, the line cannot be the document's own next text.
+// brackets, set apart by a blank line ("Part 2:", "The rest:", "(cont.)"),
+// stands between a cut word and text that goes on with a word or a space:
+// glued to the cut word, as no word of the document's is, the line cannot
+// be the document's own next text.
 func gluedApart(line, after string, end byte, blank bool, c envCtx) bool {
 	p := c.partial
-	if !(end == ':' && words(line) >= 2 || bracketed(line)) || !blank || c.atLineStart || !letterBefore(p, len(p)) || after == "" || !isWordByte(after[0]) && after[0] != ' ' {
+	short := end == ':' && words(line) >= 2 || bracketed(line)
+	goesOn := after != "" && (isWordByte(after[0]) || after[0] == ' ')
+	if !short || !blank || c.atLineStart || !letterBefore(p, len(p)) || !goesOn {
 		return false
 	}
-	return !gluePlausible(c.doc[max(0, len(c.doc)-leadWindow):], line)
+	return !gluePlausible(tail(c.doc, leadWindow), line)
 }
 
 // bracketed reports whether a line is a note in brackets, "(cont.)" or
@@ -528,14 +538,7 @@ func bracketed(line string) bool {
 // the document's own words do ("u" + "nder", where the document writes
 // "under"): the line stood between the two halves of a word.
 func rejoins(after string, c envCtx) bool {
-	return after != "" && isWordByte(after[0]) && gluePlausible(c.doc[max(0, len(c.doc)-leadWindow):], after)
-}
-
-// noteBreaks reports whether a note ("(cont.)", "[Part 2]") too short to
-// say what it is breaks the format where the rest joins: the format's
-// verification speaks for it.
-func noteBreaks(line, after string, c envCtx) bool {
-	return isNote(line) && c.breaks != nil && c.breaks(line, after, false)
+	return after != "" && isWordByte(after[0]) && gluePlausible(tail(c.doc, leadWindow), after)
 }
 
 // gluedCall reports whether a line that does not talk about the output
@@ -676,12 +679,7 @@ func languageEvidence(line, after string, blank bool, c envCtx, r *remark) {
 	case l.goesOn <= -3:
 		r.add(-1, "the text after it starts a line of the document's")
 	}
-	switch {
-	case l.foreign >= 3:
-		r.add(2, "reads unlike the document")
-	case l.foreign >= 1.5:
-		r.add(1, "reads little like the document")
-	}
+	l.foreignEvidence(r)
 	if !c.atLineStart && c.partial != "" && l.apart >= 4 {
 		r.add(1, "does not go on with the cut line")
 	}
@@ -752,12 +750,7 @@ func judgeTrailer(lines []string, afterFence, blank bool, c envCtx) (remark, boo
 	}
 	unlikeDocument(c.doc, c.syntax, &r)
 	if l, ok := readLanguage(c.doc, strings.Join(lines, " "), "\n", ""); ok {
-		switch {
-		case l.foreign >= 3:
-			r.add(2, "reads unlike the document")
-		case l.foreign >= 1.5:
-			r.add(1, "reads little like the document")
-		}
+		l.foreignEvidence(&r)
 	}
 	if c.breaks != nil && c.breaks(lines[0], "", true) {
 		r.add(3, "breaks the format after the document")
@@ -779,17 +772,28 @@ func looksLikeRemark(line string) bool {
 	return r.score >= remarkSure-1
 }
 
+// openingRemark returns a chunk's first line when it has a remark's form
+// and starts its line (no indentation), with its ending and the text after
+// it.
+func openingRemark(t string) (line string, end byte, rest string, ok bool) {
+	line, rest, ok = strings.Cut(t, "\n")
+	if !ok {
+		return "", 0, "", false
+	}
+	line = strings.TrimRight(line, "\r")
+	end, ok = remarkForm(line)
+	if !ok || line[0] == ' ' || line[0] == '\t' {
+		return "", 0, "", false
+	}
+	return line, end, rest, true
+}
+
 // opensTalking reports whether a chunk opens with a line that reads as a
 // remark by its form and words alone, followed by more text: what the
 // model's other continuations show of its habit.
 func opensTalking(t string) bool {
-	line, rest, ok := strings.Cut(t, "\n")
+	line, end, rest, ok := openingRemark(t)
 	if !ok || strings.TrimSpace(rest) == "" {
-		return false
-	}
-	line = strings.TrimRight(line, "\r")
-	end, ok := remarkForm(line)
-	if !ok || line[0] == ' ' || line[0] == '\t' {
 		return false
 	}
 	var r remark
@@ -801,27 +805,17 @@ func opensTalking(t string) bool {
 // opensAlike says which continuations (chunks after the first) open with
 // the same line, in a remark's form, as another continuation.
 func opensAlike(chunks []Chunk) []bool {
-	alike := make([]bool, len(chunks))
-	first := make(map[string]int, len(chunks))
-	line := func(t string) string {
-		l, _, ok := strings.Cut(t, "\n")
-		if !ok {
-			return ""
-		}
-		if _, ok := remarkForm(l); !ok || l[0] == ' ' || l[0] == '\t' {
-			return ""
-		}
-		return strings.TrimSpace(l)
-	}
-	for _, c := range chunks[min(1, len(chunks)):] {
-		if l := line(c.Text); l != "" {
-			first[l]++
-		}
-	}
+	lines := make([]string, len(chunks))
+	seen := make(map[string]int, len(chunks))
 	for i := 1; i < len(chunks); i++ {
-		if l := line(chunks[i].Text); l != "" && first[l] >= 2 {
-			alike[i] = true
+		if l, _, _, ok := openingRemark(chunks[i].Text); ok {
+			lines[i] = strings.TrimSpace(l)
+			seen[lines[i]]++
 		}
+	}
+	alike := make([]bool, len(chunks))
+	for i, l := range lines {
+		alike[i] = l != "" && seen[l] >= 2
 	}
 	return alike
 }

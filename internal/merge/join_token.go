@@ -33,7 +33,7 @@ func tokenStep(c *joinCtx) (overlap, bool) {
 // possibly the end of a longer word of the document's.
 func sameWords(doc, repeat string) bool {
 	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
-	d := strings.FieldsFunc(doc[len(doc)-min(len(doc), 4*len(repeat)+64):], func(r rune) bool { return !isWord(r) })
+	d := strings.FieldsFunc(tail(doc, 4*len(repeat)+64), func(r rune) bool { return !isWord(r) })
 	w := strings.FieldsFunc(repeat, func(r rune) bool { return !isWord(r) })
 	if len(w) == 0 || len(w) > len(d) {
 		return false
