@@ -325,24 +325,30 @@ func (m *mergeRun) joinReading(jc joinCtx, e envelope, last bool) joined {
 	}
 	jd.ov = overlap{method: methodMarkers, confidence: confCertain}
 	jc.next = t
-	if jd.marked {
-		// The echo placed the join.
-	} else if ov, ok := restatedWhole(&jc); ok {
-		// The continuation starts the document over, structure and all:
-		// no restated structure to take away first.
-		jd.ov = ov
-	} else {
-		t, jd.note = m.f.stripStructure(jc.doc, t)
-		if jd.note != "" {
-			jd.notes = append(jd.notes, jd.note)
-		}
-		jc.next, jc.bias = t, jd.note != ""
-		jd.ov = findOverlap(&jc)
+	if !jd.marked { // else the echo placed the join
+		jd.ov, t = m.joinCascade(&jc, &jd, t)
 	}
 	jc.next = t
 	jd.rest, jd.adj, jd.cut, jd.ok = settle(&jc, m.f, jd.ov, last)
 	jd.ctx = jc
 	return jd
+}
+
+// joinCascade joins a continuation t the echo did not place: a restart of the
+// whole document as it stands, or the cascade after any restated structure
+// is taken away; it returns the continuation as joined.
+func (m *mergeRun) joinCascade(jc *joinCtx, jd *joined, t string) (overlap, string) {
+	if ov, ok := restatedWhole(jc); ok {
+		// The continuation starts the document over, structure and all:
+		// no restated structure to take away first.
+		return ov, t
+	}
+	t, jd.note = m.f.stripStructure(jc.doc, t)
+	if jd.note != "" {
+		jd.notes = append(jd.notes, jd.note)
+	}
+	jc.next, jc.bias = t, jd.note != ""
+	return findOverlap(jc), t
 }
 
 // describe sets the join's method and confidence from how it was joined,
