@@ -67,6 +67,7 @@ func TestRemarks(t *testing.T) {
 		{"a short label between a cut word and its rest", "text", []string{"The quick brown fox jumps over the la", "Key points:\n\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
 		{"a short label after a complete line stays", "text", []string{"The quick brown fox jumps over the lazy dog.\n\n", "Key points:\n\nA second paragraph.\n"}, "The quick brown fox jumps over the lazy dog.\n\nKey points:\n\nA second paragraph.\n", ""},
 		{"a short note that breaks the format", "csv", []string{rows + "5,Ba", "(cont.)\n\nku,windy\n6,Cork,wet\n"}, rows + "5,Baku,windy\n6,Cork,wet\n", ""},
+		{"a short note that breaks json lines", "jsonl", []string{"{\"a\":1}\n{\"a\":2}\n", "(more)\n{\"a\":3}\n"}, "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n", ""},
 		{"a short note that breaks json", "json", []string{"[\n  {\"a\": 1},\n  {\"a\": 2", "[cont]\n\n},\n  {\"a\": 3}\n]\n"}, "[\n  {\"a\": 1},\n  {\"a\": 2},\n  {\"a\": 3}\n]\n", ""},
 		{"a short note between the halves of a word", "text", []string{"The fox jumps under the fence and under the gate, then und", "(more)\n\ner the bridge.\n"}, "The fox jumps under the fence and under the gate, then under the bridge.\n", ""},
 		{"the same short note at every cut", "text", []string{"Source code, documentation and configuration files are sou", "(ctd.)\n\nrce forms. Object forms are compiled from the", "(ctd.)\n\n source.\n"}, "Source code, documentation and configuration files are source forms. Object forms are compiled from the source.\n", ""},
