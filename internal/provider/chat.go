@@ -51,9 +51,9 @@ func (p *Chat) Call(ctx context.Context, req continuation.CallRequest) (continua
 	return post(ctx, p.client, "chat/completions", body, req.Stream, readChatStream, decodeChat)
 }
 
-// decodeChat reads a chat completion.
+// decodeChat reads a chat completion into openai-go's type.
 func decodeChat(raw []byte, latency time.Duration) (continuation.Response, error) {
-	var cc chatWireCompletion
+	var cc openai.ChatCompletion
 	if err := json.Unmarshal(raw, &cc); err != nil || len(cc.Choices) == 0 {
 		if err == nil {
 			err = fmt.Errorf("no choices")
@@ -66,59 +66,44 @@ func decodeChat(raw []byte, latency time.Duration) (continuation.Response, error
 	for _, tc := range ch.Message.ToolCalls {
 		calls = append(calls, carryovertype.ToolCall{ID: tc.ID, CallID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
-	return cc.normalize(ch.FinishReason, ch.Message.Content, calls, latency)
+	c := chatReply{id: cc.ID, text: ch.Message.Content, calls: calls, usage: cc.Usage,
+		finish: ch.FinishReason, finished: ch.JSON.FinishReason.Valid()}
+	return c.normalize(latency)
+}
+
+// chatReply is a completion as decoded or as gathered from a stream's
+// chunks; finished says a finish_reason arrived.
+type chatReply struct {
+	id       string
+	text     string
+	calls    []carryovertype.ToolCall
+	usage    openai.CompletionUsage
+	finish   string
+	finished bool
 }
 
 // normalize builds the Response of a completed (or streamed) completion.
-func (cc *chatWireCompletion) normalize(finish *string, text string, calls []carryovertype.ToolCall, latency time.Duration) (continuation.Response, error) {
-	out := continuation.Response{ID: cc.ID, Text: text, Latency: latency, Usage: continuation.Usage{
-		Input: cc.Usage.PromptTokens, Cached: cc.Usage.PromptTokensDetails.CachedTokens,
-		Output: cc.Usage.CompletionTokens, Reasoning: cc.Usage.CompletionTokensDetails.ReasoningTokens,
+func (c *chatReply) normalize(latency time.Duration) (continuation.Response, error) {
+	u := c.usage
+	out := continuation.Response{ID: c.id, Text: c.text, Latency: latency, Usage: continuation.Usage{
+		Input: u.PromptTokens, Cached: u.PromptTokensDetails.CachedTokens,
+		Output: u.CompletionTokens, Reasoning: u.CompletionTokensDetails.ReasoningTokens,
 	}}
-	if finish == nil {
+	if !c.finished {
 		return out, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
-			Err: fmt.Errorf("completion %q has no finish_reason", cc.ID)}
+			Err: fmt.Errorf("completion %q has no finish_reason", c.id)}
 	}
-	out.RawStatus = *finish
-	out.Finish = continuation.NormalizeChat(*finish)
-	if len(calls) > 0 {
-		out.ToolCalls = calls
+	out.RawStatus = c.finish
+	out.Finish = continuation.NormalizeChat(c.finish)
+	if len(c.calls) > 0 {
+		out.ToolCalls = c.calls
 		markToolCalls(out.ToolCalls, out.Finish == continuation.FinishLength)
 	}
 	if out.Finish == continuation.FinishMalformed {
 		return out, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
-			Err: fmt.Errorf("completion %q has unknown finish_reason %q", cc.ID, *finish)}
+			Err: fmt.Errorf("completion %q has unknown finish_reason %q", c.id, c.finish)}
 	}
 	return out, nil
-}
-
-type chatWireCompletion struct {
-	ID      string `json:"id"`
-	Choices []struct {
-		Message struct {
-			Content   string `json:"content"`
-			ToolCalls []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"message"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage chatWireUsage `json:"usage"`
-}
-
-type chatWireUsage struct {
-	PromptTokens        int64 `json:"prompt_tokens"`
-	PromptTokensDetails struct {
-		CachedTokens int64 `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokens        int64 `json:"completion_tokens"`
-	CompletionTokensDetails struct {
-		ReasoningTokens int64 `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
 }
 
 type chatWireRequest struct {

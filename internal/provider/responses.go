@@ -9,6 +9,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
@@ -37,22 +38,19 @@ func (p *Responses) Call(ctx context.Context, req continuation.CallRequest) (con
 	return post(ctx, p.client, "responses", body, req.Stream, readResponsesStream, decodeResponses)
 }
 
-// decodeResponses reads a Responses API object.
+// decodeResponses reads a Responses API object into openai-go's type.
 func decodeResponses(raw []byte, latency time.Duration) (continuation.Response, error) {
-	var resp wireResponse
+	var resp responses.Response
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		return continuation.Response{Latency: latency}, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
 			Err: fmt.Errorf("response body is not a Responses API object: %w", err)}
 	}
-	return resp.normalize(latency)
+	return normalizeResponse(&resp, latency)
 }
 
 // post sends a request body through openai-go — base URL, authentication,
 // headers, error statuses as *openai.Error — and reads the reply: a stream
-// with read, or the raw body with decode. Only the fields the worker uses
-// are decoded, into small structs (wireResponse, chatWireCompletion);
-// with a model's latency in the loop their cost does not show (make
-// bench-pipeline with CARRYOVER_BENCH_LATENCY).
+// with read, or the raw body with decode, into openai-go's own types.
 func post(ctx context.Context, c openai.Client, path string, body []byte, stream bool,
 	read func(*http.Response, time.Time) (continuation.Response, error), decode func([]byte, time.Duration) (continuation.Response, error)) (continuation.Response, error) {
 	start := time.Now()
@@ -72,23 +70,21 @@ func post(ctx context.Context, c openai.Client, path string, body []byte, stream
 	return decode(raw, latency)
 }
 
-// normalize turns a decoded Responses object into a Response, and a failed
-// or unreadable one into a CallError as well.
-func (resp *wireResponse) normalize(latency time.Duration) (continuation.Response, error) {
+// normalizeResponse turns a decoded Responses object into a Response, and a
+// failed or unreadable one into a CallError as well.
+func normalizeResponse(resp *responses.Response, latency time.Duration) (continuation.Response, error) {
+	u := resp.Usage
 	out := continuation.Response{
 		ID:               resp.ID,
-		RawStatus:        resp.Status,
+		RawStatus:        string(resp.Status),
 		IncompleteReason: resp.IncompleteDetails.Reason,
 		ErrorMessage:     resp.Error.Message,
 		Latency:          latency,
-		Usage: continuation.Usage{
-			Input:     resp.Usage.InputTokens,
-			Cached:    resp.Usage.InputTokensDetails.CachedTokens,
-			Output:    resp.Usage.OutputTokens,
-			Reasoning: resp.Usage.OutputTokensDetails.ReasoningTokens,
-		},
+		Text:             resp.OutputText(),
+		ToolCalls:        toolCalls(resp.Output),
+		Usage: continuation.Usage{Input: u.InputTokens, Cached: u.InputTokensDetails.CachedTokens,
+			Output: u.OutputTokens, Reasoning: u.OutputTokensDetails.ReasoningTokens},
 	}
-	out.Text, out.ToolCalls = resp.output()
 	out.Finish = continuation.NormalizeResponses(out.RawStatus, out.IncompleteReason, len(out.ToolCalls) > 0)
 	if len(out.ToolCalls) > 0 {
 		markToolCalls(out.ToolCalls, out.Finish == continuation.FinishLength)
@@ -102,69 +98,23 @@ func (resp *wireResponse) normalize(latency time.Duration) (continuation.Respons
 	return out, nil
 }
 
-// wireResponse is the part of a Responses API object the worker reads.
-type wireResponse struct {
-	ID                string `json:"id"`
-	Status            string `json:"status"`
-	IncompleteDetails struct {
-		Reason string `json:"reason"`
-	} `json:"incomplete_details"`
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-	Output []wireItem `json:"output"`
-	Usage  struct {
-		InputTokens        int64 `json:"input_tokens"`
-		InputTokensDetails struct {
-			CachedTokens int64 `json:"cached_tokens"`
-		} `json:"input_tokens_details"`
-		OutputTokens        int64 `json:"output_tokens"`
-		OutputTokensDetails struct {
-			ReasoningTokens int64 `json:"reasoning_tokens"`
-		} `json:"output_tokens_details"`
-	} `json:"usage"`
-}
-
-// wireItem is one output item: a message, or a function call.
-type wireItem struct {
-	Type    string `json:"type"`
-	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
-	ID        string `json:"id"`
-	CallID    string `json:"call_id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-	Input     string `json:"input"` // custom tool calls
-	Status    string `json:"status"`
-}
-
-// output concatenates the output_text parts of the message items, as
-// openai-go's Response.OutputText does, and collects the tool calls.
-func (r *wireResponse) output() (string, []carryovertype.ToolCall) {
-	var text []byte
+// toolCalls collects the function and custom tool calls of a response's
+// output; an item the server left incomplete was cut off.
+func toolCalls(items []responses.ResponseOutputItemUnion) []carryovertype.ToolCall {
 	var calls []carryovertype.ToolCall
-	for _, item := range r.Output {
+	for _, item := range items {
 		switch item.Type {
-		case "message":
-			for _, c := range item.Content {
-				if c.Type == "output_text" {
-					text = append(text, c.Text...)
-				}
-			}
-		case "function_call", "custom_tool_call":
-			args := item.Arguments
-			if item.Type == "custom_tool_call" {
-				args = item.Input
-			}
-			// An item the server left incomplete was cut off.
-			calls = append(calls, carryovertype.ToolCall{ID: item.ID, CallID: item.CallID, Name: item.Name, Arguments: args,
+		case "function_call":
+			c := item.AsFunctionCall()
+			calls = append(calls, carryovertype.ToolCall{ID: c.ID, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments,
+				Truncated: c.Status == responses.ResponseFunctionToolCallStatusIncomplete})
+		case "custom_tool_call":
+			c := item.AsCustomToolCall()
+			calls = append(calls, carryovertype.ToolCall{ID: c.ID, CallID: c.CallID, Name: c.Name, Arguments: c.Input,
 				Truncated: item.Status == "incomplete"})
 		}
 	}
-	return string(text), calls
+	return calls
 }
 
 // wireRequest is a Responses API create request. Instructions and tools are

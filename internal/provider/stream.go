@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
@@ -62,31 +64,20 @@ func broken(id, text string, calls []carryovertype.ToolCall, latency time.Durati
 func readResponsesStream(hr *http.Response, start time.Time) (continuation.Response, error) {
 	var id string
 	var text strings.Builder
-	var final json.RawMessage // the terminal event's response
-	var done bool             // a terminal event arrived
+	var final *responses.Response // the terminal event's response
 	var streamErr error
 	err := sseEvents(hr, func(data []byte) bool {
-		var ev struct {
-			Type     string          `json:"type"`
-			Delta    string          `json:"delta"`
-			Response json.RawMessage `json:"response"`
-			Message  string          `json:"message"`
-		}
+		var ev responses.ResponseStreamEventUnion
 		if json.Unmarshal(data, &ev) != nil {
 			return false
 		}
 		switch ev.Type {
 		case "response.created":
-			var created struct {
-				ID string `json:"id"`
-			}
-			if json.Unmarshal(ev.Response, &created) == nil {
-				id = created.ID
-			}
+			id = ev.Response.ID
 		case "response.output_text.delta":
 			text.WriteString(ev.Delta)
 		case "response.completed", "response.incomplete", "response.failed":
-			final, done = ev.Response, true
+			final = &ev.Response
 			return true
 		case "error":
 			streamErr = &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("stream error event: %s", ev.Message)}
@@ -98,13 +89,13 @@ func readResponsesStream(hr *http.Response, start time.Time) (continuation.Respo
 	if streamErr != nil {
 		return continuation.Response{ID: id, Latency: latency}, streamErr
 	}
-	if !done {
+	if final == nil {
 		return broken(id, text.String(), nil, latency, err)
 	}
-	r, err := decodeResponses(final, latency)
+	r, err := normalizeResponse(final, latency)
 	if r.ID == "" {
-		// The terminal response did not decode (or named no ID): keep the
-		// one response.created gave.
+		// The terminal response named no ID: keep the one
+		// response.created gave.
 		r.ID = id
 	}
 	return r, err
@@ -113,68 +104,61 @@ func readResponsesStream(hr *http.Response, start time.Time) (continuation.Respo
 // readChatStream reads streamed chat.completion.chunk events; usage arrives
 // in a last chunk with no choices (stream_options.include_usage).
 func readChatStream(hr *http.Response, start time.Time) (continuation.Response, error) {
-	var cc chatWireCompletion
+	var c chatReply
 	var text strings.Builder
-	var calls []carryovertype.ToolCall
-	var finish *string
 	err := sseEvents(hr, func(data []byte) bool {
 		if string(data) == "[DONE]" {
 			return true
 		}
-		var ch struct {
-			ID      string `json:"id"`
-			Choices []struct {
-				Index int `json:"index"`
-				Delta struct {
-					Content   string `json:"content"`
-					ToolCalls []struct {
-						Index    int    `json:"index"`
-						ID       string `json:"id"`
-						Function struct {
-							Name      string `json:"name"`
-							Arguments string `json:"arguments"`
-						} `json:"function"`
-					} `json:"tool_calls"`
-				} `json:"delta"`
-				FinishReason *string `json:"finish_reason"`
-			} `json:"choices"`
-			Usage *chatWireUsage `json:"usage"`
-		}
-		if json.Unmarshal(data, &ch) != nil {
+		var chunk openai.ChatCompletionChunk
+		if json.Unmarshal(data, &chunk) != nil {
 			return false
 		}
-		if ch.ID != "" {
-			cc.ID = ch.ID
+		if chunk.ID != "" {
+			c.id = chunk.ID
 		}
-		if ch.Usage != nil {
-			cc.Usage = *ch.Usage
+		if chunk.JSON.Usage.Valid() {
+			c.usage = chunk.Usage
 		}
-		for _, c := range ch.Choices {
-			if c.Index != 0 {
+		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
 				continue
 			}
-			text.WriteString(c.Delta.Content)
-			for _, d := range c.Delta.ToolCalls {
-				for len(calls) <= d.Index {
-					calls = append(calls, carryovertype.ToolCall{})
-				}
-				tc := &calls[d.Index]
-				if d.ID != "" {
-					tc.ID, tc.CallID = d.ID, d.ID
-				}
-				tc.Name += d.Function.Name
-				tc.Arguments += d.Function.Arguments
-			}
-			if c.FinishReason != nil {
-				finish = c.FinishReason
+			text.WriteString(ch.Delta.Content)
+			c.calls = addToolDeltas(c.calls, ch.Delta.ToolCalls)
+			if ch.JSON.FinishReason.Valid() {
+				c.finish, c.finished = ch.FinishReason, true
 			}
 		}
 		return false
 	})
 	latency := time.Since(start)
-	if finish == nil {
+	c.text = text.String()
+	if !c.finished {
 		// No finish_reason: the stream ended before the answer did.
-		return broken(cc.ID, text.String(), calls, latency, err)
+		return broken(c.id, c.text, c.calls, latency, err)
 	}
-	return cc.normalize(finish, text.String(), calls, latency)
+	return c.normalize(latency)
+}
+
+// addToolDeltas adds a chunk's pieces of tool calls to the calls so far:
+// each piece names its call by index and carries a piece of its name and
+// arguments. A piece whose index skips ahead of the calls so far is
+// malformed and dropped, so a hostile index cannot make it allocate.
+func addToolDeltas(calls []carryovertype.ToolCall, deltas []openai.ChatCompletionChunkChoiceDeltaToolCall) []carryovertype.ToolCall {
+	for _, d := range deltas {
+		if d.Index < 0 || d.Index > int64(len(calls)) {
+			continue
+		}
+		if d.Index == int64(len(calls)) {
+			calls = append(calls, carryovertype.ToolCall{})
+		}
+		tc := &calls[d.Index]
+		if d.ID != "" {
+			tc.ID, tc.CallID = d.ID, d.ID
+		}
+		tc.Name += d.Function.Name
+		tc.Arguments += d.Function.Arguments
+	}
+	return calls
 }

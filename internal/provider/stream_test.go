@@ -66,3 +66,31 @@ func TestSSEEvents(t *testing.T) {
 		t.Fatalf("events %q, want %q", got, want)
 	}
 }
+
+// A streamed chat completion's tool calls are gathered from their pieces by
+// index; a piece whose index skips ahead (or is negative) is dropped rather
+// than growing the list; usage comes from the last chunk.
+func TestChatStreamToolDeltas(t *testing.T) {
+	chunk := func(s string) string { return `{"id":"cc_1","object":"chat.completion.chunk","choices":[` + s + `]}` }
+	events := []string{
+		chunk(`{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","function":{"name":"get","arguments":"{\"k\":"}}]}}`),
+		chunk(`{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}},{"index":1000000000,"function":{"arguments":"x"}},{"index":-1,"function":{"arguments":"y"}}]}}`),
+		chunk(`{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","function":{"name":"put","arguments":"{}"}}]},"finish_reason":"tool_calls"}`),
+		`{"id":"cc_1","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":9}}`,
+		"[DONE]",
+	}
+	r, err := readChatStream(sse(events...), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []carryovertype.ToolCall{{ID: "call_a", CallID: "call_a", Name: "get", Arguments: `{"k":1}`},
+		{ID: "call_b", CallID: "call_b", Name: "put", Arguments: "{}"}}
+	if !slices.Equal(r.ToolCalls, want) || r.ID != "cc_1" || r.Usage.Input != 7 || r.Usage.Output != 9 || r.RawStatus != "tool_calls" {
+		t.Fatalf("got %+v", r)
+	}
+
+	r, err = readChatStream(sse(events[:2]...), time.Now())
+	if err == nil || r.StreamBroken {
+		t.Fatalf("a stream with tool pieces and no text that breaks is a transport error: %+v %v", r, err)
+	}
+}
