@@ -71,7 +71,7 @@ func (e *envelope) cutAnswerPreamble(c envCtx) {
 func judgeAnswerPreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	var r remark
 	end, ok := remarkForm(line)
-	if !ok || c.syntax != nil && c.syntax(line) {
+	if !ok || c.hasSyntax(line) {
 		return r, false
 	}
 	r.evidence = append(r.evidence, "first line of the answer")

@@ -138,8 +138,8 @@ const frameMarks = "()[]<>«»*_~=-—–"
 
 // unframe strips one frame around s: a run of frameMarks (and spaces) that
 // opens it and its mirror image that closes it ("(…)", "**[…]**", "<…>",
-// "-- … --", "*— … —*"). The text inside may hold no brackets or emphasis
-// of its own ("**a** and **b**" is text, not one note).
+// "-- … --", "*— … —*"). The text inside may hold no emphasis of its own
+// ("**a** and **b**" is text, not one note), and brackets only in pairs.
 func unframe(s string) (string, bool) {
 	open := strings.TrimRight(s[:len(s)-len(strings.TrimLeft(s, frameMarks))], " ")
 	if open == "" {
@@ -150,7 +150,7 @@ func unframe(s string) (string, bool) {
 		return s, false
 	}
 	body := strings.TrimSpace(s[len(open) : len(s)-len(closing)])
-	if body == "" || strings.ContainsAny(strings.Trim(body, "()[]*_"), "()[]{}<>«»*_") {
+	if body == "" || strings.ContainsAny(strings.Trim(body, "()[]*_"), "{}<>«»*_") || !pairedBrackets(body) {
 		return s, false
 	}
 	if strings.Trim(open, "([*_—– ") != "" && !wordsOnly(body) {
@@ -159,6 +159,25 @@ func unframe(s string) (string, bool) {
 		return s, false
 	}
 	return body, true
+}
+
+// pairedBrackets reports whether the brackets of s close in pairs, as a
+// note's aside does ("Part 3 (continued):"); "a) and (b", the inside of
+// "(a) and (b)", is two notes, not one.
+func pairedBrackets(s string) bool {
+	var open []rune
+	for _, r := range s {
+		switch r {
+		case '(', '[':
+			open = append(open, r)
+		case ')', ']':
+			if len(open) == 0 || mirror(string(open[len(open)-1])) != string(r) {
+				return false
+			}
+			open = open[:len(open)-1]
+		}
+	}
+	return len(open) == 0
 }
 
 // wordsOnly reports whether s is plain words: letters, digits, spaces and
@@ -220,8 +239,8 @@ var (
 		"picks up", "carry on", "carrying on", "carries on", "proceed*", "go on", "going on", "goes on",
 		"keep going", "moving on", "move on", "onward*", "further", "next", "where i", "where we",
 		"where it", "where the", "from where", "from here", "from there", "after row", "after line",
-		"following on", "follow on", "from above", "last part", "final part", "second part", "part 2",
-		"part two", "final stretch", "more rows", "more lines", "more entries", "again", "restart*",
+		"following on", "follow on", "from above", "back to", "last part", "final part", "second part", "part #",
+		"part two", "part three", "next part", "final stretch", "more rows", "more lines", "more entries", "again", "restart*",
 		"start over", "starting over", "from the top", "from the beginning", "once more",
 		"without repeating", "already sent", "already provided", "already shown", "previous response",
 		"previous message", "previous reply", "previous part", "last response", "last message",
@@ -388,7 +407,8 @@ func opensWith(l string, ws []string) (string, bool) {
 }
 
 // hasWord returns the first of the patterns ws (see goOnWords) that the
-// lower-case line l holds as whole words.
+// lower-case line l holds as whole words. A pattern word '#' matches a
+// number ("part #": part 2, part 14).
 func hasWord(l string, ws []string) (string, bool) {
 	toks := strings.FieldsFunc(l, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’' && r != '-'
@@ -410,6 +430,13 @@ func matchWords(toks, pw []string) bool {
 		ok := true
 		for j, p := range pw {
 			t := toks[i+j]
+			if p == "#" {
+				if strings.TrimLeft(t, "0123456789") != "" || t == "" {
+					ok = false
+					break
+				}
+				continue
+			}
 			if stem, isStem := strings.CutSuffix(p, "*"); isStem && !strings.HasPrefix(t, stem) || !isStem && t != p {
 				ok = false
 				break
@@ -440,7 +467,7 @@ func formEvidence(end byte, r *remark) {
 func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	var r remark
 	end, ok := remarkForm(line)
-	if !ok || c.syntax != nil && c.syntax(line) || startsOver(line, c) {
+	if !ok || c.hasSyntax(line) || startsOver(line, c) {
 		return r, false
 	}
 	r.add(1, "first line of a continuation")
@@ -650,6 +677,23 @@ func reproducesEnd(doc, line string) bool {
 	return false
 }
 
+// hasSyntax reports whether line has the format's syntax. A note framed
+// by brackets or emphasis is read by what it frames: the frame is the
+// note's, not the format's ("_(continued from line 48)_" is no call of
+// "_", "[Part 2]" no index).
+func (c envCtx) hasSyntax(line string) bool {
+	if c.syntax == nil {
+		return false
+	}
+	s := strings.TrimSpace(line)
+	if len(s) >= 2 && strings.IndexByte("([*_", s[0]) >= 0 && s[1] != ' ' {
+		if body, ok := unframe(s); ok {
+			return c.syntax(body)
+		}
+	}
+	return c.syntax(line)
+}
+
 // isNote reports whether a line is a bracketed or emphasised note.
 func isNote(line string) bool {
 	_, note := unwrapNote(strings.TrimSpace(line))
@@ -726,7 +770,7 @@ func judgeTrailer(lines []string, afterFence, blank bool, c envCtx) (remark, boo
 	var r remark
 	for _, l := range lines {
 		end, ok := remarkForm(l)
-		if !ok || c.syntax != nil && c.syntax(l) {
+		if !ok || c.hasSyntax(l) {
 			return r, false
 		}
 		if len(r.evidence) == 0 {

@@ -86,6 +86,12 @@ func TestRemarks(t *testing.T) {
 		{"a comment's text goes on with the comment", "code", []string{"func f() {\n\t// ", "Remaining operands may have references.\n\treturn\n}\n"}, "func f() {\n\t// Remaining operands may have references.\n\treturn\n}\n", ""},
 		{"a call's arguments are no note", "code", []string{"func f() {\n\treturn runEnv", "(dir, mode, nil, cmd...)\n}\n"}, "func f() {\n\treturn runEnv(dir, mode, nil, cmd...)\n}\n", ""},
 		{"a document's closing advice stays", "markdown", []string{"# Security\n\nReport issues privately to the maintainers", ".\n\nPlease give us 90 days to work on a fix before public exposure.\n"}, "# Security\n\nReport issues privately to the maintainers.\n\nPlease give us 90 days to work on a fix before public exposure.\n", ""},
+		{"an emphasised note with an aside in brackets", "csv", []string{rows + "5,Ba", "**Part 3 (continued):**\n\nku,windy\n6,Cork,wet\n"}, rows + "5,Baku,windy\n6,Cork,wet\n", ""},
+		{"two notes are no one note", "markdown", []string{"# Options\n\nPick one of the two:\n\n", "(a) and (b)\n\nare both fine.\n"}, "# Options\n\nPick one of the two:\n\n(a) and (b)\n\nare both fine.\n", ""},
+		{"a numbered part", "code", []string{"package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJ", "*Part 4:*\nump bool\n}\n"}, "package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJump bool\n}\n", ""},
+		{"a note is read by what it frames, not by its frame", "code", []string{"package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJ", "_(continued from line 48)_\nump bool\n}\n"}, "package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJump bool\n}\n", ""},
+		{"a call of a blank identifier is code", "code", []string{"package p\n\nfunc f() {\n", "_(continued)\n}\n"}, "package p\n\nfunc f() {\n_(continued)\n}\n", ""},
+		{"going back to the output", "code", []string{"package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJ", "Back to the file.\nump bool\n}\n"}, "package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJump bool\n}\n", ""},
 		{"a restart of the cut line is no preamble", "text", []string{"The first line of it.\nA second line here.\nA", "A third line follows.\n"}, "The first line of it.\nA second line here.\nA third line follows.\n", ""},
 	})
 }
