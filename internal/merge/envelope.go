@@ -285,7 +285,7 @@ func (e *envelope) cutTrailerParagraph(c envCtx, first bool) bool {
 	if !ok {
 		// Right after the document's last line, only where the format
 		// says the line cannot be the document's.
-		if t, lines, ok = lastLine(e.text); !ok || c.breaks == nil || !c.breaks(lines[0], "", true) {
+		if t, lines, ok = lastLine(e.text); !ok || c.breaks == nil || !c.breaks(lines[0], t, true) {
 			return false
 		}
 	}
@@ -299,7 +299,7 @@ func (e *envelope) cutTrailerParagraph(c envCtx, first bool) bool {
 	// A fence before the paragraph closes the wrapper only where one is
 	// open; else it closes a block of the document's.
 	afterFence = afterFence && (c.whole || c.wrapperOpen || e.opened)
-	r, ok := judgeTrailer(lines, afterFence, blank, c)
+	r, ok := judgeTrailer(lines, t, afterFence, blank, c)
 	if !ok {
 		return false
 	}

@@ -766,7 +766,7 @@ func glueEvidence(line, after string, c envCtx, r *remark) {
 // without the line breaks) as a closing remark. afterFence: it follows the
 // fence that closed the answer's wrapper; blank: a blank line stands
 // before it.
-func judgeTrailer(lines []string, afterFence, blank bool, c envCtx) (remark, bool) {
+func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx) (remark, bool) {
 	var r remark
 	for _, l := range lines {
 		end, ok := remarkForm(l)
@@ -796,7 +796,7 @@ func judgeTrailer(lines []string, afterFence, blank bool, c envCtx) (remark, boo
 	if l, ok := readLanguage(c.doc, strings.Join(lines, " "), "\n", ""); ok {
 		l.foreignEvidence(&r)
 	}
-	if c.breaks != nil && c.breaks(lines[0], "", true) {
+	if c.breaks != nil && c.breaks(lines[0], body, true) {
 		r.add(3, "breaks the format after the document")
 	}
 	return r, true

@@ -82,6 +82,7 @@ func TestRemarks(t *testing.T) {
 		{"emphasised note", "text", []string{"The quick brown fox jumps over the la", "*— continued —*\n\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
 		{"trailer in json after the document's end", "json", []string{"[1, 2,", " 3]\n\nHope that helps! The array is now complete.\n"}, "[1, 2, 3]\n", ""},
 		{"two trailer paragraphs", "jsonl", []string{"{\"a\":1}\n{\"b\"", ":2}\n\nLet me know if you spot any mistakes.\n\nWant me to add anything else?"}, "{\"a\":1}\n{\"b\":2}\n", ""},
+		{"trailer right after a diff's only hunk, written in the last chunk", "diff", []string{"diff --git a/x b/x\n--- a/x\n+++ b/x\n", "@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\nThis is where the file stops.\n"}, "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n", ""},
 		{"trailer right after the last record", "csv", []string{rows + "5,Baku,", "windy\nThe CSV is now complete.\n"}, rows + "5,Baku,windy\n", ""},
 		{"a comment's text goes on with the comment", "code", []string{"func f() {\n\t// ", "Remaining operands may have references.\n\treturn\n}\n"}, "func f() {\n\t// Remaining operands may have references.\n\treturn\n}\n", ""},
 		{"a call's arguments are no note", "code", []string{"func f() {\n\treturn runEnv", "(dir, mode, nil, cmd...)\n}\n"}, "func f() {\n\treturn runEnv(dir, mode, nil, cmd...)\n}\n", ""},

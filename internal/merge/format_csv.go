@@ -388,6 +388,9 @@ func looksLikeHeader(rec string, delim byte) bool {
 // quoted value any text may stand. At the document's start the header
 // that follows decides.
 func (f *csvFormat) breaks(doc, line, after string, atEnd bool) bool {
+	if atEnd {
+		after = "" // the last chunk's text before the line: no record after it
+	}
 	next, _, _ := strings.Cut(after, "\n")
 	next = strings.TrimSuffix(next, "\r")
 	if doc == "" || f.records == 0 {

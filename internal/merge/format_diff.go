@@ -277,13 +277,21 @@ func diffSyntax(line string) bool {
 // with a header, and after its last hunk no sentence is the diff's.
 // Between files, prose may stand (a patch's commit message).
 func (f *diffFormat) breaks(doc, line, after string, atEnd bool) bool {
+	if atEnd {
+		// After a hunk, a sentence is not the diff's: a hunk still short
+		// of its counts holds only hunk lines, and after the last one is
+		// complete no line of prose belongs to it (unless the counts
+		// proved loose). The last chunk's text (after) ends the diff: its
+		// state, not doc's, is the end's.
+		end := *f
+		if after != "" {
+			end.observe(doc+after, len(doc))
+		}
+		_, ok := remarkForm(line)
+		return ok && !end.loose && end.hunks > 0 && !diffSyntax(line)
+	}
 	if doc == "" {
 		return !diffHeaderLine(line) && !strings.HasPrefix(line, "From ")
-	}
-	if atEnd {
-		// After the last hunk is complete, a sentence is not the diff's.
-		_, ok := remarkForm(line)
-		return ok && !f.loose && f.hunks > 0 && f.oldLeft <= 0 && f.newLeft <= 0 && !diffSyntax(line)
 	}
 	if f.loose || f.oldLeft <= 0 && f.newLeft <= 0 {
 		return false
