@@ -276,6 +276,35 @@ func diffSyntax(line string) bool {
 // does, so a line of prose there breaks the diff; at its start a diff opens
 // with a header, and after its last hunk no sentence is the diff's.
 // Between files, prose may stand (a patch's commit message).
+// ending returns the diff's state once after is appended to doc, leaving
+// f as it is. It reads only the window from the first offset the state
+// holds (the line in progress, a file header being read), so asking costs
+// the last chunk's length, not the document's.
+func (f *diffFormat) ending(doc, after string) diffFormat {
+	end := *f
+	if after == "" {
+		return end
+	}
+	base := min(end.scanned, end.lineStart)
+	if end.pendingStart >= 0 {
+		base = min(base, end.pendingStart)
+	}
+	if end.pendingMinus {
+		base = min(base, end.minusStart)
+	}
+	shift := func(at *int) {
+		if *at >= 0 {
+			*at -= base
+		}
+	}
+	shift(&end.scanned)
+	shift(&end.lineStart)
+	shift(&end.pendingStart)
+	shift(&end.minusStart)
+	end.observe(doc[base:]+after, len(doc)-base)
+	return end
+}
+
 func (f *diffFormat) breaks(doc, line, after string, atEnd bool) bool {
 	if atEnd {
 		// After a hunk, a sentence is not the diff's: a hunk still short
@@ -283,10 +312,7 @@ func (f *diffFormat) breaks(doc, line, after string, atEnd bool) bool {
 		// complete no line of prose belongs to it (unless the counts
 		// proved loose). The last chunk's text (after) ends the diff: its
 		// state, not doc's, is the end's.
-		end := *f
-		if after != "" {
-			end.observe(doc+after, len(doc))
-		}
+		end := f.ending(doc, after)
 		_, ok := remarkForm(line)
 		return ok && !end.loose && end.hunks > 0 && !diffSyntax(line)
 	}

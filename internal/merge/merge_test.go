@@ -592,3 +592,23 @@ func TestUnverifiedRepeat(t *testing.T) {
 		t.Errorf("success %v, error %q, joins %+v: want the join reported", res.Success, res.Error, res.Joins)
 	}
 }
+
+// TestDiffEnding: the diff's state at the end, read over the window its
+// offsets need, is the state read over the whole document, at every cut.
+func TestDiffEnding(t *testing.T) {
+	doc := "From 1a2b Mon Sep 17 00:00:00 2001\nSubject: two files\n\n" +
+		"diff --git a/x b/x\nindex 1..2 100644\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n@@ -9,2 +9,3 @@\n e\n+f\n g\n" +
+		"diff --git a/y b/y\nnew file mode 100644\n--- /dev/null\n+++ b/y\n@@ -0,0 +1,2 @@\n+h\n+i\n" +
+		"--- a/z\n+++ b/z\n@@ -1 +1 @@\n-j\n+k\n"
+	for cut := 0; cut <= len(doc); cut++ {
+		f := newDiffFormat()
+		f.observe(doc[:cut], 0)
+		got := f.ending(doc[:cut], doc[cut:])
+		want := *f
+		want.observe(doc, cut)
+		if got.loose != want.loose || got.hunks != want.hunks || got.oldLeft != want.oldLeft || got.newLeft != want.newLeft ||
+			got.fileHeader != want.fileHeader || got.minimalHeader != want.minimalHeader || got.hunkHeader != want.hunkHeader {
+			t.Fatalf("cut %d: got %+v, want %+v", cut, got, want)
+		}
+	}
+}
