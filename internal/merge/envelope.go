@@ -53,9 +53,10 @@ type envCtx struct {
 	// writes prose (a code comment).
 	proseAt func(partial string) bool
 	// breaks reports whether a line appended where the document stands
-	// (atEnd: after the document's end) would break the format, given
-	// what follows it.
-	breaks func(line, after string, atEnd bool) bool
+	// would break the format, given what follows it; endBreaks whether a
+	// line after the answer's last text (body) would (see format).
+	breaks    func(line, after string) bool
+	endBreaks func(body, line string) bool
 }
 
 // reading is how the envelope step reads an uncertain remark.
@@ -285,7 +286,7 @@ func (e *envelope) cutTrailerParagraph(c envCtx, first bool) bool {
 	if !ok {
 		// Right after the document's last line, only where the format
 		// says the line cannot be the document's.
-		if t, lines, ok = lastLine(e.text); !ok || c.breaks == nil || !c.breaks(lines[0], t, true) {
+		if t, lines, ok = lastLine(e.text); !ok || c.endBreaks == nil || !c.endBreaks(t, lines[0]) {
 			return false
 		}
 	}

@@ -86,7 +86,7 @@ func judgeAnswerPreamble(line, after string, blank bool, c envCtx) (remark, bool
 	fl, _, _ := strings.Cut(after, "\n")
 	if info, ok := fenceLine(strings.TrimRight(fl, "\r")); ok && c.fences.answer.wraps(info, c.fences) {
 		r.add(3, "before the fence around the answer")
-	} else if c.breaks != nil && c.breaks(line, after, false) {
+	} else if c.breaks != nil && c.breaks(line, after) {
 		r.add(3, "the document cannot open with it")
 	} else {
 		// Prose may open with any sentence: only a fence or the format

@@ -480,7 +480,7 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	if apart {
 		r.add(2, "a label set apart between a cut word and its rest")
 	}
-	breaks := c.breaks != nil && c.breaks(line, after, false)
+	breaks := c.breaks != nil && c.breaks(line, after)
 	// Too little said, unless where it stands says it (between the halves
 	// of a cut word, at every cut alike, a note the format cannot hold).
 	tooBare := bare(line, end, r) && !apart && !c.alike && !(breaks && isNote(line))
@@ -796,7 +796,7 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	if l, ok := readLanguage(c.doc, strings.Join(lines, " "), "\n", ""); ok {
 		l.foreignEvidence(&r)
 	}
-	if c.breaks != nil && c.breaks(lines[0], body, true) {
+	if c.endBreaks != nil && c.endBreaks(body, lines[0]) {
 		r.add(3, "breaks the format after the document")
 	}
 	return r, true

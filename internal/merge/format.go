@@ -33,10 +33,12 @@ type format interface {
 	// breaks reports whether a line of prose (a remark of the model's)
 	// appended to doc would break the format where the text after it
 	// would not: evidence for the envelope step that the line is not the
-	// document's. atEnd: the line follows the document's end, and after
-	// is then the last chunk's text before it (doc + after is the
-	// document the line would end).
-	breaks(doc, line, after string, atEnd bool) bool
+	// document's.
+	breaks(doc, line, after string) bool
+	// endBreaks reports whether a line of prose after the document's end
+	// would break it; body is the last chunk's text before the line, so
+	// doc + body is the document the line would end.
+	endBreaks(doc, body, line string) bool
 	// point names where the document was cut, e.g. "row:250" or "line:1200".
 	point(doc string) string
 	// repair completes what the last chunk left unfinished (a JSON document

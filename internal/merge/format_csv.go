@@ -387,10 +387,7 @@ func looksLikeHeader(rec string, delim byte) bool {
 // leaves a first column that counts the records without a number. Inside a
 // quoted value any text may stand. At the document's start the header
 // that follows decides.
-func (f *csvFormat) breaks(doc, line, after string, atEnd bool) bool {
-	if atEnd {
-		after = "" // the last chunk's text before the line: no record after it
-	}
+func (f *csvFormat) breaks(doc, line, after string) bool {
 	next, _, _ := strings.Cut(after, "\n")
 	next = strings.TrimSuffix(next, "\r")
 	if doc == "" || f.records == 0 {
@@ -400,11 +397,24 @@ func (f *csvFormat) breaks(doc, line, after string, atEnd bool) bool {
 		}
 		return next != "" && countFields(next, d) >= 2 && countFields(line, d) != countFields(next, d)
 	}
-	if f.inQuote && !atEnd || f.cols < 2 {
+	if f.inQuote || f.cols < 2 {
 		return false
 	}
-	if partial := doc[f.recStart:]; partial != "" && !atEnd {
+	if partial := doc[f.recStart:]; partial != "" {
 		return !f.fits(countFields(partial+line, f.delim)) && f.fits(countFields(partial+next, f.delim))
 	}
+	return f.foreign(line)
+}
+
+// endBreaks: after the document's records, a line of prose is a record of
+// its own (see breaks).
+func (f *csvFormat) endBreaks(doc, body, line string) bool {
+	return doc != "" && f.records > 0 && f.cols >= 2 && f.foreign(line)
+}
+
+// foreign reports whether line, as a record, has a field count the
+// document has not used, or leaves a first column that counts the records
+// without a number.
+func (f *csvFormat) foreign(line string) bool {
 	return !f.fits(countFields(line, f.delim)) || f.counted >= 2 && firstNumber(line, f.delim) < 0
 }

@@ -272,10 +272,6 @@ func diffSyntax(line string) bool {
 	return line != "" && strings.IndexByte(" +-@\\", line[0]) >= 0 || diffHeaderLine(line)
 }
 
-// breaks: inside a hunk whose counts hold, every line starts as a hunk line
-// does, so a line of prose there breaks the diff; at its start a diff opens
-// with a header, and after its last hunk no sentence is the diff's.
-// Between files, prose may stand (a patch's commit message).
 // ending returns the diff's state once after is appended to doc, leaving
 // f as it is. It reads only the window from the first offset the state
 // holds (the line in progress, a file header being read), so asking costs
@@ -305,17 +301,10 @@ func (f *diffFormat) ending(doc, after string) diffFormat {
 	return end
 }
 
-func (f *diffFormat) breaks(doc, line, after string, atEnd bool) bool {
-	if atEnd {
-		// After a hunk, a sentence is not the diff's: a hunk still short
-		// of its counts holds only hunk lines, and after the last one is
-		// complete no line of prose belongs to it (unless the counts
-		// proved loose). The last chunk's text (after) ends the diff: its
-		// state, not doc's, is the end's.
-		end := f.ending(doc, after)
-		_, ok := remarkForm(line)
-		return ok && !end.loose && end.hunks > 0 && !diffSyntax(line)
-	}
+// breaks: inside a hunk whose counts hold, every line starts as a hunk line
+// does, so a line of prose there breaks the diff; at its start a diff opens
+// with a header. Between files, prose may stand (a patch's commit message).
+func (f *diffFormat) breaks(doc, line, after string) bool {
 	if doc == "" {
 		return !diffHeaderLine(line) && !strings.HasPrefix(line, "From ")
 	}
@@ -324,4 +313,14 @@ func (f *diffFormat) breaks(doc, line, after string, atEnd bool) bool {
 	}
 	l := doc[f.lineStart:] + line
 	return l != "" && strings.IndexByte(" +-\\", l[0]) < 0
+}
+
+// endBreaks: after a hunk, a sentence is not the diff's: a hunk still short
+// of its counts holds only hunk lines, and after the last one is complete
+// no line of prose belongs to it (unless the counts proved loose). The last
+// chunk's text (body) ends the diff: its state, not doc's, is the end's.
+func (f *diffFormat) endBreaks(doc, body, line string) bool {
+	end := f.ending(doc, body)
+	_, ok := remarkForm(line)
+	return ok && !end.loose && end.hunks > 0 && !diffSyntax(line)
 }

@@ -436,10 +436,7 @@ func backslashes(s string) int {
 // breaks: outside a string, a line of prose is no JSON, wherever it stands;
 // inside one it may be raw text the model went on with (a diff carried in
 // a string), so only after the document's end does it break.
-func (f *jsonFormat) breaks(doc, line, after string, atEnd bool) bool {
-	if atEnd {
-		return true
-	}
+func (f *jsonFormat) breaks(doc, line, after string) bool {
 	if f.sc.inStr || f.sc.err >= 0 {
 		return false
 	}
@@ -447,3 +444,6 @@ func (f *jsonFormat) breaks(doc, line, after string, atEnd bool) bool {
 	c.feed(line, len(doc))
 	return c.err >= 0
 }
+
+// endBreaks: after the document's end, no prose is JSON.
+func (f *jsonFormat) endBreaks(doc, body, line string) bool { return true }

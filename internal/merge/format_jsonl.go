@@ -128,15 +128,21 @@ func (f *jsonlFormat) validate(res *Result) {
 
 // breaks: a line of prose is no JSON value, unless it goes on with a
 // string the record was cut in.
-func (f *jsonlFormat) breaks(doc, line, after string, atEnd bool) bool {
+func (f *jsonlFormat) breaks(doc, line, after string) bool {
 	partial := doc[f.lineStart:]
-	if !atEnd && partial != "" && lineInString(partial) {
+	if partial != "" && lineInString(partial) {
 		return false
 	}
-	if atEnd {
-		partial = ""
-	}
+	return notJSON(partial + line)
+}
+
+// endBreaks: after the last record, a line of prose is a record of its own,
+// and no JSON value.
+func (f *jsonlFormat) endBreaks(doc, body, line string) bool { return notJSON(line) }
+
+// notJSON reports whether s cannot begin a JSON value.
+func notJSON(s string) bool {
 	sc := newJSONScanner()
-	sc.feed(partial+line, 0)
+	sc.feed(s, 0)
 	return sc.err >= 0
 }

@@ -141,8 +141,16 @@ func (f *codeFormat) scanFences(region string) {
 // (emphasised, bracketed), is no code in any language, unless the document
 // is inside a block comment or a long string there; at the line start or
 // after the document's end only (a cut line may be a comment's).
-func (f *codeFormat) breaks(doc, line, after string, atEnd bool) bool {
-	if !atEnd && doc != "" && !strings.HasSuffix(doc, "\n") || inBlockComment(doc) {
+func (f *codeFormat) breaks(doc, line, after string) bool {
+	if doc != "" && !strings.HasSuffix(doc, "\n") {
+		return false
+	}
+	return f.endBreaks(doc, "", line)
+}
+
+// endBreaks: see breaks.
+func (f *codeFormat) endBreaks(doc, body, line string) bool {
+	if inBlockComment(doc) {
 		return false
 	}
 	end, ok := remarkForm(line)
@@ -163,7 +171,10 @@ func (f *codeFormat) site(doc string) site {
 }
 
 // breaks: any line may be a line of prose, code or Markdown.
-func (l *lineDoc) breaks(doc, line, after string, atEnd bool) bool { return false }
+func (l *lineDoc) breaks(doc, line, after string) bool { return false }
+
+// endBreaks: nor after the end.
+func (l *lineDoc) endBreaks(doc, body, line string) bool { return false }
 
 // codeSyntax reports whether a line reads as code rather than a remark: a
 // comment, a call or a selector, a statement or element that goes on

@@ -293,7 +293,8 @@ func (m *mergeRun) envCtx(i int, doc string) envCtx {
 	c := envCtx{site: m.f.site(doc), fences: m.tr.fences, blank: m.tr.blank, wrapperOpen: m.wrapperOpen, whole: m.whole}
 	c.last = i == len(m.chunks)-1 && !m.partial
 	c.syntax, c.proseAt, c.endBlanks = m.tr.syntax, m.tr.proseAt, m.tr.endBlanks
-	c.breaks = func(line, after string, atEnd bool) bool { return m.f.breaks(doc, line, after, atEnd) }
+	c.breaks = func(line, after string) bool { return m.f.breaks(doc, line, after) }
+	c.endBreaks = func(body, line string) bool { return m.f.endBreaks(doc, body, line) }
 	// The other continuations all open with a fence line (two at least).
 	others := m.fenced
 	if m.opens[i] {
