@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -240,7 +241,7 @@ var (
 		"keep going", "moving on", "move on", "onward*", "further", "next", "where i", "where we",
 		"where it", "where the", "from where", "from here", "from there", "after row", "after line",
 		"following on", "follow on", "from above", "back to", "last part", "final part", "second part", "part #",
-		"part two", "part three", "next part", "final stretch", "more rows", "more lines", "more entries", "again", "restart*",
+		"final stretch", "more rows", "more lines", "more entries", "again", "restart*",
 		"start over", "starting over", "from the top", "from the beginning", "once more",
 		"without repeating", "already sent", "already provided", "already shown", "previous response",
 		"previous message", "previous reply", "previous part", "last response", "last message",
@@ -407,8 +408,7 @@ func opensWith(l string, ws []string) (string, bool) {
 }
 
 // hasWord returns the first of the patterns ws (see goOnWords) that the
-// lower-case line l holds as whole words. A pattern word '#' matches a
-// number ("part #": part 2, part 14).
+// lower-case line l holds as whole words (see wordMatches).
 func hasWord(l string, ws []string) (string, bool) {
 	toks := strings.FieldsFunc(l, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’' && r != '-'
@@ -427,27 +427,28 @@ func hasWord(l string, ws []string) (string, bool) {
 // matchWords reports whether the pattern words pw stand in toks in a row.
 func matchWords(toks, pw []string) bool {
 	for i := 0; i+len(pw) <= len(toks); i++ {
-		ok := true
-		for j, p := range pw {
-			t := toks[i+j]
-			if p == "#" {
-				if strings.TrimLeft(t, "0123456789") != "" || t == "" {
-					ok = false
-					break
-				}
-				continue
-			}
-			if stem, isStem := strings.CutSuffix(p, "*"); isStem && !strings.HasPrefix(t, stem) || !isStem && t != p {
-				ok = false
-				break
-			}
-		}
-		if ok {
+		if slices.EqualFunc(toks[i:i+len(pw)], pw, wordMatches) {
 			return true
 		}
 	}
 	return false
 }
+
+// wordMatches reports whether the token t is the pattern word p: the same
+// word, a word p's stem begins (p ends with '*'), or for '#' a number, in
+// digits or in words.
+func wordMatches(t, p string) bool {
+	if p == "#" {
+		return t != "" && strings.Trim(t, "0123456789") == "" || slices.Contains(numberWords, t)
+	}
+	if stem, ok := strings.CutSuffix(p, "*"); ok {
+		return strings.HasPrefix(t, stem)
+	}
+	return t == p
+}
+
+// numberWords are the numbers a model writes out ("part two").
+var numberWords = []string{"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
 
 // formEvidence scores how a remark ends.
 func formEvidence(end byte, r *remark) {
