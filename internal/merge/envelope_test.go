@@ -88,7 +88,6 @@ func TestRemarks(t *testing.T) {
 		{"a call's arguments are no note", "code", []string{"func f() {\n\treturn runEnv", "(dir, mode, nil, cmd...)\n}\n"}, "func f() {\n\treturn runEnv(dir, mode, nil, cmd...)\n}\n", ""},
 		{"a document's closing advice stays", "markdown", []string{"# Security\n\nReport issues privately to the maintainers", ".\n\nPlease give us 90 days to work on a fix before public exposure.\n"}, "# Security\n\nReport issues privately to the maintainers.\n\nPlease give us 90 days to work on a fix before public exposure.\n", ""},
 		{"an emphasised note with an aside in brackets", "csv", []string{rows + "5,Ba", "**Part 3 (continued):**\n\nku,windy\n6,Cork,wet\n"}, rows + "5,Baku,windy\n6,Cork,wet\n", ""},
-		{"two notes are no one note", "markdown", []string{"# Options\n\nPick one of the two:\n\n", "(a) and (b)\n\nare both fine.\n"}, "# Options\n\nPick one of the two:\n\n(a) and (b)\n\nare both fine.\n", ""},
 		{"a numbered part", "code", []string{"package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJ", "*Part 4:*\nump bool\n}\n"}, "package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJump bool\n}\n", ""},
 		{"a note is read by what it frames, not by its frame", "code", []string{"package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJ", "_(continued from line 48)_\nump bool\n}\n"}, "package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJump bool\n}\n", ""},
 		{"a call of a blank identifier is code", "code", []string{"package p\n\nfunc f() {\n", "_(continued)\n}\n"}, "package p\n\nfunc f() {\n_(continued)\n}\n", ""},
@@ -204,5 +203,52 @@ func TestLineBreakAfterPreamble(t *testing.T) {
 				t.Errorf("blankLineIsNew = %v, want %v", got, tc.keep)
 			}
 		})
+	}
+}
+
+// TestUnframe: a note's frame is stripped when the marks that open it close
+// it in mirror image around plain text; brackets inside must pair.
+func TestUnframe(t *testing.T) {
+	for _, c := range []struct {
+		in, body string
+		ok       bool
+	}{
+		{"(continued)", "continued", true},
+		{"*(continued)*", "continued", true}, // one run of marks opens it
+		{"**Part 3 (continued):**", "Part 3 (continued):", true},
+		{"[Continuing from row 42]", "Continuing from row 42", true},
+		{"-- continued --", "continued", true},
+		{"(a) and (b)", "", false},           // two notes, not one
+		{"**a** and **b**", "", false},       // emphasis inside
+		{"**see (a:**", "", false},           // a bracket that does not close
+		{"<foo@bar.example.com>", "", false}, // angle brackets hold plain words only
+		{"{not a block}", "", false},         // braces are never a frame
+	} {
+		body, ok := unframe(c.in)
+		if ok != c.ok || ok && body != c.body {
+			t.Errorf("unframe(%q) = %q, %v; want %q, %v", c.in, body, ok, c.body, c.ok)
+		}
+	}
+}
+
+// TestHasWord: patterns match whole words, stems the words they begin, and
+// '#' a number in digits or words.
+func TestHasWord(t *testing.T) {
+	for _, c := range []struct {
+		line, pattern string
+		want          bool
+	}{
+		{"continuing the table", "continu*", true},
+		{"discontinued", "continu*", false},
+		{"part 14 of the file", "part #", true},
+		{"part two of the file", "part #", true},
+		{"part b of the file", "part #", false},
+		{"apart 2", "part #", false},
+		{"let me know", "let me know", true},
+		{"let me now", "let me know", false},
+	} {
+		if _, got := hasWord(c.line, []string{c.pattern}); got != c.want {
+			t.Errorf("hasWord(%q, %q) = %v, want %v", c.line, c.pattern, got, c.want)
+		}
 	}
 }
