@@ -4,7 +4,7 @@ GO ?= go
 export DATABASE_URL ?= postgres://root@127.0.0.1:5432/carryover?sslmode=disable
 export REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: all build services demo test test-short vet fmt staticcheck bench bench-pipeline clean
+.PHONY: all build services demo test test-short vet fmt staticcheck bench bench-pipeline bench-inflight clean
 
 all: build
 
@@ -35,12 +35,16 @@ vet:
 staticcheck:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
-## bench: pipeline chunks/s against raw and durable asynq hops, and merge MB/s
-bench: services bench-pipeline
+## bench: pipeline chunks/s against raw and durable asynq hops, chunks in flight on one worker, and merge MB/s
+bench: services bench-pipeline bench-inflight
 	@$(MAKE) --no-print-directory bench-merge
 
 bench-pipeline:
-	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./bench/
+	$(GO) test -count=1 -run '^$$' -bench 'Pipeline|Strategies' -benchtime 1x -timeout 20m ./bench/
+
+## bench-inflight: 10,000 jobs of 3 chunks at 20 s per call on one worker process, background mode on and off
+bench-inflight: services
+	$(GO) test -count=1 -run '^$$' -bench Inflight -benchtime 1x -timeout 40m ./bench/
 
 clean:
 	rm -rf bin

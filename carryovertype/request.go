@@ -103,6 +103,11 @@ type Continuation struct {
 	// reasoning, with no visible text, be made again with a doubled budget up
 	// to this ceiling; without it such a chunk stops the job (no_progress).
 	MaxOutputTokensCeiling int `json:"max_output_tokens_ceiling,omitempty"`
+	// Background runs this job's stateful calls detached (the Responses
+	// API's background mode: a crash never pays for a chunk twice, and the
+	// wait holds no worker slot); nil follows the worker (on by default).
+	// false makes every call synchronous.
+	Background *bool `json:"background,omitempty"`
 }
 
 // Policy is the job's error policy (the zero policy is stop_on_any_error;

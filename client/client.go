@@ -66,6 +66,7 @@ type Client struct {
 	queue *asynq.Client
 	insp  *asynq.Inspector
 	enq   *jobs.Enqueuer
+	chunk string // the chunk queue
 }
 
 // New connects to Postgres and Redis.
@@ -95,7 +96,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	d := jobs.NewDispatcher(q, queues, jobs.DefaultTaskOptions())
 	return &Client{store: st, rdb: rdb, queue: q, insp: asynq.NewInspectorFromRedisClient(rdb),
-		enq: jobs.NewEnqueuer(st, d, cfg.Logger)}, nil
+		enq: jobs.NewEnqueuer(st, d, cfg.Logger), chunk: queues.Chunk}, nil
 }
 
 // Close releases the connections.
@@ -292,8 +293,12 @@ func (c *Client) Cancel(ctx context.Context, id string) (Status, error) {
 	}
 	st, err := c.Status(ctx, id)
 	if err == nil && changed {
-		// Best effort: the next chunk's task, if a worker is running it now.
-		_ = c.insp.CancelProcessing(jobs.ChunkTaskID(id, st.Chunks))
+		// Best effort: the next chunk's task, if a worker is running it now;
+		// if it is waiting on a background call, it runs at once instead of
+		// at its next poll and cancels the call at the provider.
+		taskID := jobs.ChunkTaskID(id, st.Chunks)
+		_ = c.insp.CancelProcessing(taskID)
+		_ = c.insp.RunTask(c.chunk, taskID)
 	}
 	return st, err
 }

@@ -26,8 +26,9 @@ func buildWorker(t *testing.T) string {
 	return bin
 }
 
-// startProcess runs the worker binary against the harness's services.
-func (h *harness) startProcess(bin string) *exec.Cmd {
+// startProcess runs the worker binary against the harness's services, with
+// env added to its environment.
+func (h *harness) startProcess(bin string, env ...string) *exec.Cmd {
 	h.t.Helper()
 	cmd := exec.Command(bin, "--log-level", "info")
 	cmd.Env = append(os.Environ(),
@@ -36,6 +37,7 @@ func (h *harness) startProcess(bin string) *exec.Cmd {
 		"CARRYOVER_QUEUE="+h.cfg.ChunkQueue, "WORKER_CONCURRENCY=4",
 		"CARRYOVER_RECONCILE_INTERVAL=500ms", "CARRYOVER_STALE_AFTER=2s",
 	)
+	cmd.Env = append(cmd.Env, env...)
 	if testing.Verbose() {
 		cmd.Stderr = os.Stderr
 	}
@@ -55,9 +57,10 @@ func (h *harness) startProcess(bin string) *exec.Cmd {
 	return cmd
 }
 
-// A worker killed with SIGKILL in the middle of a model call is replaced,
-// and the job still finishes with every chunk exactly once; the call the
-// dead worker paid for stays on record as lost.
+// A worker killed with SIGKILL in the middle of a synchronous model call (a
+// chat-completions provider, or background mode off) is replaced, and the
+// job still finishes with every chunk exactly once; the call the dead worker
+// paid for stays on record as lost, and is paid for again.
 func TestWorkerKilledMidJobIsReplaced(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -67,7 +70,7 @@ func TestWorkerKilledMidJobIsReplaced(t *testing.T) {
 	bin := buildWorker(t)
 	j := h.enqueue("format=csv size=4000 seed=11 faults=slow@2:20s", client.Request{Format: "csv"})
 	ctx := context.Background()
-	first := h.startProcess(bin)
+	first := h.startProcess(bin, "CARRYOVER_BACKGROUND=false")
 	// Wait until the worker is inside the (slow) call for chunk 2: chunks 0
 	// and 1 are stored and a session holds this job's advisory lock (class
 	// "co", the job id's first four bytes; other tests' jobs share the
@@ -88,7 +91,7 @@ func TestWorkerKilledMidJobIsReplaced(t *testing.T) {
 	}
 	_, _ = first.Process.Wait()
 	killedAt := time.Now()
-	h.startProcess(bin)
+	h.startProcess(bin, "CARRYOVER_BACKGROUND=false")
 	st := h.wait(j.id, 60*time.Second)
 	t.Logf("job finished %s after the kill", time.Since(killedAt).Round(time.Millisecond))
 	if st.Status != "succeeded" {

@@ -40,7 +40,13 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	sim := simulator.New(simulator.Config{})
+	return newHarnessWith(t, simulator.Config{})
+}
+
+// newHarnessWith is newHarness with a simulator configured as sc says.
+func newHarnessWith(t *testing.T, sc simulator.Config) *harness {
+	t.Helper()
+	sim := simulator.New(sc)
 	ts := httptest.NewServer(sim)
 	t.Cleanup(ts.Close)
 	h := &harness{t: t, sim: sim, simURL: ts.URL + "/v1"}

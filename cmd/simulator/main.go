@@ -1,15 +1,19 @@
 // Command simulator serves the OpenAI-compatible model simulator for demos and
 // manual testing. Point OPENAI_BASE_URL at http://<addr>/v1 and use any API key.
 //
-//	simulator [--addr 127.0.0.1:8089] [--latency 0s]
+//	simulator [--addr 127.0.0.1:8089] [--latency 0s] [--max-responses N] [--background-retention 10m]
 //
 // The address defaults to $SIMULATOR_ADDR, else 127.0.0.1:8089: loopback only
 // unless asked otherwise, since the simulator accepts any key.
 //
 // It serves POST /v1/responses (streaming, previous_response_id, assistant
-// input items, function tools, text.format), GET /v1/responses/{id}, POST
+// input items, function tools, text.format, background mode), GET
+// /v1/responses/{id} (a background response's poll, or its stream with
+// ?stream=true&starting_after=N), POST /v1/responses/{id}/cancel, POST
 // /v1/chat/completions (streaming with stream_options.include_usage, tools,
-// response_format, vLLM's continue_final_message) and GET /v1/models. A
+// response_format, vLLM's continue_final_message) and GET /v1/models; and,
+// for a benchmark in another process, GET /sim/stats (background counters
+// as JSON, no key needed). A
 // [[sim ...]] directive in the prompt chooses the document and the
 // misbehaviour; simulator -h prints its keys (directive keys format, size,
 // seed, tag, reasoning, behavior, tool and faults; see package
@@ -51,9 +55,10 @@ func run(args []string, log *slog.Logger) error {
 	fs.StringVar(&addr, "addr", addr, "listen address (env SIMULATOR_ADDR)")
 	latency := fs.Duration("latency", 0, "latency added to every model reply")
 	maxResponses := fs.Int("max-responses", 0, "stored responses before the oldest are evicted (0 = default)")
+	retention := fs.Duration("background-retention", 0, "how long a background response is kept after it ended (0 = OpenAI's 10m)")
 	fs.Usage = func() {
 		out := fs.Output()
-		fmt.Fprintf(out, "Usage: simulator [--addr %s] [--latency 0s] [--max-responses N]\n\n", defaultAddr)
+		fmt.Fprintf(out, "Usage: simulator [--addr %s] [--latency 0s] [--max-responses N] [--background-retention 10m]\n\n", defaultAddr)
 		fmt.Fprintln(out, "An OpenAI-compatible model simulator (Responses API and Chat Completions).")
 		fmt.Fprintln(out, "Point OPENAI_BASE_URL at http://<addr>/v1 and use any API key.")
 		fmt.Fprintln(out)
@@ -76,7 +81,8 @@ func run(args []string, log *slog.Logger) error {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	srv := &http.Server{
-		Handler:           simulator.New(simulator.Config{Latency: *latency, MaxResponses: *maxResponses, Logger: log}),
+		Handler: simulator.New(simulator.Config{Latency: *latency, MaxResponses: *maxResponses, Logger: log,
+			BackgroundRetention: *retention}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	log.Info("simulator listening", "addr", ln.Addr().String(), "base_url", "http://"+ln.Addr().String()+"/v1", "latency", *latency)

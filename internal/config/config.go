@@ -53,7 +53,28 @@ type Config struct {
 	// PrefillFields is the JSON object a prefill request adds to its body
 	// (default vLLM's continue_final_message/add_generation_prompt).
 	PrefillFields string
+	// Background runs stateful calls detached, in the Responses API's
+	// background mode (provider openai only; a job may opt out).
+	Background bool
+	// BackgroundHold is the longest a chunk task waits on a background call
+	// in its slot before it ends and polls later; 0 never holds.
+	BackgroundHold time.Duration
+	// DBConns caps the worker's pooled Postgres connections (its lock
+	// session is one more), whatever the concurrency; 0 is DefaultDBConns.
+	DBConns int
 }
+
+// BackgroundOn reports whether stateful calls run detached: asked for, and
+// the provider is OpenAI's Responses API (a chat or vLLM server keeps the
+// synchronous path).
+func (c Config) BackgroundOn() bool {
+	return c.Background && (c.Provider == "" || c.Provider == "openai")
+}
+
+// DefaultDBConns is the worker's Postgres pool by default: the chunk path
+// holds a pooled connection only for single statements (its locks and
+// saves go through the lock session), so a few serve any concurrency.
+const DefaultDBConns = 6
 
 // DefaultStrategy is the strategy for jobs that name none.
 func (c Config) DefaultStrategy() string {
@@ -92,6 +113,9 @@ func FromEnv() Config {
 		Strategy:          os.Getenv("CARRYOVER_STRATEGY"),
 		CallTimeout:       envDuration("CARRYOVER_CALL_TIMEOUT", 10*time.Minute),
 		PrefillFields:     os.Getenv("CARRYOVER_PREFILL_FIELDS"),
+		Background:        envBool("CARRYOVER_BACKGROUND", true),
+		BackgroundHold:    envDuration("CARRYOVER_BACKGROUND_HOLD", 2*time.Second),
+		DBConns:           envInt("CARRYOVER_DB_CONNS", DefaultDBConns),
 	}
 }
 
@@ -119,6 +143,9 @@ func (c *Config) RegisterWorkerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.PrefillFields, "prefill-fields", c.PrefillFields, `JSON fields a prefill request adds, default {"continue_final_message":true,"add_generation_prompt":false} (env CARRYOVER_PREFILL_FIELDS)`)
 	fs.DurationVar(&c.Retention, "retention", c.Retention, "remove chunk and result text of jobs finished longer ago than this, keeping every figure; 0 keeps everything (env CARRYOVER_RETENTION)")
 	fs.DurationVar(&c.DelayedInterval, "delayed-interval", c.DelayedInterval, "how often retries and scheduled tasks are moved to the queue; asynq's 5s default would stretch a 1s Retry-After to 5s (env CARRYOVER_DELAYED_INTERVAL)")
+	fs.BoolVar(&c.Background, "background", c.Background, "run stateful calls in the Responses API's background mode: a crash resumes the call instead of paying again, and the wait holds no task slot; provider openai only (env CARRYOVER_BACKGROUND)")
+	fs.DurationVar(&c.BackgroundHold, "background-hold", c.BackgroundHold, "longest a task waits on a background call in its slot (only while at most half the slots are busy) before it polls later; 0 never holds (env CARRYOVER_BACKGROUND_HOLD)")
+	fs.IntVar(&c.DBConns, "db-conns", c.DBConns, "pooled Postgres connections, whatever the concurrency; the lock session is one more; 0 is the default (env CARRYOVER_DB_CONNS)")
 	fs.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often an idle worker looks for tasks; asynq's 1s default stalls chained tasks (env CARRYOVER_POLL_INTERVAL)")
 }
 
@@ -148,6 +175,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("concurrency must be at least 1, got %d", c.Concurrency)
 	case c.ChunkQueue == "":
 		return fmt.Errorf("queue must not be empty")
+	case c.DBConns < 0:
+		return fmt.Errorf("db-conns must not be negative, got %d", c.DBConns)
+	case c.BackgroundHold < 0:
+		return fmt.Errorf("background-hold must not be negative, got %s", c.BackgroundHold)
 	case c.MaxRetry < 0:
 		return fmt.Errorf("max-retry must not be negative, got %d", c.MaxRetry)
 	case c.Provider != "" && c.Provider != "openai" && c.Provider != "vllm" && c.Provider != "chat":
@@ -175,6 +206,13 @@ func (c Config) Prefill() (map[string]any, error) {
 
 func env(key, def string) string {
 	if v := strings.TrimSpace(os.Getenv(key)); v != "" {
+		return v
+	}
+	return def
+}
+
+func envBool(key string, def bool) bool {
+	if v, err := strconv.ParseBool(os.Getenv(key)); err == nil {
 		return v
 	}
 	return def

@@ -63,7 +63,16 @@ type Response struct {
 	// StreamBroken: the stream ended before the response did; Text is what
 	// arrived and Finish is incomplete.
 	StreamBroken bool
+	// ServerLatency is how long the provider took from creating the
+	// response to finishing it, by its own clock (created_at, completed_at);
+	// 0 when it does not say. For a background call it is the latency to
+	// learn from: the time the poll saw the end also counts the poll's delay.
+	ServerLatency time.Duration
 }
+
+// Pending reports whether the response is a background one still queued or
+// in progress.
+func (r Response) Pending() bool { return r.Finish == FinishPending }
 
 // ToolError describes the first unusable tool call, or "" when every call
 // (if any) is usable: a truncated call or arguments that are not JSON.
@@ -84,4 +93,17 @@ func (r Response) ToolError() string {
 // back and is a *CallError.
 type Provider interface {
 	Call(ctx context.Context, req CallRequest) (Response, error)
+}
+
+// Detacher is a Provider that can also run a stateful call detached from
+// the task waiting on it (the Responses API's background mode): Start
+// returns as soon as the provider has the call, with its id and a pending
+// status; Poll reads its state; Cancel stops it and says what was used up
+// to then. A response the provider no longer knows (expired) is a
+// *CallError with HTTPStatus 404.
+type Detacher interface {
+	Provider
+	Start(ctx context.Context, req CallRequest) (Response, error)
+	Poll(ctx context.Context, responseID string) (Response, error)
+	Cancel(ctx context.Context, responseID string) (Response, error)
 }

@@ -19,6 +19,9 @@ const (
 	FinishIncomplete    FinishReason = "incomplete"     // incomplete for another reason or cut off in transit
 	FinishError         FinishReason = "error"          // the response failed
 	FinishMalformed     FinishReason = "malformed"      // missing or unknown status
+	// FinishPending: a background response still queued or in progress; it
+	// has no answer yet and is never stored as a chunk.
+	FinishPending FinishReason = "pending"
 )
 
 // NormalizeResponses maps a Responses API status and incomplete_details.reason
@@ -42,6 +45,8 @@ func NormalizeResponses(status, incompleteReason string, hasToolCalls bool) Fini
 		return FinishIncomplete
 	case "failed", "cancelled":
 		return FinishError
+	case "queued", "in_progress":
+		return FinishPending
 	}
 	return FinishMalformed
 }

@@ -18,7 +18,8 @@ func TestNormalizeResponses(t *testing.T) {
 		{"failed", "", false, FinishError},
 		{"cancelled", "", false, FinishError},
 		{"", "", false, FinishMalformed},
-		{"in_progress", "", false, FinishMalformed},
+		{"in_progress", "", false, FinishPending},
+		{"queued", "", false, FinishPending},
 		{"COMPLETED", "", false, FinishMalformed},
 	}
 	for _, tt := range tests {

@@ -42,6 +42,15 @@ type chunkRun struct {
 	req      continuation.CallRequest
 	kind     string
 
+	// detacher makes the call detached (background mode); nil for a
+	// synchronous call. Set by prepare.
+	detacher continuation.Detacher
+	// The detached wait: whether this delivery picked up a call an earlier
+	// one started after that one died (and whether that was looked at yet),
+	// and the status the last poll saw.
+	resumed, resumeChecked bool
+	lastStatus             string
+
 	// Filled by callModel.
 	started  time.Time
 	resp     continuation.Response
@@ -101,6 +110,11 @@ func (h *Handlers) claimed(ctx context.Context, r *chunkRun) (proceed bool, err 
 		return false, &RetryLater{Delay: leasedRetry, Reason: "another delivery is producing this chunk"}
 	case store.JobDone:
 		log.Debug("job no longer generating", "status", claim.Job.Status)
+		if claim.Job.Status == store.StatusCancelled && claim.Background != nil {
+			if err := h.cancelBackground(ctx, claim); err != nil {
+				return false, err
+			}
+		}
 		// The delivery that stopped generation may have died before queueing the merge.
 		return false, h.ensureNext(ctx, claim.Job.ID, claim.Job.Status, claim.NextSeq)
 	default:
@@ -114,7 +128,13 @@ func (h *Handlers) claimed(ctx context.Context, r *chunkRun) (proceed bool, err 
 // so a failure never leaves a paid-for response unstored.
 func (h *Handlers) prepare(ctx context.Context, r *chunkRun) error {
 	claim, job := r.claim, r.claim.Job
-	if n, err := claim.RecordLostAttempts(ctx, r.taskID, r.attempt); err != nil {
+	lost := r.attempt
+	if claim.Background != nil {
+		// A call is in flight: deliveries since the one that started it
+		// waited on it and made none.
+		lost = min(lost, claim.Background.Attempt)
+	}
+	if n, err := claim.RecordLostAttempts(ctx, r.taskID, lost); err != nil {
 		return err
 	} else if n > 0 {
 		r.log.Warn("earlier deliveries of this chunk died without a trace; recorded as lost attempts", "lost", n, "attempt", r.attempt)
@@ -134,7 +154,10 @@ func (h *Handlers) prepare(ctx context.Context, r *chunkRun) error {
 	if r.req, r.kind, err = h.buildRequest(ctx, job, claim, r.cont, opts, r.strategy); err != nil {
 		return h.failBeforeCall(ctx, r, err)
 	}
-	if r.seq > 0 {
+	if r.detacher = h.detacherFor(r); r.detacher != nil && claim.Background != nil && claim.Background.MaxOutputTokens > 0 {
+		r.req.MaxOutputTokens = claim.Background.MaxOutputTokens // the call in flight may have a raised budget
+	}
+	if r.seq > 0 && claim.Background == nil {
 		r.log.Info("continuation started", "response_id", claim.PrevResponseID, "attempt", r.attempt, "strategy", r.strategy)
 	}
 	return nil
@@ -147,6 +170,9 @@ func (h *Handlers) callModel(ctx context.Context, r *chunkRun) (proceed bool, er
 	callErr, err := h.callRaisingBudget(ctx, r)
 	if err != nil {
 		return false, err
+	}
+	if w := (*waiting)(nil); errors.As(callErr, &w) {
+		return false, &RetryLater{Delay: w.delay, Reason: w.Error()}
 	}
 	if callErr != nil {
 		if errors.Is(callErr, context.Canceled) && h.cancelled(ctx, r.claim.Job.ID) {
@@ -178,13 +204,17 @@ func (h *Handlers) callModel(ctx context.Context, r *chunkRun) (proceed bool, er
 func (h *Handlers) callRaisingBudget(ctx context.Context, r *chunkRun) (callErr, err error) {
 	job, req := r.claim.Job, &r.req
 	r.started = time.Now()
-	r.resp, callErr = h.call(ctx, *req)
+	r.resp, callErr = h.callOnce(ctx, r)
+	if _, ok := callErr.(*waiting); ok {
+		return callErr, nil
+	}
 	h.recordCall(job.Model, r.price, r.resp, callErr)
 	for callErr == nil && reasoningOnly(r.resp) && req.MaxOutputTokens < r.cont.MaxOutputTokensCeiling {
 		next := min(2*req.MaxOutputTokens, r.cont.MaxOutputTokensCeiling)
 		u := store.Usage(r.resp.Usage)
 		if err := r.claim.RecordAttempt(ctx, store.CallFailure{TaskID: r.taskID, Attempt: r.attempt, Counted: false,
-			ResponseID: r.resp.ID, ErrorType: "reasoning_exhausted", Usage: &u, CostUSD: Cost(r.price, u), Started: r.started,
+			CloseBackground: r.replacing(),
+			ResponseID:      r.resp.ID, ErrorType: "reasoning_exhausted", Usage: &u, CostUSD: Cost(r.price, u), Started: r.started,
 			Latency: r.resp.Latency, Error: fmt.Sprintf("all %d output tokens went to reasoning, no visible text; calling again with %d",
 				req.MaxOutputTokens, next)}); err != nil {
 			return nil, err
@@ -193,10 +223,31 @@ func (h *Handlers) callRaisingBudget(ctx context.Context, r *chunkRun) (callErr,
 			"response_id", r.resp.ID, "max_output_tokens", req.MaxOutputTokens, "raised_to", next)
 		req.MaxOutputTokens = next
 		r.started = time.Now()
-		r.resp, callErr = h.call(ctx, *req)
+		r.resp, callErr = h.callOnce(ctx, r)
+		if _, ok := callErr.(*waiting); ok {
+			return callErr, nil
+		}
 		h.recordCall(job.Model, r.price, r.resp, callErr)
 	}
 	return callErr, nil
+}
+
+// callOnce makes the chunk's call: detached when the run has a detacher,
+// else synchronously.
+func (h *Handlers) callOnce(ctx context.Context, r *chunkRun) (continuation.Response, error) {
+	if r.detacher == nil {
+		return h.call(ctx, r.req)
+	}
+	return h.detached(ctx, r)
+}
+
+// replacing is how the background call whose answer was spent on
+// reasoning closes as a new one replaces it ("" for a synchronous call).
+func (r *chunkRun) replacing() string {
+	if r.detacher == nil {
+		return ""
+	}
+	return store.BackgroundReplaced
 }
 
 // decide judges the response against every criterion and builds the chunk

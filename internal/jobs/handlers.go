@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -34,7 +35,17 @@ type HandlerConfig struct {
 	// natural one (stateful for OpenAI's Responses API).
 	DefaultStrategy carryovertype.Strategy
 	// CallTimeout bounds one model call; 0 means only the task's timeout.
+	// A background call is timed from its creation, across deliveries.
 	CallTimeout time.Duration
+	// Background runs stateful calls detached (the Responses API's
+	// background mode) when the provider can; a job may opt out.
+	Background bool
+	// BackgroundHold is the longest a task waits on a background call in
+	// its slot (only while at most half the slots are busy) before it ends
+	// and polls again later; 0 never holds.
+	BackgroundHold time.Duration
+	// Concurrency is the worker's task slots, for that rule.
+	Concurrency int
 }
 
 // DefaultMaxRateLimitWaits is HandlerConfig.MaxRateLimitWaits when unset:
@@ -45,6 +56,8 @@ const DefaultMaxRateLimitWaits = 50
 // asynq's at-least-once delivery.
 type Handlers struct {
 	cfg      HandlerConfig
+	busy     atomic.Int64 // chunk tasks running now
+	latency  *latencyBook
 	log      *slog.Logger
 	prices   *priceCache
 	webhooks *http.Client
@@ -58,7 +71,10 @@ func NewHandlers(cfg HandlerConfig) *Handlers {
 	if cfg.MaxRateLimitWaits <= 0 {
 		cfg.MaxRateLimitWaits = DefaultMaxRateLimitWaits
 	}
-	return &Handlers{cfg: cfg, log: cfg.Logger, prices: newPriceCache(cfg.Store, time.Minute),
+	if cfg.BackgroundHold < 0 {
+		cfg.BackgroundHold = 0
+	}
+	return &Handlers{cfg: cfg, log: cfg.Logger, prices: newPriceCache(cfg.Store, time.Minute), latency: newLatencyBook(),
 		webhooks: &http.Client{Timeout: 10 * time.Second}}
 }
 
@@ -116,7 +132,9 @@ func IsFailure(err error) bool {
 // timedChunk runs HandleChunk and records its duration by outcome.
 func (h *Handlers) timedChunk(ctx context.Context, t *asynq.Task) error {
 	start := time.Now()
+	h.busy.Add(1)
 	err := h.HandleChunk(ctx, t)
+	h.busy.Add(-1)
 	var rl *RetryLater
 	outcome := "done"
 	switch {
@@ -157,6 +175,10 @@ func (h *Handlers) cancelled(ctx context.Context, jobID string) bool {
 func (h *Handlers) callCancelled(ctx context.Context, r *chunkRun) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
+	if r.claim.Background != nil {
+		defer r.claim.Release()
+		return h.cancelBackground(ctx, r.claim)
+	}
 	if _, err := r.claim.Fail(ctx, store.CallFailure{TaskID: r.taskID, Attempt: r.attempt, Counted: false, ErrorType: "cancelled",
 		Error: "the job was cancelled during the call; the call was aborted", Started: r.started, Latency: time.Since(r.started)}, nil); err != nil {
 		return err
@@ -266,6 +288,9 @@ func (r *chunkRun) failure(ce *continuation.CallError, waiting bool) store.CallF
 	f := store.CallFailure{TaskID: r.taskID, Attempt: r.attempt, Counted: !waiting,
 		ResponseID: r.resp.ID, HTTPStatus: ce.HTTPStatus, ErrorType: string(ce.Type), Error: ce.Error(),
 		Started: r.started, Latency: r.resp.Latency}
+	if bg := r.claim.Background; bg != nil && bg.ResponseID == r.resp.ID {
+		f.CloseBackground = store.BackgroundFailed // a retry makes a new call
+	}
 	if r.resp.Usage != (continuation.Usage{}) {
 		u := store.Usage(r.resp.Usage)
 		f.Usage, f.CostUSD = &u, Cost(r.price, u)

@@ -21,6 +21,9 @@ type Metrics struct {
 	mergeSeconds  prometheus.Histogram
 	mergeFailures prometheus.Counter
 	jobsFinished  *prometheus.CounterVec
+	bgEvents      *prometheus.CounterVec
+	bgPolls       prometheus.Histogram
+	bgSeconds     prometheus.Histogram
 }
 
 // New registers the metrics, plus the Go runtime and process collectors, in
@@ -44,8 +47,16 @@ func New() *Metrics {
 			Help: "Merges that could not verify every join."}),
 		jobsFinished: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "carryover_jobs_finished_total",
 			Help: "Jobs that reached a final status, by status and stop reason."}, []string{"status", "stop_reason"}),
+		bgEvents: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "carryover_background_calls_total",
+			Help: "Background (detached) model calls by event: created, poll (found unfinished), resumed (picked up after a delivery died), expired (the provider forgot the id; a new call was made), cancelled."},
+			[]string{"event"}),
+		bgPolls: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "carryover_background_polls_per_call",
+			Help: "Polls a background call took to be read finished (the last one included).", Buckets: []float64{1, 2, 3, 4, 6, 8, 12, 16, 32}}),
+		bgSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "carryover_background_seconds",
+			Help: "Time from creating a background call to reading it finished.", Buckets: buckets}),
 	}
 	r.MustRegister(m.chunkSeconds, m.callSeconds, m.tokens, m.cost, m.mergeSeconds, m.mergeFailures, m.jobsFinished,
+		m.bgEvents, m.bgPolls, m.bgSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -91,6 +102,23 @@ func (m *Metrics) JobFinished(status, stopReason string) {
 	}
 }
 
+// Background counts an event of a background call (created, poll, resumed,
+// expired, cancelled).
+func (m *Metrics) Background(event string) {
+	if m != nil {
+		m.bgEvents.WithLabelValues(event).Inc()
+	}
+}
+
+// BackgroundDone records a background call read finished: the polls it
+// took and the time from its creation.
+func (m *Metrics) BackgroundDone(polls int, d time.Duration) {
+	if m != nil {
+		m.bgPolls.Observe(float64(polls))
+		m.bgSeconds.Observe(d.Seconds())
+	}
+}
+
 var jobsDesc = prometheus.NewDesc("carryover_jobs", "Jobs by status, as stored in Postgres.", []string{"status"}, nil)
 
 // JobsCollector reports jobs by status from count, called at scrape time:
@@ -116,5 +144,33 @@ func (c jobsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, s := range c.statuses {
 		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(counts[s]), s)
+	}
+}
+
+var bgDesc = prometheus.NewDesc("carryover_background_in_flight",
+	"Background calls in flight at the provider, by the status their last poll saw, as stored in Postgres.", []string{"status"}, nil)
+
+// BackgroundCollector reports the background calls in flight from count,
+// called at scrape time.
+func BackgroundCollector(count func(context.Context) (map[string]int, error)) prometheus.Collector {
+	return bgCollector{count: count}
+}
+
+type bgCollector struct {
+	count func(context.Context) (map[string]int, error)
+}
+
+func (bgCollector) Describe(ch chan<- *prometheus.Desc) { ch <- bgDesc }
+
+func (c bgCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	counts, err := c.count(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(bgDesc, err)
+		return
+	}
+	for _, s := range []string{"queued", "in_progress"} {
+		ch <- prometheus.MustNewConstMetric(bgDesc, prometheus.GaugeValue, float64(counts[s]), s)
 	}
 }

@@ -61,6 +61,21 @@ func (p *OpenAI) Call(ctx context.Context, req continuation.CallRequest) (contin
 	return p.chat.Call(ctx, req)
 }
 
+// Start implements continuation.Detacher (the Responses API's background mode).
+func (p *OpenAI) Start(ctx context.Context, req continuation.CallRequest) (continuation.Response, error) {
+	return p.responses.Start(ctx, req)
+}
+
+// Poll implements continuation.Detacher.
+func (p *OpenAI) Poll(ctx context.Context, responseID string) (continuation.Response, error) {
+	return p.responses.Poll(ctx, responseID)
+}
+
+// Cancel implements continuation.Detacher.
+func (p *OpenAI) Cancel(ctx context.Context, responseID string) (continuation.Response, error) {
+	return p.responses.Cancel(ctx, responseID)
+}
+
 func newClient(cfg Config) openai.Client {
 	opts := []option.RequestOption{option.WithMaxRetries(0), option.WithAPIKey(cfg.APIKey)}
 	if cfg.BaseURL != "" {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -35,7 +36,62 @@ func (p *Responses) Call(ctx context.Context, req continuation.CallRequest) (con
 	if err != nil {
 		return continuation.Response{}, &continuation.CallError{Type: carryovertype.ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
 	}
-	return post(ctx, p.client, "responses", body, req.Stream, readResponsesStream, decodeResponses)
+	resp, err := post(ctx, p.client, "responses", body, req.Stream, readResponsesStream, decodeResponses)
+	if err == nil && resp.Pending() {
+		// Only a background request may be answered before it is done.
+		return resp, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+			Err: fmt.Errorf("response %s is %s, though it was not asked for in the background", resp.ID, resp.RawStatus)}
+	}
+	return resp, err
+}
+
+// Start implements continuation.Detacher: it creates the response in
+// background mode (stored, as background mode requires, and never streamed:
+// the waiting is done by Poll) and returns it as the provider first answers,
+// normally queued.
+func (p *Responses) Start(ctx context.Context, req continuation.CallRequest) (continuation.Response, error) {
+	w := newWireRequest(req)
+	w.Stream, w.Background = false, true
+	body, err := json.Marshal(w)
+	if err != nil {
+		return continuation.Response{}, &continuation.CallError{Type: carryovertype.ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
+	}
+	resp, err := post(ctx, p.client, "responses", body, false, nil, decodeResponses)
+	if err == nil && resp.ID == "" {
+		return resp, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+			Err: fmt.Errorf("the background response came back without an id")}
+	}
+	return resp, err
+}
+
+// Poll implements continuation.Detacher: GET /responses/{id}.
+func (p *Responses) Poll(ctx context.Context, responseID string) (continuation.Response, error) {
+	return p.fetch(ctx, http.MethodGet, responseID, "")
+}
+
+// Cancel implements continuation.Detacher: POST /responses/{id}/cancel. The
+// response it returns carries the usage billed up to the cancel.
+func (p *Responses) Cancel(ctx context.Context, responseID string) (continuation.Response, error) {
+	return p.fetch(ctx, http.MethodPost, responseID, "/cancel")
+}
+
+// fetch reads a stored response by id (suffix "" reads it, "/cancel"
+// cancels it) through openai-go, and normalizes it.
+func (p *Responses) fetch(ctx context.Context, method, responseID, suffix string) (continuation.Response, error) {
+	start := time.Now()
+	var raw []byte
+	path := "responses/" + url.PathEscape(responseID) + suffix
+	var err error
+	if method == http.MethodGet {
+		err = p.client.Get(ctx, path, nil, &raw)
+	} else {
+		err = p.client.Post(ctx, path, nil, &raw)
+	}
+	latency := time.Since(start)
+	if err != nil {
+		return continuation.Response{ID: responseID, Latency: latency}, continuation.Classify(err)
+	}
+	return decodeResponses(raw, latency)
 }
 
 // decodeResponses reads a Responses API object into openai-go's type.
@@ -81,6 +137,7 @@ func normalizeResponse(resp *responses.Response, latency time.Duration) (continu
 		ErrorMessage:     resp.Error.Message,
 		Latency:          latency,
 		Text:             resp.OutputText(),
+		ServerLatency:    serverLatency(resp.CreatedAt, resp.CompletedAt),
 		ToolCalls:        toolCalls(resp.Output),
 		Usage: continuation.Usage{Input: u.InputTokens, Cached: u.InputTokensDetails.CachedTokens,
 			Output: u.OutputTokens, Reasoning: u.OutputTokensDetails.ReasoningTokens},
@@ -96,6 +153,15 @@ func normalizeResponse(resp *responses.Response, latency time.Duration) (continu
 		return out, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true, Err: fmt.Errorf("response %q has unknown status %q", resp.ID, resp.Status)}
 	}
 	return out, nil
+}
+
+// serverLatency is the time from created_at to completed_at (Unix seconds,
+// fractional), or 0 when either is missing.
+func serverLatency(created, completed float64) time.Duration {
+	if created <= 0 || completed < created {
+		return 0
+	}
+	return time.Duration((completed - created) * float64(time.Second))
 }
 
 // toolCalls collects the function and custom tool calls of a response's
@@ -129,6 +195,7 @@ type wireRequest struct {
 	Tools              json.RawMessage `json:"tools,omitempty"`
 	Text               *wireText       `json:"text,omitempty"`
 	Stream             bool            `json:"stream,omitempty"`
+	Background         bool            `json:"background,omitempty"`
 }
 
 type wireText struct {

@@ -53,7 +53,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 
 	call := Call{Tag: spec.Tag, Depth: depth, API: apiChat, Stream: req.Stream, MaxTokens: opts.requested, Format: opts.format,
 		Structured: opts.strict, Prompt: promptForLog(conv.lastUser)}
-	fault, faulted, done := s.begin(w, r, &call, spec, depth)
+	fault, faulted, done := s.begin(w, r, &call, spec, depth, false)
 	if done || (faulted && s.chatFault(w, call, fault, req.Stream)) {
 		return
 	}

@@ -1,9 +1,11 @@
 // Package simulator is an OpenAI-compatible model simulator: the project's
 // only test double. It speaks the real Responses API (POST /v1/responses,
-// with previous_response_id and SSE streaming; GET /v1/responses/{id}) and
-// Chat Completions (POST /v1/chat/completions, history, vLLM-style
-// continue_final_message and SSE streaming) so tests and demos drive it
-// through openai-go exactly as production drives OpenAI.
+// with previous_response_id, SSE streaming and background mode; GET
+// /v1/responses/{id}, streamed with ?stream=true&starting_after=N; POST
+// /v1/responses/{id}/cancel) and Chat Completions (POST
+// /v1/chat/completions, history, vLLM-style continue_final_message and SSE
+// streaming) so tests and demos drive it through openai-go exactly as
+// production drives OpenAI.
 //
 // A directive anywhere in the instructions or the first user input chooses
 // the document and the misbehaviour:
@@ -143,8 +145,49 @@
 // tools; Chat: the messages before the latest assistant turn, which was
 // never part of a prompt).
 //
+// Background mode: a Responses create with "background": true (and store
+// true or unset: store false is refused, param "background") is answered at
+// once, without the latency, with the response queued: its id, background
+// true, no output, null usage. Its answer is decided then, exactly as a
+// synchronous call's (directive, content faults, continuation), and
+// withheld until it ends: it is queued for a tenth of the latency (at most
+// 500ms), in_progress until the latency (plus a slow fault's delay) has
+// passed since its creation, and then completed, incomplete or failed as
+// the synchronous call would be, with completed_at set (times are Unix
+// seconds to the millisecond; completed_at minus created_at is never less
+// than the time it took). No goroutine or timer runs per response: its
+// state is read off the clock ([Config.Now], so a test can move time on)
+// whenever it is asked for. GET /v1/responses/{id} polls it at once (no
+// latency). GET ...?stream=true&starting_after=N streams its events after
+// sequence number N (all when N is absent): response.created and
+// response.queued, response.in_progress, the output events of a
+// synchronous stream and the terminal event, each sent when it is due, the
+// text spread over the generation (reasoning tokens first); only a
+// response created with stream true can be streamed again (others: 400),
+// and a create with stream true streams the same events from the start.
+// POST /v1/responses/{id}/cancel cancels a queued or in_progress response:
+// status cancelled, the output its stream had carried, the input tokens in
+// full and the output tokens in proportion to the generation time gone by;
+// a cancel of an ended response returns it unchanged; a response that is
+// not a background one cannot be cancelled (400). A cancelled response's
+// stream ends after the events before the cancel, with no terminal event,
+// and a continuation of it goes on from the text it wrote. A continuation
+// of a background response that has not ended is refused (400). A
+// background response is forgotten [Config.BackgroundRetention] (default 10
+// minutes) after it ended: GET, stream and cancel then answer 404 as for an
+// unknown id. HTTP faults (429, 500, 400) answer the create itself and
+// create nothing; malformed and break spoil only the create's reply (a
+// stream cut after half the text; an unstreamed create's connection
+// dropped unanswered): the response is created and runs to its end, and a
+// GET stream resumes it. [Server.BackgroundStats], also served as JSON at
+// GET /sim/stats (no key, not under /v1), counts creates, polls, stream
+// resumes, cancels, 404s for expiry and the responses in flight;
+// [Server.HoldCreates] holds new creates back, for a test that must know
+// every response created has been answered.
+//
 // [Server.Calls] logs each call with what the client asked (stream, max
-// tokens, format, strict schema, the latest user turn's text) and what the
-// model did (outcome, tool call). [Document] and [DocumentFor] give the exact
+// tokens, format, strict schema, background, the latest user turn's text)
+// and what the model did (outcome, tool call): a background response is
+// logged once, at its creation, with the outcome decided then. [Document] and [DocumentFor] give the exact
 // full document a conversation reassembles to.
 package simulator

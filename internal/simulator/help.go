@@ -68,4 +68,15 @@ continues after the last one. Chat prefill is
 vLLM's continue_final_message (add_generation_prompt false). A continuation
 carrying a strict json_schema format restarts the document. Cached tokens: the
 prompt prefix seen before, in 16-token blocks.
+
+Background mode (Responses "background": true; store false is refused): the
+create answers at once, queued; the response is queued for latency/10 (at most
+500ms), in_progress until the latency (plus a slow fault's delay) has passed,
+then ends as a synchronous call would. GET /v1/responses/{id} polls it without
+the latency; ?stream=true&starting_after=N streams its events after N, each
+when due (only if created with stream true); POST /v1/responses/{id}/cancel
+cancels it (input billed in full, output in proportion to the time gone by).
+It is forgotten (404) --background-retention after it ended. 429/500/400
+faults answer the create; malformed and break spoil only the create's reply,
+not the response. GET /sim/stats: background counters as JSON.
 `

@@ -20,8 +20,10 @@ var (
 // conversation from its directive; previous_response_id continues the stored
 // one from the offset it reached. Assistant message items in the input (the
 // text a broken stream delivered, or an answer to continue) carry the
-// document further, as assistant turns do in chat.
+// document further, as assistant turns do in chat. A background request is
+// answered at once and runs on the clock (see createBackground).
 func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
+	start := s.now()
 	var req responsesRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		invalidJSON(err).write(w)
@@ -42,17 +44,17 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		overlap = overlapRequested(in.lastUser)
 	}
 
-	call := Call{Tag: conv.spec.Tag, Depth: conv.depth, API: apiResponses, Stream: req.Stream, Format: opts.format,
-		Structured: opts.strict, Prompt: promptForLog(in.lastUser)}
+	call := Call{Tag: conv.spec.Tag, Depth: conv.depth, API: apiResponses, Background: req.Background, Stream: req.Stream,
+		Format: opts.format, Structured: opts.strict, Prompt: promptForLog(in.lastUser)}
 	if req.MaxOutputTokens != nil {
 		call.MaxTokens = *req.MaxOutputTokens
 	}
-	fault, faulted, done := s.begin(w, r, &call, conv.spec, conv.depth)
+	fault, faulted, done := s.begin(w, r, &call, conv.spec, conv.depth, req.Background)
 	if done {
 		return
 	}
-	broken := faulted && fault.Kind == FaultBreak
-	if broken && !req.Stream {
+	rp := reply{streamed: req.Stream, malformed: faulted && fault.Kind == FaultMalformed, broken: faulted && fault.Kind == FaultBreak}
+	if rp.broken && !req.Stream && !req.Background {
 		s.dropConnection(call)
 	}
 
@@ -63,31 +65,41 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	if conv.prevID != nil {
 		cached = cachedTokens(tokensOf(opts.resent + conv.prevChars))
 	}
-	parts := s.buildResponse(&req, t, opts.maxTokens, conv.prevID, tokensOf(opts.resent+conv.prevChars+in.chars), cached)
-	resp := &parts.resp
-	malformed := faulted && fault.Kind == FaultMalformed
+	parts := s.buildResponse(&req, t, opts.maxTokens, conv.prevID, tokensOf(opts.resent+conv.prevChars+in.chars), cached, start)
+	chars := conv.prevChars + in.chars + len(t.text)
+	if t.call != nil {
+		chars += len(t.call.args)
+	}
+	parts.state = respState{resp: &parts.resp, spec: conv.spec, doc: conv.doc, end: t.end, depth: conv.depth, convChars: chars}
+	call.ResponseID = parts.resp.ID
+	if req.Background {
+		s.createBackground(r.Context(), w, call, t, parts, rp, &bgState{created: start, queued: min(s.cfg.Latency/10, maxQueued),
+			run: s.delay(fault, faulted), streamed: req.Stream, start: t.start, from: conv.offset, inChars: conv.prevChars + in.chars})
+		return
+	}
+	s.answerResponse(w, call, t, parts, rp)
+}
 
-	// A malformed or broken reply never reached the client intact, so it is
-	// not stored: the client cannot continue from it (it continues from the
-	// previous response, sending back what text it received, if any).
-	if !malformed && !broken && resp.Store {
-		chars := conv.prevChars + in.chars + len(t.text)
-		if t.call != nil {
-			chars += len(t.call.args)
-		}
-		parts.state = respState{resp: resp, spec: conv.spec, doc: conv.doc, end: t.end, depth: conv.depth, convChars: chars}
+// answerResponse stores a synchronous response and sends it. A malformed
+// or broken reply never reached the client intact, so it is not stored: the
+// client cannot continue from it (it continues from the previous response,
+// sending back what text it received, if any).
+func (s *Server) answerResponse(w http.ResponseWriter, call Call, t turn, parts *responseParts, rp reply) {
+	resp := &parts.resp
+	s.creating.RLock()
+	defer s.creating.RUnlock()
+	if !rp.malformed && !rp.broken && resp.Store {
 		s.store(resp.ID, &parts.state)
 	}
-	call.ResponseID = resp.ID
-	s.answer(w, call, t, reply{streamed: req.Stream, malformed: malformed, broken: broken,
-		stream: func(cut bool) error { return writeStream(w, resp, cut) },
-		encode: func(b []byte) ([]byte, error) {
-			body, err := json.Marshal(resp)
-			if err != nil {
-				return nil, fmt.Errorf("encoding response: %w", err)
-			}
-			return append(b, body...), nil
-		}})
+	rp.stream = func(cut bool) error { return writeStream(w, resp, cut) }
+	rp.encode = func(b []byte) ([]byte, error) {
+		body, err := json.Marshal(resp)
+		if err != nil {
+			return nil, fmt.Errorf("encoding response: %w", err)
+		}
+		return append(b, body...), nil
+	}
+	s.answer(w, call, t, rp)
 }
 
 // responsesOptions are what a Responses request asks of the turn besides
@@ -129,6 +141,10 @@ func readResponsesRequest(req *responsesRequest) (responsesOptions, inputSummary
 		errors.As(err, &bp)
 		return o, in, invalid("invalid_value", bp.param, bp.msg)
 	}
+	if req.Background && req.Store != nil && !*req.Store {
+		return o, in, invalid("invalid_value", "background",
+			"Background mode requires the response to be stored: set 'store' to true (or leave it unset) to use 'background'.")
+	}
 	o.resent = len(o.instructions)
 	if len(req.Tools) > 0 && string(req.Tools) != "null" {
 		o.resent += len(req.Tools)
@@ -152,10 +168,9 @@ type responsesConversation struct {
 func (s *Server) startOrResume(req *responsesRequest, instructions string, in inputSummary) (responsesConversation, *requestError) {
 	var c responsesConversation
 	if req.PreviousResponseID != nil && *req.PreviousResponseID != "" {
-		prev, ok := s.lookup(*req.PreviousResponseID)
-		if !ok {
-			return c, &requestError{status: http.StatusNotFound, typ: "invalid_request_error", code: "previous_response_not_found",
-				param: "previous_response_id", msg: fmt.Sprintf("Previous response with id '%s' not found.", *req.PreviousResponseID)}
+		prev, rerr := s.previous(*req.PreviousResponseID)
+		if rerr != nil {
+			return c, rerr
 		}
 		c = responsesConversation{spec: prev.spec, doc: prev.doc, offset: prev.end, depth: prev.depth + 1,
 			prevChars: prev.convChars, prevID: req.PreviousResponseID}
@@ -257,12 +272,14 @@ func responsesFormat(raw json.RawMessage) (typ string, strict bool, err error) {
 	return parseFormat(text.Format, "text.format")
 }
 
-// begin takes the call's fault, if any: it sleeps out a slow one (false when
-// the client gave up), answers an HTTP-level one, and records the call when
-// it ends there. done means the handler has nothing more to write.
-func (s *Server) begin(w http.ResponseWriter, r *http.Request, call *Call, spec Spec, depth int) (f Fault, faulted, done bool) {
+// begin takes the call's fault, if any: it sleeps out the latency and a
+// slow fault (false when the client gave up), answers an HTTP-level one, and
+// records the call when it ends there. done means the handler has nothing
+// more to write. A detached (background) call does not wait: the time is
+// its run's.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, call *Call, spec Spec, depth int, detached bool) (f Fault, faulted, done bool) {
 	f, faulted = s.takeFault(spec, depth)
-	if !s.wait(r, f, faulted) {
+	if !detached && !sleep(r.Context(), s.delay(f, faulted)) {
 		call.Status, call.Outcome = 499, "canceled"
 		s.record(*call)
 		return f, faulted, true
@@ -277,15 +294,15 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, call *Call, spec 
 	return f, faulted, false
 }
 
-// wait applies the configured latency and a slow fault, reporting false when
-// the client went away first.
-func (s *Server) wait(r *http.Request, f Fault, faulted bool) bool {
+// delay is how long a model reply takes: the configured latency, and a
+// slow fault's delay.
+func (s *Server) delay(f Fault, faulted bool) time.Duration {
 	d := s.cfg.Latency
 	if faulted && f.Kind == FaultSlow {
 		extra, _ := parseSeconds(f.Arg) // validated by parseFault
 		d += extra
 	}
-	return sleep(r.Context(), d)
+	return d
 }
 
 // contentFault returns the fault kind produce must simulate, if any.
@@ -373,25 +390,28 @@ func readInput(raw json.RawMessage) (in inputSummary, err error) {
 // when it is stored: they live as long as one another, and allocating them
 // together takes one allocation per call instead of up to seven.
 type responseParts struct {
-	resp       response
-	state      respState
-	maxTokens  int
-	incomplete incompleteDetails
-	usage      responseUsage
-	output     [2]any
-	content    [1]outputText
+	resp        response
+	state       respState
+	maxTokens   int
+	completedAt float64
+	incomplete  incompleteDetails
+	usage       responseUsage
+	output      [2]any
+	content     [1]outputText
 }
 
-// buildResponse renders a turn as a Responses API object; the handler
-// fills in the state if it stores it.
+// buildResponse renders a turn as a Responses API object, created when the
+// request came and completed now; the handler fills in the state if it
+// stores it.
 func (s *Server) buildResponse(req *responsesRequest, t turn, maxTokens int,
-	prevID *string, inputTokens, cached int) *responseParts {
-	p := &responseParts{maxTokens: maxTokens}
+	prevID *string, inputTokens, cached int, created time.Time) *responseParts {
+	p := &responseParts{maxTokens: maxTokens, completedAt: endSeconds(s.now())}
 	resp := &p.resp
 	*resp = response{
 		ID:                 s.newID("resp_"),
 		Object:             "response",
-		CreatedAt:          time.Now().Unix(),
+		CreatedAt:          unixSeconds(created),
+		CompletedAt:        &p.completedAt,
 		Status:             t.status,
 		Instructions:       req.Instructions,
 		MaxOutputTokens:    &p.maxTokens,
@@ -455,16 +475,54 @@ func (s *Server) buildResponse(req *responsesRequest, t turn, maxTokens int,
 	return p
 }
 
-// handleGetResponse serves GET /v1/responses/{id} from the stored state.
+// unixSeconds is t as the API writes times: Unix seconds, here to the
+// millisecond, rounded down.
+func unixSeconds(t time.Time) float64 { return float64(t.UnixMilli()) / 1000 }
+
+// endSeconds is an end time as the API writes it: the millisecond after t.
+// With created_at rounded down, completed_at minus created_at, as a client
+// computes it in float64 (whose error at today's Unix times is about 0.2µs),
+// is never less than the time the response took.
+func endSeconds(t time.Time) float64 { return float64(t.UnixMilli()+1) / 1000 }
+
+// handleGetResponse serves GET /v1/responses/{id} from the stored state: a
+// background response as it stands now, at once (a poll), or streamed with
+// ?stream=true (see streamBackground). A response that is not a background
+// one comes after the configured latency, as it always has, and cannot be
+// streamed.
 func (s *Server) handleGetResponse(w http.ResponseWriter, r *http.Request, id string) {
-	if !sleep(r.Context(), s.cfg.Latency) {
+	q, rerr := readGetParams(r)
+	if rerr != nil {
+		rerr.write(w)
 		return
 	}
-	st, ok := s.lookup(id)
+	now := s.now()
+	st, c, ok := s.find(id, now)
 	if !ok || strings.Contains(id, "/") {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "", "",
-			fmt.Sprintf("No response found with id '%s'.", id))
+		notFound(w, id)
 		return
 	}
-	writeJSON(w, http.StatusOK, st.resp)
+	switch {
+	case q.stream && (st.bg == nil || !st.bg.streamed):
+		invalid("invalid_value", "stream", fmt.Sprintf("Response '%s' cannot be streamed: only a background response "+
+			"created with 'stream' true can be streamed again.", id)).write(w)
+	case st.bg == nil:
+		if sleep(r.Context(), s.cfg.Latency) {
+			writeJSON(w, http.StatusOK, st.resp)
+		}
+	case q.stream:
+		s.bg.resumes.Add(1)
+		if err := s.streamBackground(r.Context(), w, st, q.after, false, func() {}); err != nil {
+			s.log.Debug("stream aborted", "response_id", id, "err", err)
+		}
+	default:
+		s.bg.polls.Add(1)
+		writeJSON(w, http.StatusOK, st.view(now, c))
+	}
+}
+
+// notFound is the API's answer for an id it does not know (or no longer
+// keeps).
+func notFound(w http.ResponseWriter, id string) {
+	writeError(w, http.StatusNotFound, "invalid_request_error", "", "", fmt.Sprintf("No response found with id '%s'.", id))
 }

@@ -17,6 +17,7 @@ const (
 	bufferSize          = 4 << 10 // a new reply buffer's capacity: a typical reply fits
 	maxPooledBuffer     = 1 << 20 // a bigger buffer is left to the collector, not kept
 	defaultMaxTokens    = 4096
+	defaultRetention    = 10 * time.Minute // how long OpenAI keeps a background response
 	maxRequestBody      = 64 << 20
 	docCacheEntries     = 4096
 )
@@ -24,12 +25,22 @@ const (
 // Config tunes a Server. The zero value is usable.
 type Config struct {
 	// Latency is added to every model reply, to make timing visible in demos.
+	// A background response takes it to run instead: its create answers at
+	// once.
 	Latency time.Duration
 	// MaxResponses caps stored responses (and the call log); the oldest are
 	// evicted first. Default 200000.
 	MaxResponses int
 	// Logger receives one debug record per model call; nil discards.
 	Logger *slog.Logger
+	// Now is the clock; nil is time.Now. A background response's state is
+	// read from it whenever it is asked for, so a test can move time on
+	// instead of sleeping.
+	Now func() time.Time
+	// BackgroundRetention is how long a background response is kept once it
+	// has ended; after that it is unknown (404), as OpenAI keeps one for
+	// about ten minutes. Default 10 minutes.
+	BackgroundRetention time.Duration
 }
 
 // Server is the simulator's http.Handler. It is safe for concurrent use and
@@ -47,6 +58,11 @@ type Server struct {
 	faultUses map[faultUse]int
 	calls     []Call // ring, oldest at callsHead once full
 	callsHead int
+	bg        bgBook // background responses' counters and deadlines
+
+	// creating is read-locked while a create stores its response and sends
+	// its id; HoldCreates write-locks it.
+	creating sync.RWMutex
 
 	// bufs holds *[]byte buffers for reply bodies, which a call would
 	// otherwise allocate (and the collector free) every time.
@@ -58,6 +74,7 @@ type Server struct {
 type Call struct {
 	Tag          string
 	Depth        int    // 0 = first request, 1 = first continuation, ...
+	Background   bool   // a background response (Responses API background mode)
 	API          string // "responses" or "chat"
 	Status       int    // HTTP status of the reply
 	Outcome      string // completed, incomplete:<reason>, failed, error:<status>, malformed, canceled
@@ -103,18 +120,22 @@ type faultUse struct {
 
 // respState is what a stored response contributes to its continuation.
 type respState struct {
-	resp      *response
+	resp      *response // the response as it ends (a background one's final state)
 	spec      Spec
 	doc       string
 	end       int // document offset emitted so far, including this response
 	depth     int
-	convChars int // characters of the whole conversation so far (input and output)
+	convChars int      // characters of the whole conversation so far (input and output)
+	bg        *bgState // nil unless a background response
 }
 
 // New returns a simulator.
 func New(cfg Config) *Server {
 	if cfg.MaxResponses <= 0 {
 		cfg.MaxResponses = defaultMaxResponses
+	}
+	if cfg.BackgroundRetention <= 0 {
+		cfg.BackgroundRetention = defaultRetention
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -129,13 +150,20 @@ func New(cfg Config) *Server {
 	}
 }
 
-// ServeHTTP routes the OpenAI paths, with or without the /v1 prefix.
+// ServeHTTP routes the OpenAI paths, with or without the /v1 prefix, and
+// the simulator's own: /healthz and /sim/stats (never under /v1, which is
+// OpenAI's), which need no key.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
+	get := r.Method == http.MethodGet || r.Method == http.MethodHead
+	if path == statsPath && get {
+		writeJSON(w, http.StatusOK, s.BackgroundStats())
+		return
+	}
 	if p, ok := strings.CutPrefix(path, "/v1"); ok && (p == "" || p[0] == '/') {
 		path = p
 	}
-	if path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+	if path == "/healthz" && get {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
 		return
@@ -151,6 +179,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.handleResponses(w, r)
 	case strings.HasPrefix(path, "/responses/") && r.Method == http.MethodGet:
 		s.handleGetResponse(w, r, strings.TrimPrefix(path, "/responses/"))
+	case strings.HasPrefix(path, "/responses/") && strings.HasSuffix(path, "/cancel") && r.Method == http.MethodPost:
+		s.handleCancel(w, strings.TrimSuffix(strings.TrimPrefix(path, "/responses/"), "/cancel"))
 	case path == "/chat/completions" && r.Method == http.MethodPost:
 		s.handleChat(w, r)
 	case path == "/models" && r.Method == http.MethodGet:
@@ -249,11 +279,51 @@ func (s *Server) store(id string, st *respState) {
 	s.responses[id] = st
 }
 
-func (s *Server) lookup(id string) (*respState, bool) {
+// previous returns the stored response a continuation names, as far as
+// the conversation got with it, or the API's refusal: an unknown or expired
+// id is not found, and a background response still running cannot be
+// continued yet (a cancelled one is continued from what it wrote).
+func (s *Server) previous(id string) (respState, *requestError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.responses[id]
-	return st, ok
+	if ok && st.bg != nil {
+		now, c := s.now(), st.bg.cancel
+		switch {
+		case st.bg.expired(now, c, s.cfg.BackgroundRetention):
+			ok = false
+		case c != nil:
+			prev := *st
+			prev.end, prev.convChars = c.end, c.convChars
+			return prev, nil
+		case now.Before(st.bg.ends()):
+			return respState{}, invalid("", "previous_response_id", fmt.Sprintf(
+				"Previous response with id '%s' is still %s: it can be continued once it has finished.", id, st.bg.status(now)))
+		}
+	}
+	if !ok {
+		return respState{}, &requestError{status: http.StatusNotFound, typ: "invalid_request_error", code: "previous_response_not_found",
+			param: "previous_response_id", msg: fmt.Sprintf("Previous response with id '%s' not found.", id)}
+	}
+	return *st, nil
+}
+
+// find looks up a stored response for a GET, a stream or a cancel at now,
+// with its cancel if it is a cancelled background response. A background
+// response kept past its retention is gone, and counted as expired.
+func (s *Server) find(id string, now time.Time) (*respState, *cancelState, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.responses[id]
+	if !ok || st.bg == nil {
+		return st, nil, ok
+	}
+	c := st.bg.cancel
+	if st.bg.expired(now, c, s.cfg.BackgroundRetention) {
+		s.bg.expired.Add(1)
+		return nil, nil, false
+	}
+	return st, c, true
 }
 
 // takeFault returns the fault due for this request, if any, and spends one
@@ -282,9 +352,17 @@ func (s *Server) takeFault(spec Spec, depth int) (Fault, bool) {
 	return Fault{}, false
 }
 
+// now reads the clock: Config.Now, or the wall clock.
+func (s *Server) now() time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return time.Now()
+}
+
 // record logs a model call.
 func (s *Server) record(c Call) {
-	c.At = time.Now()
+	c.At = s.now()
 	// Boxing the attributes allocates, even for a logger that drops them.
 	if s.log.Enabled(context.Background(), slog.LevelDebug) {
 		s.log.Debug("model call", "api", c.API, "tag", c.Tag, "depth", c.Depth, "status", c.Status,

@@ -108,6 +108,12 @@ func TestHTTPSurface(t *testing.T) {
 		{"POST", "/v1/responses", "Bearer k", `{not json`, 400, "invalid_request_error"},
 		{"POST", "/v1/chat/completions", "Bearer k", `{"model":"m","messages":[]}`, 400, "messages"},
 		{"GET", "/v1/responses/resp_missing", "Bearer k", "", 404, "resp_missing"},
+		{"GET", "/v1/responses/resp_missing?stream=true&starting_after=3", "Bearer k", "", 404, "resp_missing"},
+		{"POST", "/v1/responses/resp_missing/cancel", "Bearer k", "", 404, "No response found with id 'resp_missing'."},
+		{"POST", "/v1/responses", "Bearer k", `{"model":"m","input":"hi","background":true,"store":false}`, 400, `"param":"background"`},
+		{"POST", "/v1/responses", "Bearer k", `{"model":"m","input":"[[sim size=10]]","background":true}`, 200, `"status":"queued"`},
+		{"GET", "/sim/stats", "", "", 200, `{"created":1,"polls":0,"stream_resumes":0,"cancelled":0,"expired":0,"in_flight":0}`},
+		{"GET", "/v1/sim/stats", "Bearer k", "", 404, "unknown_url"},
 		{"GET", "/v1/nope", "Bearer k", "", 404, "unknown_url"},
 	}
 	for _, tt := range tests {

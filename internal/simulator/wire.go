@@ -62,6 +62,7 @@ type responsesRequest struct {
 	PreviousResponseID *string         `json:"previous_response_id"`
 	Store              *bool           `json:"store"`
 	Stream             bool            `json:"stream"`
+	Background         bool            `json:"background"`
 	Text               json.RawMessage `json:"text"`
 	Temperature        *float64        `json:"temperature"`
 	Tools              json.RawMessage `json:"tools"`
@@ -82,12 +83,18 @@ type contentPart struct {
 	Text string `json:"text"`
 }
 
+// response is a Responses API object. Its times are Unix seconds to the
+// millisecond (the API's type is a number, openai-go's float64), so a client
+// can time a call from created_at to completed_at (see endSeconds).
+// completed_at is set once the response has ended (completed, incomplete or
+// failed), and null while it runs and when it was cancelled.
 type response struct {
 	ID                 string             `json:"id"`
 	Object             string             `json:"object"`
-	CreatedAt          int64              `json:"created_at"`
+	CreatedAt          float64            `json:"created_at"`
 	Status             string             `json:"status"`
 	Background         bool               `json:"background"`
+	CompletedAt        *float64           `json:"completed_at"`
 	Error              *responseError     `json:"error"`
 	IncompleteDetails  *incompleteDetails `json:"incomplete_details"`
 	Instructions       *string            `json:"instructions"`

@@ -70,13 +70,17 @@ type Claim struct {
 	PrevBroken     bool     // the previous chunk is what arrived before its stream broke
 	FirstHead      string   // the first chunk's opening bytes, for an auto or json job's content type (until PrevKind is known)
 	PrevKind       string   // the content type the previous chunk's prompt was written for ("" if none was recorded)
-	store          *Store
-	jobID          string
-	key            int32
-	sess           *lockSession
-	gen            uint64 // the session's connection that took the lock
-	locked         bool   // the session holds the lock for this claim
-	held           bool   // the key is in the worker's set of held keys
+	// Background is the chunk's detached call still in flight at the
+	// provider (committed by an earlier delivery), or nil: a delivery that
+	// finds one resumes it instead of paying for a new call.
+	Background *BackgroundCall
+	store      *Store
+	jobID      string
+	key        int32
+	sess       *lockSession
+	gen        uint64 // the session's connection that took the lock
+	locked     bool   // the session holds the lock for this claim
+	held       bool   // the key is in the worker's set of held keys
 	// What the claim read, resolved into the fields above.
 	found                     bool
 	lastSeq                   *int
@@ -87,6 +91,12 @@ type Claim struct {
 	prevStrategy, firstHead   *string
 	prevKind                  *string
 	watched                   bool // someone listens to the job's progress (job_watchers)
+	bg                        struct {
+		id, taskID         *string
+		attempt, maxTokens *int
+		created            *time.Time
+		polls              *int
+	}
 }
 
 // claimSQL reads what the claims of a round trip need of their jobs, one
@@ -116,7 +126,8 @@ const claimSQL = `SELECT j.id::text, coalesce(j.status, ''), coalesce(j.model, '
 	CASE WHEN j.format IN ('auto', 'json') AND last.seq IS NOT NULL AND last.content_kind IS NULL
 		THEN (SELECT left(content, 2048) FROM chunks WHERE job_id = j.id AND seq = 0) END,
 	last.content_kind,
-	EXISTS (SELECT 1 FROM job_watchers w WHERE w.job_id = j.id)
+	EXISTS (SELECT 1 FROM job_watchers w WHERE w.job_id = j.id),
+	bg.response_id, bg.task_id, bg.attempt, bg.max_output_tokens, bg.created_at, bg.polls
 FROM unnest($1::uuid[], $2::int4[]) WITH ORDINALITY AS t(id, seq, i)
 LEFT JOIN jobs j ON j.id = t.id
 LEFT JOIN LATERAL (
@@ -124,6 +135,10 @@ LEFT JOIN LATERAL (
 		content_kind
 	FROM chunks WHERE job_id = j.id ORDER BY seq DESC LIMIT 1
 ) last ON true
+LEFT JOIN LATERAL (
+	SELECT response_id, coalesce(task_id, '') AS task_id, attempt, coalesce(max_output_tokens, 0) AS max_output_tokens, created_at, polls
+	FROM background_calls WHERE job_id = j.id AND seq = t.seq AND closed_at IS NULL ORDER BY created_at DESC LIMIT 1
+) bg ON true
 ORDER BY t.i`
 
 // scanRead keeps the claim's row of claimSQL.
@@ -132,9 +147,14 @@ func (c *Claim) scanRead(row pgx.Row) error {
 	var id *string // NULL: no such job
 	err := row.Scan(&id, &j.Status, &j.Model, &j.Format, &j.Instructions, rawJSON(&j.Input), &j.MaxOutputTokens, rawJSON(&j.Continuation),
 		&j.WebhookURL, &j.StartedAt, &j.TenantID, rawJSON(&j.Options), &c.lastSeq, &c.prevResp, &c.prevSHA, &c.prevTl, &c.cumOut, &c.CumCost,
-		&c.cumRec, &c.inQuote, &c.prevStrategy, &c.prevBroken, &c.firstHead, &c.prevKind, &c.watched)
+		&c.cumRec, &c.inQuote, &c.prevStrategy, &c.prevBroken, &c.firstHead, &c.prevKind, &c.watched,
+		&c.bg.id, &c.bg.taskID, &c.bg.attempt, &c.bg.maxTokens, &c.bg.created, &c.bg.polls)
 	if err != nil || id == nil {
 		return err
+	}
+	if c.bg.id != nil {
+		c.Background = &BackgroundCall{ResponseID: *c.bg.id, TaskID: *c.bg.taskID, Attempt: *c.bg.attempt,
+			MaxOutputTokens: *c.bg.maxTokens, Created: *c.bg.created, Polls: *c.bg.polls}
 	}
 	j.ID, c.found = *id, true
 	return nil

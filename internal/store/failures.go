@@ -22,6 +22,12 @@ type CallFailure struct {
 	CostUSD    *float64
 	Started    time.Time
 	Latency    time.Duration
+	// Lost: the call was billed but its result is gone (a background
+	// response the provider no longer knows); recorded as status lost.
+	Lost bool
+	// CloseBackground closes the background call of ResponseID with this
+	// status (RecordAttempt); "" leaves it.
+	CloseBackground string
 }
 
 // Stop ends a job's generation along with a failure: with Merge and stored
@@ -59,6 +65,10 @@ INSERT INTO job_events (job_id, seq, level, type, message, data)
 VALUES ($1::uuid, $2, 'warn', 'call_failed', $10, jsonb_build_object('error_type', $9::text, 'http_status', $8::int, 'attempt', $4::int))`,
 		c.Job.ID, c.Seq, f.TaskID, f.Attempt, f.Counted, c.PrevResponseID, f.ResponseID, status0, f.ErrorType, f.Error,
 		u.Input, u.Cached, u.Output, u.Reasoning, f.CostUSD, f.Latency.Milliseconds(), f.Started)
+	if f.CloseBackground != "" {
+		b.Queue(`UPDATE background_calls SET status = $2, closed_at = now() WHERE response_id = $1 AND closed_at IS NULL`,
+			f.ResponseID, f.CloseBackground)
+	}
 	if stop != nil {
 		b.Queue(stopSQL, c.Job.ID, stop.Reason, stop.Error, stop.Merge)
 	}
@@ -69,6 +79,10 @@ VALUES ($1::uuid, $2, 'warn', 'call_failed', $10, jsonb_build_object('error_type
 	br := c.store.pool.SendBatch(ctx, b)
 	_, e1 := br.Exec()
 	_, e2 := br.Exec()
+	var e3 error
+	if f.CloseBackground != "" {
+		_, e3 = br.Exec()
+	}
 	var e4 error
 	if stop != nil {
 		e4 = br.QueryRow().Scan(&status)
@@ -78,7 +92,7 @@ VALUES ($1::uuid, $2, 'warn', 'call_failed', $10, jsonb_build_object('error_type
 	}
 	_, e5 := br.Exec()
 	e6 := br.Close()
-	if err := errors.Join(e1, e2, e4, e5, e6); err != nil {
+	if err := errors.Join(e1, e2, e3, e4, e5, e6); err != nil {
 		return "", fmt.Errorf("store: record failed call of job %s chunk %d: %w", c.Job.ID, c.Seq, err)
 	}
 	return status, nil
@@ -96,21 +110,40 @@ func (c *Claim) Failures(ctx context.Context, errorType string) (int, error) {
 }
 
 // RecordAttempt records a paid attempt whose response is not the chunk (a
-// reasoning-only reply made again with a larger budget) and keeps the claim.
+// reasoning-only reply made again with a larger budget; a background call
+// the provider forgot before it was read) and keeps the claim. An attempt
+// with a response id is recorded once however often it is reported (a
+// delivery that died after recording it reports it again), and the
+// background call of that id, if any, is closed as f.CloseBackground says
+// in the same statement.
 func (c *Claim) RecordAttempt(ctx context.Context, f CallFailure) error {
 	u := Usage{}
 	if f.Usage != nil {
 		u = *f.Usage
 	}
+	status, httpStatus := "failed", 200
+	if f.Lost {
+		status = "lost"
+	}
+	if f.HTTPStatus != 0 {
+		httpStatus = f.HTTPStatus
+	}
 	_, err := c.store.pool.Exec(ctx, `
-INSERT INTO call_failures (job_id, seq, task_id, attempt, counted, status, previous_response_id, response_id,
-                           http_status, error_type, error, input_tokens, cached_tokens, output_tokens,
-                           reasoning_tokens, cost_usd, latency_ms, started_at)
-VALUES ($1::uuid, $2, $3, $4, $5, 'failed', nullif($6, ''), nullif($7, ''), 200, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+WITH f AS (
+	INSERT INTO call_failures (job_id, seq, task_id, attempt, counted, status, previous_response_id, response_id,
+	                           http_status, error_type, error, input_tokens, cached_tokens, output_tokens,
+	                           reasoning_tokens, cost_usd, latency_ms, started_at)
+	SELECT $1::uuid, $2, $3, $4, $5, $17, nullif($6, ''), nullif($7, ''), $18, $8, $9, $10, $11, $12, $13, $14, $15, $16
+	WHERE $7 = '' OR NOT EXISTS (SELECT 1 FROM call_failures WHERE job_id = $1::uuid AND seq = $2 AND response_id = $7)
+)
+UPDATE background_calls SET status = $19, closed_at = now() WHERE $19 <> '' AND response_id = $7 AND closed_at IS NULL`,
 		c.Job.ID, c.Seq, f.TaskID, f.Attempt, f.Counted, c.PrevResponseID, f.ResponseID, f.ErrorType, f.Error,
-		u.Input, u.Cached, u.Output, u.Reasoning, f.CostUSD, f.Latency.Milliseconds(), f.Started)
+		u.Input, u.Cached, u.Output, u.Reasoning, f.CostUSD, f.Latency.Milliseconds(), f.Started, status, httpStatus, f.CloseBackground)
 	if err != nil {
 		return fmt.Errorf("store: record attempt of job %s chunk %d: %w", c.Job.ID, c.Seq, err)
+	}
+	if c.Background != nil && f.CloseBackground != "" && c.Background.ResponseID == f.ResponseID {
+		c.Background = nil
 	}
 	return nil
 }
@@ -176,12 +209,15 @@ WHERE NOT EXISTS (SELECT 1 FROM call_failures f WHERE f.job_id = $1::uuid AND f.
 }
 
 // RecordLost records a delivery that died with its worker (seen by the
-// reconciler): a call may have been made and billed.
+// reconciler): a call may have been made and billed — unless the chunk has
+// a background call in flight, which the delivery was waiting on and the
+// next one resumes.
 func (s *Store) RecordLost(ctx context.Context, jobID string, seq int, taskID string, attempt int) error {
 	_, err := s.pool.Exec(ctx, `
 INSERT INTO call_failures (job_id, seq, task_id, attempt, status, error_type, error)
 SELECT $1::uuid, $2, $3, $4, 'lost', 'unknown', 'the worker died during this delivery; a model call may have been made and billed'
-WHERE NOT EXISTS (SELECT 1 FROM call_failures WHERE job_id = $1::uuid AND seq = $2 AND task_id = $3 AND attempt = $4 AND counted)`,
+WHERE NOT EXISTS (SELECT 1 FROM call_failures WHERE job_id = $1::uuid AND seq = $2 AND task_id = $3 AND attempt = $4 AND counted)
+  AND NOT EXISTS (SELECT 1 FROM background_calls WHERE job_id = $1::uuid AND seq = $2 AND closed_at IS NULL)`,
 		jobID, seq, taskID, attempt)
 	if err != nil {
 		return fmt.Errorf("store: record lost attempt of job %s: %w", jobID, err)

@@ -12,6 +12,7 @@ import (
 // gauge of jobs by status read from Postgres at scrape time.
 func newMetrics(st *store.Store, insp *asynq.Inspector) *metrics.Metrics {
 	m := metrics.New()
-	m.Registry.MustRegister(asynqmetrics.NewQueueMetricsCollector(insp), metrics.JobsCollector(st.CountByStatus, store.Statuses()))
+	m.Registry.MustRegister(asynqmetrics.NewQueueMetricsCollector(insp), metrics.JobsCollector(st.CountByStatus, store.Statuses()),
+		metrics.BackgroundCollector(st.BackgroundCounts))
 	return m
 }

@@ -57,10 +57,12 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
-	// Up to one connection per task slot (merges, first chunks, failures; a
-	// claim holds none: its lock is on the store's lock session), plus a few
-	// for the maintenance loops.
-	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cfg.Concurrency + 4)})
+	// A small fixed pool, whatever the concurrency: claims and saves go
+	// through the store's lock session (one connection more), and every
+	// other statement holds a pooled connection only while it runs — no
+	// task holds one across a model call — so tasks beyond the pool wait
+	// for a statement's turn, not for a call.
+	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cmp.Or(cfg.DBConns, config.DefaultDBConns))})
 	if err != nil {
 		return err
 	}
@@ -95,7 +97,8 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	log.Info("worker started", "concurrency", cfg.Concurrency, "queues", qweights, "database", store.Redact(cfg.DatabaseURL),
-		"openai_base_url", cfg.OpenAIBaseURL)
+		"postgres_connections", cmp.Or(cfg.DBConns, config.DefaultDBConns)+1, "openai_base_url", cfg.OpenAIBaseURL, "background", cfg.BackgroundOn(),
+		"background_hold", cfg.BackgroundHold)
 	<-ctx.Done()
 	log.Info("worker shutting down")
 	stopMaintenance()
@@ -143,7 +146,8 @@ func newHandlers(cfg config.Config, p continuation.Provider, st *store.Store, ta
 	}
 	return jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: p, Logger: log, Metrics: m,
 		WebhookSecret: secret, DefaultStrategy: carryovertype.Strategy(cfg.DefaultStrategy()),
-		CallTimeout: cfg.CallTimeout}), nil
+		CallTimeout: cfg.CallTimeout, Background: cfg.BackgroundOn(), BackgroundHold: cfg.BackgroundHold,
+		Concurrency: cfg.Concurrency}), nil
 }
 
 // newProvider is the OpenAI-compatible provider the configuration names,

@@ -1,0 +1,381 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/carryover/carryover/client"
+	"github.com/carryover/carryover/internal/simulator"
+	"github.com/carryover/carryover/internal/testenv"
+)
+
+// inflightCase is one run of BenchmarkInflight.
+type inflightCase struct {
+	name        string
+	jobs        int
+	chunks      int // chunks per job the documents are sized for
+	latency     time.Duration
+	background  bool
+	concurrency int // 0: the worker's default
+}
+
+// inflightResult is what one run measured.
+type inflightResult struct {
+	makespan, ideal   time.Duration
+	chunks, created   int
+	gets              int
+	peakRSS           int64 // bytes (VmHWM)
+	maxConns          int
+	failed, different int
+	breakdown         string
+}
+
+// BenchmarkInflight measures how many chunks one worker process keeps in
+// flight when calls take as long as real ones do: CARRYOVER_INFLIGHT_JOBS
+// jobs (default 10,000) of three chunks each against the simulator with a
+// CARRYOVER_INFLIGHT_LATENCY call latency (default 20s), one worker process
+// at its default concurrency with background mode on. It prints the
+// makespan beside the ideal (three calls back to back), the polls per
+// chunk, the model calls created per chunk (1.00: none paid twice), the
+// worker's peak RSS and the most Postgres connections it held. The same
+// measure with background mode off follows, at CARRYOVER_INFLIGHT_OFF_JOBS
+// jobs (default 1,000) and a concurrency of as many (every call holds a
+// slot there, so the slots needed are the calls in flight).
+func BenchmarkInflight(b *testing.B) {
+	ctx := context.Background()
+	latency := envDuration(b, "CARRYOVER_INFLIGHT_LATENCY", 20*time.Second)
+	jobs := envInt(b, "CARRYOVER_INFLIGHT_JOBS", 10000)
+	offJobs := envInt(b, "CARRYOVER_INFLIGHT_OFF_JOBS", 1000)
+	bin := buildWorkerBinary(b)
+	cases := []inflightCase{
+		{name: "background", jobs: jobs, chunks: 3, latency: latency, background: true},
+		{name: "synchronous", jobs: offJobs, chunks: 3, latency: latency, concurrency: offJobs},
+	}
+	fmt.Printf("in-flight: jobs of 3 chunks, %s per model call, one worker process\n", latency)
+	fmt.Printf("%-12s %6s %11s %9s %7s %6s %11s %11s %9s %12s\n", "mode", "jobs", "concurrency", "makespan", "ideal",
+		"ratio", "polls/chunk", "calls/chunk", "peak RSS", "max PG conns")
+	for _, c := range cases {
+		r := inflightRun(ctx, b, bin, c)
+		conc := "32 (default)"
+		if c.concurrency > 0 {
+			conc = strconv.Itoa(c.concurrency)
+		}
+		polls := "-"
+		if c.background {
+			polls = fmt.Sprintf("%.2f", float64(r.gets)/float64(r.chunks))
+		}
+		fmt.Printf("%-12s %6d %11s %8.1fs %6.0fs %6.2f %11s %11.2f %6.0f MiB %12d\n", c.name, c.jobs, conc,
+			r.makespan.Seconds(), r.ideal.Seconds(), r.makespan.Seconds()/r.ideal.Seconds(), polls,
+			float64(r.created)/float64(r.chunks), float64(r.peakRSS)/(1<<20), r.maxConns)
+		fmt.Printf("%-12s where the time went, mean per job: %s\n", "", r.breakdown)
+		if r.failed > 0 || r.different > 0 {
+			b.Fatalf("%s: %d jobs did not succeed, %d merged documents differ from the simulator's", c.name, r.failed, r.different)
+		}
+	}
+}
+
+// inflightRun enqueues the case's jobs to a fresh worker process and
+// measures until every one has ended.
+func inflightRun(ctx context.Context, b *testing.B, bin string, c inflightCase) inflightResult {
+	sim := simulator.New(simulator.Config{Latency: c.latency})
+	ts := httptest.NewServer(sim)
+	defer ts.Close()
+	queue, app := testenv.Queue(b), testenv.RandomName("inflight_")
+	dsn := dbURL + sep(dbURL) + "application_name=" + app
+	health := freeAddr(b)
+	env := []string{"DATABASE_URL=" + dsn, "REDIS_URL=" + testenv.RedisURL(), "OPENAI_API_KEY=sk-bench",
+		"OPENAI_BASE_URL=" + ts.URL + "/v1", "CARRYOVER_QUEUE=" + queue, "LOG_LEVEL=warn", "HEALTH_ADDR=" + health,
+		"CARRYOVER_BACKGROUND=" + strconv.FormatBool(c.background)}
+	if c.concurrency > 0 {
+		env = append(env, "WORKER_CONCURRENCY="+strconv.Itoa(c.concurrency))
+	}
+	cmd := exec.Command(bin)
+	cmd.Env, cmd.Stderr = append(os.Environ(), env...), os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer stopProcess(cmd)
+	waitReady(b, "http://"+health+"/readyz")
+
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pool.Close()
+	var maxConns atomic.Int64
+	stopSampling := sample(ctx, pool, app, &maxConns)
+
+	cl, err := client.New(ctx, client.Config{DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), ChunkQueue: queue, MaxConns: 8,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	start := time.Now()
+	ids, prompts := enqueueMany(ctx, b, cl, c)
+	waitAll(ctx, b, pool, ids, 20*c.latency+10*time.Minute)
+	r := inflightResult{makespan: time.Since(start)}
+	stopSampling()
+	r.peakRSS = peakRSS(cmd.Process.Pid)
+	r.maxConns = int(maxConns.Load())
+	st := sim.BackgroundStats()
+	r.gets = int(st.Polls)
+	r.created = len(sim.Calls("")) // every response the simulator made (the prompts have no tag) is a billed call
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM chunks WHERE job_id = ANY($1::uuid[])`, ids).Scan(&r.chunks); err != nil {
+		b.Fatal(err)
+	}
+	r.failed, r.different = checkResults(ctx, b, pool, ids, prompts)
+	r.breakdown = breakdown(ctx, b, pool, ids)
+	conc := c.concurrency
+	if conc == 0 {
+		conc = 32
+	}
+	waves := 1
+	if !c.background {
+		waves = (c.jobs + conc - 1) / conc
+	}
+	r.ideal = time.Duration(c.chunks*waves) * c.latency
+	return r
+}
+
+// enqueueMany submits the case's jobs from 16 producers at once; each
+// document is sized to take c.chunks chunks of 64 tokens.
+func enqueueMany(ctx context.Context, b *testing.B, cl *client.Client, c inflightCase) ([]string, []string) {
+	ids, prompts := make([]string, c.jobs), make([]string, c.jobs)
+	size := (c.chunks-1)*64*4 + 100
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for range 16 {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < c.jobs; i = int(next.Add(1)) - 1 {
+				prompts[i] = fmt.Sprintf("[[sim format=text size=%d seed=%d]] Write.", size, i+1)
+				job, err := cl.Enqueue(ctx, client.Request{Model: "gpt-4.1-mini", Format: "text", MaxOutputTokens: 64,
+					Input: client.Input{Prompt: prompts[i]}, Continuation: client.Continuation{MaxAttempts: 10}})
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+				ids[i] = job.ID
+			}
+		})
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	return ids, prompts
+}
+
+// waitAll waits until every job has ended.
+func waitAll(ctx context.Context, b *testing.B, pool *pgxpool.Pool, ids []string, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for {
+		var live int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM jobs WHERE id = ANY($1::uuid[])
+			AND status NOT IN ('succeeded', 'failed', 'partial', 'cancelled')`, ids).Scan(&live); err != nil {
+			b.Fatal(err)
+		}
+		if live == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d jobs still live after %s", live, limit)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// checkResults counts the jobs that did not succeed and the merged
+// documents that are not exactly the simulator's.
+func checkResults(ctx context.Context, b *testing.B, pool *pgxpool.Pool, ids, prompts []string) (failed, different int) {
+	want := make(map[string]string, len(ids))
+	for i, id := range ids {
+		doc, _, ok := simulator.DocumentFor(prompts[i])
+		if !ok {
+			b.Fatalf("bad directive %q", prompts[i])
+		}
+		want[id] = doc
+	}
+	rows, err := pool.Query(ctx, `SELECT j.id::text, j.status, coalesce(r.content, '') FROM jobs j
+		LEFT JOIN job_results r ON r.job_id = j.id WHERE j.id = ANY($1::uuid[])`, ids)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, status, content string
+		if err := rows.Scan(&id, &status, &content); err != nil {
+			b.Fatal(err)
+		}
+		switch {
+		case status != "succeeded":
+			failed++
+		case content != want[id]:
+			different++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return failed, different
+}
+
+// sample records the most Postgres connections the application held, every
+// 100ms until stop is called.
+func sample(ctx context.Context, pool *pgxpool.Pool, app string, most *atomic.Int64) (stop func()) {
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			var n int64
+			if pool.QueryRow(sctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n) == nil &&
+				n > most.Load() {
+				most.Store(n)
+			}
+			select {
+			case <-sctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// peakRSS is a process's peak resident set (VmHWM), in bytes.
+func peakRSS(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return -1
+}
+
+// buildWorkerBinary compiles cmd/worker for the run.
+func buildWorkerBinary(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "worker")
+	cmd := exec.Command("go", "build", "-o", bin, "../cmd/worker")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("build worker: %v", err)
+	}
+	return bin
+}
+
+// stopProcess ends a worker with SIGTERM (SIGKILL after 30s).
+func stopProcess(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// waitReady waits until the worker's readiness endpoint answers 200.
+func waitReady(b *testing.B, url string) {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.Fatalf("worker not ready at %s", url)
+}
+
+// freeAddr is a loopback address with a port free now.
+func freeAddr(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func sep(url string) string {
+	if strings.Contains(url, "?") {
+		return "&"
+	}
+	return "?"
+}
+
+func envInt(b *testing.B, key string, def int) int {
+	s := os.Getenv(key)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("%s must be a positive integer, got %q", key, s)
+	}
+	return n
+}
+
+func envDuration(b *testing.B, key string, def time.Duration) time.Duration {
+	s := os.Getenv(key)
+	if s == "" {
+		return def
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		b.Fatalf("%s must be a positive duration, got %q", key, s)
+	}
+	return d
+}
+
+// breakdown says where a job's time went, as means over the jobs: from its
+// creation to its first call, in its calls (creation to read), between a
+// chunk's save and the next call, and from the last save to the end.
+func breakdown(ctx context.Context, b *testing.B, pool *pgxpool.Pool, ids []string) string {
+	var start, calls, gaps, merge float64
+	err := pool.QueryRow(ctx, `
+WITH c AS (
+	SELECT job_id, seq, call_started_at, created_at, latency_ms,
+	       call_started_at - lag(created_at) OVER (PARTITION BY job_id ORDER BY seq) AS gap
+	FROM chunks WHERE job_id = ANY($1::uuid[])
+), j AS (
+	SELECT j.id, extract(epoch FROM min(c.call_started_at) - j.created_at) AS start,
+	       sum(c.latency_ms) / 1000.0 AS calls, coalesce(extract(epoch FROM sum(c.gap)), 0) AS gaps,
+	       extract(epoch FROM j.finished_at - max(c.created_at)) AS merge
+	FROM jobs j JOIN c ON c.job_id = j.id GROUP BY j.id
+)
+SELECT avg(start), avg(calls), avg(gaps), avg(merge) FROM j`, ids).Scan(&start, &calls, &gaps, &merge)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fmt.Sprintf("to the first call %.1fs, in calls %.1fs, between calls %.1fs, last save to the end %.1fs", start, calls, gaps, merge)
+}

@@ -1,0 +1,355 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/carryover/carryover/carryovertype"
+	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/store"
+)
+
+// Detached calls.
+//
+// A stateful call runs detached on a provider that can (the Responses API's
+// background mode): the chunk task creates the response, commits its id to
+// Postgres (background_calls) before waiting on it, and then waits by
+// polling. While the response is queued or in progress the task may end and
+// come back later — a RetryLater under the chunk's own TaskID, which asynq
+// holds in its retry set without counting a failure — so a worker's slots
+// bound the calls being started and read, not the calls in flight. A
+// delivery that finds a committed, unfinished call for its chunk resumes it:
+// a crash mid-call never pays for the chunk twice. Only when the provider no
+// longer knows the id (404: background responses are kept about ten minutes
+// after they end) is a new call made, and the lost one recorded as such.
+//
+// The split between holding a slot and re-scheduling: a task holds its slot
+// only when the call is expected to end within BackgroundHold of its start
+// and at most half the worker's slots are busy; otherwise it re-schedules
+// at once. Holding saves the re-scheduling's latency (asynq runs a retry on
+// a whole second) for short calls on an idle worker; under load every slot
+// goes to starting and reading calls.
+
+// Defaults of the detached wait.
+const (
+	// DefaultBackgroundHold is HandlerConfig.BackgroundHold when unset.
+	DefaultBackgroundHold = 2 * time.Second
+	// firstPoll is the first poll's delay with no estimate of the call's
+	// latency; later polls back off by doubling the time since the start.
+	firstPoll = 250 * time.Millisecond
+	// maxPollGap caps the time between two polls of one call.
+	maxPollGap = 30 * time.Second
+	// deferredFloor is the shortest re-scheduled wait: asynq keeps a
+	// retry's time in whole seconds.
+	deferredFloor = time.Second
+)
+
+// waiting is the error of a detached call that is not done yet: the task
+// ends and comes back after delay.
+type waiting struct {
+	delay  time.Duration
+	status string
+}
+
+func (w *waiting) Error() string {
+	return fmt.Sprintf("background response %s; polling again in %s", w.status, w.delay)
+}
+
+// detacherFor is the detached transport for the run's call, or nil for a
+// synchronous one. A call already in flight is always resumed detached,
+// whatever the switches say now.
+func (h *Handlers) detacherFor(r *chunkRun) continuation.Detacher {
+	d, ok := h.cfg.Provider.(continuation.Detacher)
+	switch {
+	case !ok:
+		return nil
+	case r.claim.Background != nil:
+		return d
+	case r.strategy != carryovertype.StrategyStateful || !h.cfg.Background:
+		return nil
+	case r.cont.Background != nil && !*r.cont.Background:
+		return nil
+	}
+	return d
+}
+
+// detached makes the run's call in background mode, or resumes the one in
+// flight, and waits for it as the wait plan says: a terminal response, or a
+// *waiting error when the task should end and come back.
+func (h *Handlers) detached(ctx context.Context, r *chunkRun) (continuation.Response, error) {
+	c := r.claim
+	// A delivery that finds the call in flight waited in the queue (or
+	// replaces one that died): it polls at once.
+	pollNow := c.Background != nil
+	if c.Background == nil {
+		resp, err := h.startBackground(ctx, r)
+		if err != nil || !resp.Pending() {
+			return resp, err
+		}
+	} else if !r.resumeChecked {
+		r.log = r.log.With("response_id", c.Background.ResponseID)
+		// Re-scheduled polls are the creating delivery again (same task,
+		// same attempt: a wait is not a failure); any other delivery
+		// picked the call up after the one before it died.
+		r.resumed = r.taskID != c.Background.TaskID || r.attempt != c.Background.Attempt
+		if r.resumed {
+			r.log.Info("resuming the background call an earlier delivery started", "created_by_task", c.Background.TaskID,
+				"created_by_attempt", c.Background.Attempt)
+			h.cfg.Metrics.Background("resumed")
+			if err := h.cfg.Store.ResumedBackground(ctx, c.Background.ResponseID); err != nil {
+				r.log.Warn("could not record the resume of the background call", "err", err)
+			}
+		}
+		r.resumeChecked = true
+	}
+	for {
+		bg := c.Background
+		if !pollNow {
+			wait, hold := h.waitPlan(ctx, r, bg)
+			if !hold {
+				return continuation.Response{ID: bg.ResponseID}, &waiting{delay: wait, status: r.lastStatus}
+			}
+			if !sleep(ctx, wait) {
+				return continuation.Response{ID: bg.ResponseID}, ctx.Err()
+			}
+		}
+		pollNow = false
+		resp, err := r.detacher.Poll(ctx, bg.ResponseID)
+		switch {
+		case ctx.Err() != nil:
+			return continuation.Response{ID: bg.ResponseID}, ctx.Err()
+		case expired(err):
+			if err := h.expired(ctx, r, bg); err != nil {
+				return continuation.Response{}, err
+			}
+			return h.startBackground(ctx, r)
+		case err != nil && resp.RawStatus == "":
+			// The poll did not get the response (a transport error, a
+			// 5xx or 429 on the read): the call is still there.
+			r.log.Warn("could not poll the background call; polling again later", "err", err)
+			r.lastStatus = "unreadable"
+		case resp.Pending():
+			h.polled(ctx, r, bg, resp.RawStatus)
+		default:
+			return h.finished(r, bg, resp), err
+		}
+		if h.cfg.CallTimeout > 0 && time.Since(bg.Created) > h.cfg.CallTimeout {
+			return h.timedOut(ctx, r, bg)
+		}
+	}
+}
+
+// timedOut cancels a background call that outlived the call timeout; the
+// cancel's usage is what it was billed, and the error is a timeout for the
+// error policy.
+func (h *Handlers) timedOut(ctx context.Context, r *chunkRun, bg *store.BackgroundCall) (continuation.Response, error) {
+	resp, err := r.detacher.Cancel(ctx, bg.ResponseID)
+	if err != nil && resp.RawStatus == "" {
+		r.log.Warn("could not cancel the background call that timed out", "err", err)
+	}
+	resp.ID, resp.Latency, resp.Finish = bg.ResponseID, time.Since(bg.Created), continuation.FinishError
+	r.started = bg.Created
+	return resp, &continuation.CallError{Type: carryovertype.ErrTimeout,
+		Err: fmt.Errorf("background response %s not finished within the call timeout (%s); cancelled", bg.ResponseID, h.cfg.CallTimeout)}
+}
+
+// startBackground creates the call in background mode and commits its id
+// before anything waits on it.
+func (h *Handlers) startBackground(ctx context.Context, r *chunkRun) (continuation.Response, error) {
+	created := time.Now()
+	resp, err := r.detacher.Start(ctx, r.req)
+	if err != nil {
+		return resp, err
+	}
+	bg := store.BackgroundCall{ResponseID: resp.ID, TaskID: r.taskID, Attempt: r.attempt,
+		MaxOutputTokens: r.req.MaxOutputTokens, Created: created}
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	if err := r.claim.StartBackground(saveCtx, bg); err != nil {
+		// Unrecorded, the call would be paid for again by the retry:
+		// stop it while it has cost little.
+		if _, cerr := r.detacher.Cancel(saveCtx, resp.ID); cerr != nil {
+			r.log.Warn("could not cancel a background call whose id was not recorded", "response_id", resp.ID, "err", cerr)
+		}
+		return continuation.Response{}, err
+	}
+	r.log = r.log.With("response_id", resp.ID)
+	r.lastStatus = resp.RawStatus
+	h.cfg.Metrics.Background("created")
+	if !resp.Pending() {
+		return h.finished(r, r.claim.Background, resp), nil
+	}
+	r.log.Debug("background call started", "status", resp.RawStatus)
+	return resp, nil
+}
+
+// polled counts a poll that found the call unfinished.
+func (h *Handlers) polled(ctx context.Context, r *chunkRun, bg *store.BackgroundCall, status string) {
+	r.lastStatus = status
+	bg.Polls++
+	h.cfg.Metrics.Background("poll")
+	if err := h.cfg.Store.PolledBackground(ctx, bg.ResponseID, status); err != nil {
+		r.log.Warn("could not record a poll of the background call", "err", err)
+	}
+}
+
+// finished is a terminal response read from the provider, timed from the
+// call's creation (which may have been another delivery's), with what it
+// took fed to the latency book.
+func (h *Handlers) finished(r *chunkRun, bg *store.BackgroundCall, resp continuation.Response) continuation.Response {
+	r.started = bg.Created
+	resp.Latency = time.Since(bg.Created)
+	took := resp.ServerLatency
+	if took <= 0 {
+		took = resp.Latency
+	}
+	h.latency.observe(r.claim.Job.Model, bg.MaxOutputTokens, took)
+	h.cfg.Metrics.BackgroundDone(bg.Polls+1, resp.Latency)
+	return resp
+}
+
+// expired records a background call the provider no longer knows: it was
+// billed, and its answer is gone.
+func (h *Handlers) expired(ctx context.Context, r *chunkRun, bg *store.BackgroundCall) error {
+	r.log.Warn("the provider no longer knows the background call; making a new one")
+	h.cfg.Metrics.Background("expired")
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	return r.claim.RecordAttempt(saveCtx, store.CallFailure{TaskID: bg.TaskID, Attempt: bg.Attempt, Counted: false,
+		ResponseID: bg.ResponseID, HTTPStatus: http.StatusNotFound, ErrorType: "expired", Lost: true,
+		CloseBackground: store.BackgroundExpired, Started: bg.Created, Latency: time.Since(bg.Created),
+		Error: "the background response expired at the provider before its answer was read; it was billed, its usage is unknown; a new call was made"})
+}
+
+// expired reports a poll answered 404: the provider no longer has the id.
+func expired(err error) bool {
+	var ce *continuation.CallError
+	return errors.As(err, &ce) && ce.HTTPStatus == http.StatusNotFound
+}
+
+// waitPlan says how long to wait before the next poll of bg, and whether
+// to wait holding the task's slot (else the task ends and comes back then).
+func (h *Handlers) waitPlan(ctx context.Context, r *chunkRun, bg *store.BackgroundCall) (time.Duration, bool) {
+	elapsed := time.Since(bg.Created)
+	est, known := h.latency.estimate(r.claim.Job.Model, bg.MaxOutputTokens)
+	wait := nextPoll(elapsed, est, known)
+	if h.cfg.CallTimeout > 0 && elapsed+wait > h.cfg.CallTimeout {
+		wait = max(h.cfg.CallTimeout-elapsed, 0) + firstPoll // the poll after the timeout ends the call
+	}
+	hold := h.cfg.BackgroundHold > 0 && elapsed+wait <= h.cfg.BackgroundHold && h.slotsFree()
+	if !hold && lastDelivery(ctx, r.attempt) {
+		// asynq archives a task that has no retries left even when it
+		// only asks to wait: the last delivery waits in its slot.
+		hold = true
+	}
+	if !hold {
+		wait = max(wait, deferredFloor)
+	}
+	return wait, hold
+}
+
+// nextPoll is the wait before the next poll of a call started elapsed ago:
+// just past the end its latency estimate expects, or with none (or once the
+// estimate has passed) a wait as long as the call has already taken, so the
+// polls of a slow call grow geometrically.
+func nextPoll(elapsed, est time.Duration, known bool) time.Duration {
+	if known && elapsed < est {
+		margin := max(est/20, 100*time.Millisecond)
+		return est - elapsed + margin
+	}
+	return min(max(elapsed, firstPoll), maxPollGap)
+}
+
+// lastDelivery reports whether asynq will not retry the task again.
+func lastDelivery(ctx context.Context, attempt int) bool {
+	maxRetry, ok := asynq.GetMaxRetry(ctx)
+	return ok && attempt >= maxRetry
+}
+
+// slotsFree reports whether at most half the worker's slots are busy.
+func (h *Handlers) slotsFree() bool {
+	if h.cfg.Concurrency <= 0 {
+		return true
+	}
+	return 2*h.busy.Load() <= int64(h.cfg.Concurrency)
+}
+
+// cancelBackground stops a cancelled job's call in flight at the provider,
+// and records what it was billed up to the cancel.
+func (h *Handlers) cancelBackground(ctx context.Context, c *store.Claim) error {
+	d, ok := h.cfg.Provider.(continuation.Detacher)
+	bg := c.Background
+	if !ok || bg == nil {
+		return nil
+	}
+	log := h.log.With("job_id", c.Job.ID, "seq", c.Seq, "response_id", bg.ResponseID)
+	resp, err := d.Cancel(ctx, bg.ResponseID)
+	if err != nil && !expired(err) && resp.RawStatus == "" {
+		return fmt.Errorf("cancel background call %s: %w", bg.ResponseID, err)
+	}
+	price, err := h.prices.get(ctx, c.Job.Model)
+	if err != nil {
+		return err
+	}
+	u := store.Usage(resp.Usage)
+	h.cfg.Metrics.Background("cancelled")
+	log.Info("background call cancelled at the provider: the job was cancelled", "status", resp.RawStatus, "output_tokens", u.Output)
+	return c.RecordAttempt(ctx, store.CallFailure{TaskID: bg.TaskID, Attempt: bg.Attempt, Counted: false,
+		ResponseID: bg.ResponseID, ErrorType: "cancelled", Usage: &u, CostUSD: Cost(price, u), Started: bg.Created,
+		Latency: time.Since(bg.Created), CloseBackground: store.BackgroundCancelled,
+		Error: fmt.Sprintf("the job was cancelled; the background call was cancelled at the provider (status %s), billed for the usage recorded here", resp.RawStatus)})
+}
+
+// sleep waits d, or less if ctx ends first (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// latencyBook remembers how long recent calls took per model and output
+// budget, so that a background call's first poll comes just after the call
+// is expected to end instead of at a guess.
+type latencyBook struct {
+	mu sync.Mutex
+	m  map[latencyKey]time.Duration
+}
+
+type latencyKey struct {
+	model  string
+	budget int
+}
+
+func newLatencyBook() *latencyBook { return &latencyBook{m: map[latencyKey]time.Duration{}} }
+
+// observe folds one call's latency into the estimate: an exponentially
+// weighted average, a quarter to the newest.
+func (b *latencyBook) observe(model string, budget int, took time.Duration) {
+	k := latencyKey{model, budget}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if old, ok := b.m[k]; ok {
+		took = old + (took-old)/4
+	} else if len(b.m) >= 1024 {
+		clear(b.m) // a bound on models × budgets; estimates come back quickly
+	}
+	b.m[k] = took
+}
+
+func (b *latencyBook) estimate(model string, budget int) (time.Duration, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d, ok := b.m[latencyKey{model, budget}]
+	return d, ok
+}

@@ -1,0 +1,50 @@
+package jobs
+
+import (
+	"testing"
+	"time"
+)
+
+// The next poll comes just after the end the estimate expects; with no
+// estimate, or once it has passed, each wait is as long as the call has
+// taken so far (polls at a growing ratio), between firstPoll and maxPollGap.
+func TestNextPoll(t *testing.T) {
+	s := time.Second
+	for _, tc := range []struct {
+		name         string
+		elapsed, est time.Duration
+		known        bool
+		want         time.Duration
+	}{
+		{"no estimate, just created", 0, 0, false, firstPoll},
+		{"no estimate, after 3s", 3 * s, 0, false, 3 * s},
+		{"no estimate, long call", 10 * time.Minute, 0, false, maxPollGap},
+		{"estimate ahead", 5 * s, 20 * s, true, 15*s + s},                                  // 5% margin of 20s
+		{"estimate ahead, small", 0, 400 * time.Millisecond, true, 500 * time.Millisecond}, // 100ms floor on the margin
+		{"estimate passed", 25 * s, 20 * s, true, 25 * s},
+	} {
+		if got := nextPoll(tc.elapsed, tc.est, tc.known); got != tc.want {
+			t.Errorf("%s: nextPoll(%s, %s, %v) = %s, want %s", tc.name, tc.elapsed, tc.est, tc.known, got, tc.want)
+		}
+	}
+}
+
+// The latency book keeps an estimate per model and budget that follows the
+// calls it is told of, a quarter of the way to each new one.
+func TestLatencyBook(t *testing.T) {
+	b := newLatencyBook()
+	if _, ok := b.estimate("m", 100); ok {
+		t.Fatal("an estimate before any call")
+	}
+	b.observe("m", 100, 20*time.Second)
+	b.observe("m", 100, 24*time.Second)
+	if d, ok := b.estimate("m", 100); !ok || d != 21*time.Second {
+		t.Fatalf("estimate %s, %v; want 21s", d, ok)
+	}
+	if _, ok := b.estimate("m", 200); ok {
+		t.Fatal("another budget shares the estimate")
+	}
+	if _, ok := b.estimate("other", 100); ok {
+		t.Fatal("another model shares the estimate")
+	}
+}

@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// BackgroundCall is a detached model call (the Responses API's background
+// mode) whose response id is committed: the record that lets a later
+// delivery resume the call instead of paying for a new one.
+type BackgroundCall struct {
+	ResponseID      string
+	TaskID          string
+	Attempt         int // the delivery that created it
+	MaxOutputTokens int
+	Created         time.Time
+	Polls           int // polls that found it unfinished
+}
+
+// Background call statuses: what a poll saw, then why a row closed.
+const (
+	BackgroundQueued     = "queued"
+	BackgroundInProgress = "in_progress"
+	BackgroundCancelled  = "cancelled"
+	BackgroundExpired    = "expired"  // the provider no longer knows the id (404)
+	BackgroundReplaced   = "replaced" // a new call with a larger budget took its place
+	BackgroundFailed     = "failed"
+)
+
+// StartBackground commits the id of a background call just created for the
+// claim's chunk, before anyone waits on it. It is one short write on a pooled
+// connection, made as soon as the provider answered: a crash before it
+// commits is the one window in which a call can be paid for twice.
+func (c *Claim) StartBackground(ctx context.Context, b BackgroundCall) error {
+	_, err := c.store.pool.Exec(ctx, `
+INSERT INTO background_calls (response_id, job_id, seq, task_id, attempt, max_output_tokens, created_at)
+VALUES ($1, $2::uuid, $3, $4, $5, $6, $7) ON CONFLICT (response_id) DO NOTHING`,
+		b.ResponseID, c.Job.ID, c.Seq, b.TaskID, b.Attempt, b.MaxOutputTokens, b.Created)
+	if err != nil {
+		return fmt.Errorf("store: record background call %s of job %s chunk %d: %w", b.ResponseID, c.Job.ID, c.Seq, err)
+	}
+	c.Background = &b
+	return nil
+}
+
+// PolledBackground counts a poll that found the call unfinished, with the
+// status it saw. The count is statistics: it is committed without waiting
+// for the WAL flush, which a poll every few seconds per call in flight would
+// otherwise pay for.
+func (s *Store) PolledBackground(ctx context.Context, responseID, status string) error {
+	return s.asyncUpdate(ctx, `UPDATE background_calls SET polls = polls + 1, status = $2, last_polled_at = now()
+WHERE response_id = $1 AND closed_at IS NULL`, responseID, status)
+}
+
+// ResumedBackground counts a delivery that picked the call up after the
+// one waiting on it died (statistics, as PolledBackground).
+func (s *Store) ResumedBackground(ctx context.Context, responseID string) error {
+	return s.asyncUpdate(ctx, `UPDATE background_calls SET resumes = resumes + 1 WHERE response_id = $1`, responseID)
+}
+
+// asyncUpdate runs one statement in a transaction that commits without
+// waiting for the WAL flush.
+func (s *Store) asyncUpdate(ctx context.Context, sql string, args ...any) error {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SET LOCAL synchronous_commit = off")
+	b.Queue(sql, args...)
+	b.Queue("COMMIT")
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("store: update background call %v: %w", args[0], err)
+	}
+	return nil
+}
+
+// CloseBackground closes a background call that will never be a chunk, with
+// the reason (failed, cancelled, expired, replaced).
+func (s *Store) CloseBackground(ctx context.Context, responseID, status string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE background_calls SET status = $2, closed_at = now() WHERE response_id = $1 AND closed_at IS NULL`,
+		responseID, status)
+	if err != nil {
+		return fmt.Errorf("store: close background call %s: %w", responseID, err)
+	}
+	return nil
+}
+
+// BackgroundCounts are the background calls in flight, by the status their
+// last poll saw.
+func (s *Store) BackgroundCounts(ctx context.Context) (map[string]int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT status, count(*) FROM background_in_flight GROUP BY status`)
+	if err != nil {
+		return nil, fmt.Errorf("store: count background calls: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("store: count background calls: %w", err)
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
+}
