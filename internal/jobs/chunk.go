@@ -351,6 +351,9 @@ func (h *Handlers) saveAndAdvance(ctx context.Context, r *chunkRun, outcome cont
 	jobID := r.claim.Job.ID
 	switch status {
 	case store.StatusRunning, store.StatusQueued:
+		if r.detacher != nil {
+			return h.startNext(ctx, jobID, r.seq+1)
+		}
 		return h.cfg.Tasks.Chunk(ctx, jobID, r.seq+1)
 	case store.StatusMerging:
 		r.log.Info("generation ended; merging", "stop_reason", outcome.StopReason, "chunks", r.seq+1)

@@ -159,6 +159,43 @@ func (h *Handlers) timedOut(ctx context.Context, r *chunkRun, bg *store.Backgrou
 		Err: fmt.Errorf("background response %s not finished within the call timeout (%s); cancelled", bg.ResponseID, h.cfg.CallTimeout)}
 }
 
+// startNext starts the next chunk's background call from the delivery
+// that stored this one, and schedules the next chunk's task for when that
+// call should be done: one task per chunk, not a task to start the call and
+// another to read it. The task is queued before the call is made, so a
+// crash in between costs only the wait (the task then makes the call); a
+// call that would be held for is queued right after it is made, to be
+// waited on in the next task's slot. Anything unusual — the job moved on,
+// the request cannot be built, the call failed — leaves the next chunk to
+// its task, as without background mode.
+func (h *Handlers) startNext(ctx context.Context, jobID string, seq int) error {
+	next, err := h.cfg.Store.ClaimChunk(ctx, jobID, seq)
+	if err != nil || next.Outcome != store.Claimed {
+		return h.cfg.Tasks.Chunk(ctx, jobID, seq)
+	}
+	defer next.Release()
+	n := &chunkRun{seq: seq, claim: next, taskID: ChunkTaskID(jobID, seq), log: h.log.With("job_id", jobID, "seq", seq)}
+	if err := h.prepare(ctx, n); err != nil || n.detacher == nil || next.Background != nil {
+		return h.cfg.Tasks.Chunk(ctx, jobID, seq)
+	}
+	wait, hold := h.waitPlan(ctx, n, &store.BackgroundCall{Created: time.Now(), MaxOutputTokens: n.req.MaxOutputTokens})
+	if !hold {
+		if err := h.cfg.Tasks.ChunkIn(ctx, jobID, seq, wait); err != nil {
+			return err
+		}
+	}
+	n.started = time.Now()
+	resp, err := h.startBackground(ctx, n)
+	if err != nil {
+		n.log.Warn("could not start the next chunk's background call; its task will", "err", err)
+	}
+	if hold || err != nil || !resp.Pending() {
+		next.Release() // before the task can claim it
+		return h.cfg.Tasks.Chunk(ctx, jobID, seq)
+	}
+	return nil
+}
+
 // startBackground creates the call in background mode and commits its id
 // before anything waits on it.
 func (h *Handlers) startBackground(ctx context.Context, r *chunkRun) (continuation.Response, error) {

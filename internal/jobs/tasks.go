@@ -98,6 +98,15 @@ func (d *Dispatcher) Chunk(ctx context.Context, jobID string, seq int) error {
 	return d.ChunkWithID(ctx, jobID, seq, ChunkTaskID(jobID, seq))
 }
 
+// ChunkIn enqueues chunk seq of a job under its canonical TaskID, to be
+// delivered after delay (stretched to a whole second: asynq keeps a
+// scheduled time in whole seconds).
+func (d *Dispatcher) ChunkIn(ctx context.Context, jobID string, seq int, delay time.Duration) error {
+	b, _ := json.Marshal(ChunkPayload{JobID: jobID, Seq: seq})
+	taskID := ChunkTaskID(jobID, seq)
+	return d.enqueue(ctx, asynq.NewTask(TypeChunk, b), taskID, d.queues.Chunk, asynq.ProcessIn(roundUpToSecond(time.Now(), delay)))
+}
+
 // ChunkWithID enqueues chunk seq of a job under taskID: the canonical one,
 // or one of its own when a task under the canonical one may be stranded (a
 // recovery copy, a resumed job).
@@ -117,9 +126,10 @@ func (d *Dispatcher) MergeWithID(ctx context.Context, jobID, taskID string) erro
 	return d.enqueue(ctx, asynq.NewTask(TypeMerge, b), taskID, d.queues.Merge)
 }
 
-func (d *Dispatcher) enqueue(ctx context.Context, t *asynq.Task, taskID, queue string) error {
-	_, err := d.client.EnqueueContext(ctx, t, asynq.TaskID(taskID), asynq.Queue(queue),
-		asynq.MaxRetry(d.opts.MaxRetry), asynq.Timeout(d.opts.Timeout))
+func (d *Dispatcher) enqueue(ctx context.Context, t *asynq.Task, taskID, queue string, more ...asynq.Option) error {
+	opts := append([]asynq.Option{asynq.TaskID(taskID), asynq.Queue(queue), asynq.MaxRetry(d.opts.MaxRetry),
+		asynq.Timeout(d.opts.Timeout)}, more...)
+	_, err := d.client.EnqueueContext(ctx, t, opts...)
 	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		return fmt.Errorf("enqueue %s: %w", taskID, err)
 	}
