@@ -438,5 +438,11 @@ SELECT avg(start), avg(calls), avg(gaps), avg(merge) FROM j`, ids).Scan(&start, 
 	if err != nil {
 		b.Fatal(err)
 	}
-	return fmt.Sprintf("to the first call %.1fs, in calls %.1fs, between calls %.1fs, last save to the end %.1fs", start, calls, gaps, merge)
+	var bySeq string
+	if err := pool.QueryRow(ctx, `SELECT string_agg(to_char(ms / 1000.0, 'FM990.0') || 's', ' / ' ORDER BY seq) FROM (
+		SELECT seq, avg(latency_ms) AS ms FROM chunks WHERE job_id = ANY($1::uuid[]) GROUP BY seq) s`, ids).Scan(&bySeq); err != nil {
+		b.Fatal(err)
+	}
+	return fmt.Sprintf("to the first call %.1fs, in calls %.1fs (by chunk %s), between calls %.1fs, last save to the end %.1fs",
+		start, calls, bySeq, gaps, merge)
 }

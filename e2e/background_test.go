@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -207,5 +208,47 @@ func TestBackgroundCallsSurviveKills(t *testing.T) {
 	}
 	if n := h.count(`SELECT count(*) FROM llm_calls WHERE status = 'lost'`); n != 0 {
 		t.Fatalf("%d calls recorded as lost; every killed wait was resumed", n)
+	}
+}
+
+// A background response the provider no longer knows (it expired before it
+// was read: the worker was down longer than the provider keeps it) is
+// recorded as a lost call, and a new call is made for the chunk.
+func TestBackgroundCallExpired(t *testing.T) {
+	t.Parallel()
+	var skew atomic.Int64 // how far the simulator's clock runs ahead
+	h := newHarnessWith(t, simulator.Config{Latency: 2 * time.Second,
+		Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	h.cfg.Background, h.cfg.BackgroundHold = true, 0
+	h.startWorker()
+	j := h.enqueue("format=text size=200 seed=8", client.Request{})
+	deadline := time.Now().Add(20 * time.Second)
+	for h.count(`SELECT count(*) FROM background_calls WHERE job_id = $1::uuid`, j.id) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no background call started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	skew.Store(int64(11 * time.Minute)) // past the response's end and its ten minutes of retention
+	st := h.wait(j.id, 30*time.Second)
+	if st.Status != "succeeded" {
+		t.Fatalf("status %s: %s", st.Status, st.Error)
+	}
+	res, err := h.client.Result(context.Background(), j.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content != j.doc {
+		t.Fatalf("document differs at %d", firstDiff(res.Content, j.doc))
+	}
+	if n := h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND status = 'lost' AND error_type = 'expired'
+		AND http_status = 404 AND response_id IS NOT NULL`, j.id); n != 1 {
+		t.Fatalf("%d expired calls recorded, want 1", n)
+	}
+	if n := h.count(`SELECT count(*) FROM background_calls WHERE job_id = $1::uuid AND status = 'expired' AND closed_at IS NOT NULL`, j.id); n != 1 {
+		t.Fatalf("%d background calls closed as expired, want 1", n)
+	}
+	if st := h.sim.BackgroundStats(); st.Created != 2 || st.Expired < 1 {
+		t.Fatalf("simulator: %d created, %d answered expired; want 2 and at least 1", st.Created, st.Expired)
 	}
 }

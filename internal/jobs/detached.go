@@ -43,6 +43,9 @@ const (
 	// firstPoll is the first poll's delay with no estimate of the call's
 	// latency; later polls back off by doubling the time since the start.
 	firstPoll = 250 * time.Millisecond
+	// coldGap is where the doubling gaps of a call with no estimate stop
+	// doubling.
+	coldGap = 8 * time.Second
 	// maxPollGap caps the time between two polls of one call.
 	maxPollGap = 30 * time.Second
 	// deferredFloor is the shortest re-scheduled wait: asynq keeps a
@@ -93,20 +96,7 @@ func (h *Handlers) detached(ctx context.Context, r *chunkRun) (continuation.Resp
 			return resp, err
 		}
 	} else if !r.resumeChecked {
-		r.log = r.log.With("response_id", c.Background.ResponseID)
-		// Re-scheduled polls are the creating delivery again (same task,
-		// same attempt: a wait is not a failure); any other delivery
-		// picked the call up after the one before it died.
-		r.resumed = r.taskID != c.Background.TaskID || r.attempt != c.Background.Attempt
-		if r.resumed {
-			r.log.Info("resuming the background call an earlier delivery started", "created_by_task", c.Background.TaskID,
-				"created_by_attempt", c.Background.Attempt)
-			h.cfg.Metrics.Background("resumed")
-			if err := h.cfg.Store.ResumedBackground(ctx, c.Background.ResponseID); err != nil {
-				r.log.Warn("could not record the resume of the background call", "err", err)
-			}
-		}
-		r.resumeChecked = true
+		h.noteResume(ctx, r)
 	}
 	for {
 		bg := c.Background
@@ -120,29 +110,62 @@ func (h *Handlers) detached(ctx context.Context, r *chunkRun) (continuation.Resp
 			}
 		}
 		pollNow = false
-		resp, err := r.detacher.Poll(ctx, bg.ResponseID)
-		switch {
-		case ctx.Err() != nil:
-			return continuation.Response{ID: bg.ResponseID}, ctx.Err()
-		case expired(err):
-			if err := h.expired(ctx, r, bg); err != nil {
-				return continuation.Response{}, err
-			}
-			return h.startBackground(ctx, r)
-		case err != nil && resp.RawStatus == "":
-			// The poll did not get the response (a transport error, a
-			// 5xx or 429 on the read): the call is still there.
-			r.log.Warn("could not poll the background call; polling again later", "err", err)
-			r.lastStatus = "unreadable"
-		case resp.Pending():
-			h.polled(ctx, r, bg, resp.RawStatus)
-		default:
-			return h.finished(r, bg, resp), err
-		}
-		if h.cfg.CallTimeout > 0 && time.Since(bg.Created) > h.cfg.CallTimeout {
-			return h.timedOut(ctx, r, bg)
+		if resp, done, err := h.pollOnce(ctx, r, bg); done {
+			return resp, err
 		}
 	}
+}
+
+// noteResume logs and counts a delivery that found the call in flight and
+// is not the one that started it (that one died).
+func (h *Handlers) noteResume(ctx context.Context, r *chunkRun) {
+	bg := r.claim.Background
+	r.resumeChecked = true
+	// Re-scheduled polls are the creating delivery again (same task, same
+	// attempt: a wait is not a failure); any other delivery picked the call
+	// up after the one before it died.
+	r.resumed = r.taskID != bg.TaskID || r.attempt != bg.Attempt
+	if !r.resumed {
+		return
+	}
+	r.log.Info("resuming the background call an earlier delivery started", "response_id", bg.ResponseID,
+		"created_by_task", bg.TaskID, "created_by_attempt", bg.Attempt)
+	h.cfg.Metrics.Background("resumed")
+	if err := h.cfg.Store.ResumedBackground(ctx, bg.ResponseID); err != nil {
+		r.log.Warn("could not record the resume of the background call", "response_id", bg.ResponseID, "err", err)
+	}
+}
+
+// pollOnce reads bg once. done says the wait is over, with the response
+// (or the error) to go on with; otherwise the call is still running — or
+// could not be read, or was replaced by a new one after it expired — and
+// the wait goes on.
+func (h *Handlers) pollOnce(ctx context.Context, r *chunkRun, bg *store.BackgroundCall) (continuation.Response, bool, error) {
+	resp, err := r.detacher.Poll(ctx, bg.ResponseID)
+	switch {
+	case ctx.Err() != nil:
+		return continuation.Response{ID: bg.ResponseID}, true, ctx.Err()
+	case expired(err):
+		if err := h.expired(ctx, r, bg); err != nil {
+			return continuation.Response{}, true, err
+		}
+		resp, err := h.startBackground(ctx, r)
+		return resp, err != nil || !resp.Pending(), err
+	case err != nil && resp.RawStatus == "":
+		// The poll did not get the response (a transport error, a 5xx or
+		// 429 on the read): the call is still there.
+		r.log.Warn("could not poll the background call; polling again later", "response_id", bg.ResponseID, "err", err)
+		r.lastStatus = "unreadable"
+	case resp.Pending():
+		h.polled(r, bg, resp.RawStatus)
+	default:
+		return h.finished(r, bg, resp), true, err
+	}
+	if h.cfg.CallTimeout > 0 && time.Since(bg.Created) > h.cfg.CallTimeout {
+		resp, err := h.timedOut(ctx, r, bg)
+		return resp, true, err
+	}
+	return continuation.Response{}, false, nil
 }
 
 // timedOut cancels a background call that outlived the call timeout; the
@@ -151,7 +174,7 @@ func (h *Handlers) detached(ctx context.Context, r *chunkRun) (continuation.Resp
 func (h *Handlers) timedOut(ctx context.Context, r *chunkRun, bg *store.BackgroundCall) (continuation.Response, error) {
 	resp, err := r.detacher.Cancel(ctx, bg.ResponseID)
 	if err != nil && resp.RawStatus == "" {
-		r.log.Warn("could not cancel the background call that timed out", "err", err)
+		r.log.Warn("could not cancel the background call that timed out", "response_id", bg.ResponseID, "err", err)
 	}
 	resp.ID, resp.Latency, resp.Finish = bg.ResponseID, time.Since(bg.Created), continuation.FinishError
 	r.started = bg.Created
@@ -188,6 +211,8 @@ func (h *Handlers) startNext(ctx context.Context, jobID string, seq int) error {
 	resp, err := h.startBackground(ctx, n)
 	if err != nil {
 		n.log.Warn("could not start the next chunk's background call; its task will", "err", err)
+	} else {
+		n.log.Debug("next chunk's background call started", "response_id", resp.ID, "poll_in", wait)
 	}
 	if hold || err != nil || !resp.Pending() {
 		next.Release() // before the task can claim it
@@ -216,24 +241,21 @@ func (h *Handlers) startBackground(ctx context.Context, r *chunkRun) (continuati
 		}
 		return continuation.Response{}, err
 	}
-	r.log = r.log.With("response_id", resp.ID)
 	r.lastStatus = resp.RawStatus
 	h.cfg.Metrics.Background("created")
 	if !resp.Pending() {
 		return h.finished(r, r.claim.Background, resp), nil
 	}
-	r.log.Debug("background call started", "status", resp.RawStatus)
+	r.log.Debug("background call started", "response_id", resp.ID, "status", resp.RawStatus)
 	return resp, nil
 }
 
 // polled counts a poll that found the call unfinished.
-func (h *Handlers) polled(ctx context.Context, r *chunkRun, bg *store.BackgroundCall, status string) {
+func (h *Handlers) polled(r *chunkRun, bg *store.BackgroundCall, status string) {
 	r.lastStatus = status
 	bg.Polls++
 	h.cfg.Metrics.Background("poll")
-	if err := h.cfg.Store.PolledBackground(ctx, bg.ResponseID, status); err != nil {
-		r.log.Warn("could not record a poll of the background call", "err", err)
-	}
+	h.cfg.Store.PolledBackground(bg.ResponseID, status)
 }
 
 // finished is a terminal response read from the provider, timed from the
@@ -254,7 +276,7 @@ func (h *Handlers) finished(r *chunkRun, bg *store.BackgroundCall, resp continua
 // expired records a background call the provider no longer knows: it was
 // billed, and its answer is gone.
 func (h *Handlers) expired(ctx context.Context, r *chunkRun, bg *store.BackgroundCall) error {
-	r.log.Warn("the provider no longer knows the background call; making a new one")
+	r.log.Warn("the provider no longer knows the background call; making a new one", "response_id", bg.ResponseID)
 	h.cfg.Metrics.Background("expired")
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
@@ -292,15 +314,22 @@ func (h *Handlers) waitPlan(ctx context.Context, r *chunkRun, bg *store.Backgrou
 }
 
 // nextPoll is the wait before the next poll of a call started elapsed ago:
-// just past the end its latency estimate expects, or with none (or once the
-// estimate has passed) a wait as long as the call has already taken, so the
-// polls of a slow call grow geometrically.
+// just past the end its latency estimate expects; once that has passed, a
+// quarter of the time taken so far (a call a little slower than usual is
+// read soon after it ends). With no estimate at all the gaps double (the
+// wait is as long as the call has taken) up to coldGap, then grow by a
+// quarter: the first calls of a model after a start are read at most
+// coldGap late while the first of them to end teaches the estimate, and a
+// long one is not polled too often.
 func nextPoll(elapsed, est time.Duration, known bool) time.Duration {
-	if known && elapsed < est {
-		margin := max(est/20, 100*time.Millisecond)
+	switch {
+	case known && elapsed < est:
+		margin := max(est/50, 100*time.Millisecond)
 		return est - elapsed + margin
+	case known:
+		return min(max(elapsed/4, firstPoll), maxPollGap)
 	}
-	return min(max(elapsed, firstPoll), maxPollGap)
+	return min(max(firstPoll, min(elapsed, max(coldGap, elapsed/4))), maxPollGap)
 }
 
 // lastDelivery reports whether asynq will not retry the task again.

@@ -18,10 +18,13 @@ func TestNextPoll(t *testing.T) {
 	}{
 		{"no estimate, just created", 0, 0, false, firstPoll},
 		{"no estimate, after 3s", 3 * s, 0, false, 3 * s},
+		{"no estimate, after 16s", 16 * s, 0, false, coldGap},
+		{"no estimate, after 60s", 60 * s, 0, false, 15 * s},
 		{"no estimate, long call", 10 * time.Minute, 0, false, maxPollGap},
-		{"estimate ahead", 5 * s, 20 * s, true, 15*s + s},                                  // 5% margin of 20s
+		{"estimate ahead", 5 * s, 20 * s, true, 15*s + 400*time.Millisecond},               // a 2% margin of 20s
 		{"estimate ahead, small", 0, 400 * time.Millisecond, true, 500 * time.Millisecond}, // 100ms floor on the margin
-		{"estimate passed", 25 * s, 20 * s, true, 25 * s},
+		{"estimate passed", 24 * s, 20 * s, true, 6 * s},
+		{"estimate passed long ago", 10 * time.Minute, 20 * s, true, maxPollGap},
 	} {
 		if got := nextPoll(tc.elapsed, tc.est, tc.known); got != tc.want {
 			t.Errorf("%s: nextPoll(%s, %s, %v) = %s, want %s", tc.name, tc.elapsed, tc.est, tc.known, got, tc.want)

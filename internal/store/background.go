@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -47,12 +48,87 @@ VALUES ($1, $2::uuid, $3, $4, $5, $6, $7) ON CONFLICT (response_id) DO NOTHING`,
 }
 
 // PolledBackground counts a poll that found the call unfinished, with the
-// status it saw. The count is statistics: it is committed without waiting
-// for the WAL flush, which a poll every few seconds per call in flight would
-// otherwise pay for.
-func (s *Store) PolledBackground(ctx context.Context, responseID, status string) error {
-	return s.asyncUpdate(ctx, `UPDATE background_calls SET polls = polls + 1, status = $2, last_polled_at = now()
-WHERE response_id = $1 AND closed_at IS NULL`, responseID, status)
+// status it saw. Polls are statistics, and a worker with thousands of calls
+// in flight makes thousands a second: they are written in batches, one
+// statement every pollFlush for all the polls since the last, committed
+// without waiting for the WAL flush. A crash loses the counts of the last
+// batch, never a call.
+func (s *Store) PolledBackground(responseID, status string) {
+	if b := s.pollBook(); b != nil {
+		b.add(responseID, status)
+	}
+}
+
+// pollFlush is how often the polls counted are written.
+const pollFlush = 250 * time.Millisecond
+
+// pollBook gathers polls until the next flush.
+type pollBook struct {
+	s       *Store
+	mu      sync.Mutex
+	pending map[string]pollCount
+	quit    chan struct{}
+	done    chan struct{}
+}
+
+type pollCount struct {
+	n      int
+	status string
+}
+
+func newPollBook(s *Store) *pollBook {
+	b := &pollBook{s: s, pending: map[string]pollCount{}, quit: make(chan struct{}), done: make(chan struct{})}
+	go b.loop()
+	return b
+}
+
+func (b *pollBook) add(responseID, status string) {
+	b.mu.Lock()
+	c := b.pending[responseID]
+	b.pending[responseID] = pollCount{n: c.n + 1, status: status}
+	b.mu.Unlock()
+}
+
+func (b *pollBook) loop() {
+	defer close(b.done)
+	t := time.NewTicker(pollFlush)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.quit:
+			b.flush()
+			return
+		case <-t.C:
+			b.flush()
+		}
+	}
+}
+
+// flush writes the polls gathered since the last flush in one statement.
+func (b *pollBook) flush() {
+	b.mu.Lock()
+	batch := b.pending
+	if len(batch) > 0 {
+		b.pending = make(map[string]pollCount, len(batch))
+	}
+	b.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	ids, ns, statuses := make([]string, 0, len(batch)), make([]int32, 0, len(batch)), make([]string, 0, len(batch))
+	for id, c := range batch {
+		ids, ns, statuses = append(ids, id), append(ns, int32(c.n)), append(statuses, c.status)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = b.s.asyncUpdate(ctx, `UPDATE background_calls b SET polls = b.polls + d.n, status = d.status, last_polled_at = now()
+FROM unnest($1::text[], $2::int4[], $3::text[]) AS d(id, n, status) WHERE b.response_id = d.id AND b.closed_at IS NULL`,
+		ids, ns, statuses)
+}
+
+func (b *pollBook) close() {
+	close(b.quit)
+	<-b.done
 }
 
 // ResumedBackground counts a delivery that picked the call up after the
@@ -70,7 +146,7 @@ func (s *Store) asyncUpdate(ctx context.Context, sql string, args ...any) error 
 	b.Queue(sql, args...)
 	b.Queue("COMMIT")
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("store: update background call %v: %w", args[0], err)
+		return fmt.Errorf("store: update background calls: %w", err)
 	}
 	return nil
 }

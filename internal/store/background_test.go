@@ -34,10 +34,14 @@ func TestBackgroundCallLifecycle(t *testing.T) {
 	if err := c.StartBackground(ctx, store.BackgroundCall{ResponseID: "resp_a", TaskID: "task", Attempt: 2, MaxOutputTokens: 128, Created: created}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PolledBackground(ctx, "resp_a", store.BackgroundInProgress); err != nil {
-		t.Fatal(err)
-	}
+	s.PolledBackground("resp_a", store.BackgroundInProgress)
 	c.Release()
+	for deadline := time.Now().Add(5 * time.Second); count(`SELECT count(*) FROM background_calls WHERE job_id = $1::uuid AND polls = 1`) != 1; {
+		if time.Now().After(deadline) {
+			t.Fatal("the poll was never written")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 
 	c = claimAs(t, s, id, 0, store.Claimed)
 	want := store.BackgroundCall{ResponseID: "resp_a", TaskID: "task", Attempt: 2, MaxOutputTokens: 128, Created: created, Polls: 1}

@@ -36,6 +36,14 @@ type Store struct {
 	pool     *pgxpool.Pool
 	lockOnce sync.Once
 	locker   *locker
+	pollOnce sync.Once
+	polls    *pollBook
+}
+
+// pollBook returns the poll recorder, starting it on first use.
+func (s *Store) pollBook() *pollBook {
+	s.pollOnce.Do(func() { s.polls = newPollBook(s) })
+	return s.polls
 }
 
 // locks returns the lock session, starting it on first use.
@@ -83,6 +91,10 @@ func (s *Store) Close() {
 	s.lockOnce.Do(func() {}) // no lock session starts after this
 	if s.locker != nil {
 		s.locker.close()
+	}
+	s.pollOnce.Do(func() {})
+	if s.polls != nil {
+		s.polls.close()
 	}
 	s.pool.Close()
 }
