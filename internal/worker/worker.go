@@ -98,7 +98,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	log.Info("worker started", "concurrency", cfg.Concurrency, "queues", qweights, "database", store.Redact(cfg.DatabaseURL),
 		"postgres_connections", cmp.Or(cfg.DBConns, config.DefaultDBConns)+1, "openai_base_url", cfg.OpenAIBaseURL, "background", cfg.BackgroundOn(),
-		"background_hold", cfg.BackgroundHold)
+		"background_hold", cfg.BackgroundHold.String())
 	<-ctx.Done()
 	log.Info("worker shutting down")
 	stopMaintenance()
