@@ -23,6 +23,9 @@ CREATE TABLE background_calls (
     closed_at         timestamptz
 );
 CREATE INDEX background_calls_open_idx ON background_calls (job_id, seq) WHERE closed_at IS NULL;
+-- What recent calls of an output budget took, for a worker that has not
+-- seen one yet (Store.RecentLatency).
+CREATE INDEX background_calls_recent_idx ON background_calls (max_output_tokens, created_at);
 
 -- Deleting a job deletes its background calls, as it does its chunks and events.
 CREATE OR REPLACE FUNCTION carryover_delete_job_rows() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -296,7 +296,7 @@ func expired(err error) bool {
 // to wait holding the task's slot (else the task ends and comes back then).
 func (h *Handlers) waitPlan(ctx context.Context, r *chunkRun, bg *store.BackgroundCall) (time.Duration, bool) {
 	elapsed := time.Since(bg.Created)
-	est, known := h.latency.estimate(r.claim.Job.Model, bg.MaxOutputTokens)
+	est, known := h.estimate(ctx, r.claim.Job.Model, bg.MaxOutputTokens)
 	wait := nextPoll(elapsed, est, known)
 	if h.cfg.CallTimeout > 0 && elapsed+wait > h.cfg.CallTimeout {
 		wait = max(h.cfg.CallTimeout-elapsed, 0) + firstPoll // the poll after the timeout ends the call
@@ -384,12 +384,63 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// estimate is how long a call of model and budget is expected to take:
+// what this worker saw such calls take, or before it has seen one, what
+// recent ones took by Postgres's record (asked at most once a minute per
+// model and budget).
+func (h *Handlers) estimate(ctx context.Context, model string, budget int) (time.Duration, bool) {
+	if d, ok := h.latency.estimate(model, budget); ok || !h.latency.ask(model, budget) {
+		return d, ok
+	}
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	d, ok, err := h.cfg.Store.RecentLatency(qctx, model, budget)
+	if err != nil {
+		h.log.Warn("could not read recent calls' latency", "model", model, "max_output_tokens", budget, "err", err)
+		return 0, false
+	}
+	if ok {
+		h.latency.seed(model, budget, d)
+	}
+	return d, ok
+}
+
 // latencyBook remembers how long recent calls took per model and output
 // budget, so that a background call's first poll comes just after the call
 // is expected to end instead of at a guess.
 type latencyBook struct {
-	mu sync.Mutex
-	m  map[latencyKey]time.Duration
+	mu    sync.Mutex
+	m     map[latencyKey]time.Duration
+	asked map[latencyKey]time.Time // when Postgres was last asked for a key with no estimate
+}
+
+// askEvery is how often Postgres is asked for a key still without an estimate.
+const askEvery = time.Minute
+
+// ask reports whether Postgres should be asked for the key now, and if so
+// notes that it was.
+func (b *latencyBook) ask(model string, budget int) bool {
+	k := latencyKey{model, budget}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if at, ok := b.asked[k]; ok && time.Since(at) < askEvery {
+		return false
+	}
+	if len(b.asked) >= 1024 {
+		clear(b.asked)
+	}
+	b.asked[k] = time.Now()
+	return true
+}
+
+// seed sets a key's first estimate, unless a call seen meanwhile set one.
+func (b *latencyBook) seed(model string, budget int, d time.Duration) {
+	k := latencyKey{model, budget}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.m[k]; !ok {
+		b.m[k] = d
+	}
 }
 
 type latencyKey struct {
@@ -397,7 +448,9 @@ type latencyKey struct {
 	budget int
 }
 
-func newLatencyBook() *latencyBook { return &latencyBook{m: map[latencyKey]time.Duration{}} }
+func newLatencyBook() *latencyBook {
+	return &latencyBook{m: map[latencyKey]time.Duration{}, asked: map[latencyKey]time.Time{}}
+}
 
 // observe folds one call's latency into the estimate: an exponentially
 // weighted average, a quarter to the newest.

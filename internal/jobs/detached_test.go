@@ -50,4 +50,17 @@ func TestLatencyBook(t *testing.T) {
 	if _, ok := b.estimate("other", 100); ok {
 		t.Fatal("another model shares the estimate")
 	}
+	// Postgres is asked once a minute at most for a key with no estimate,
+	// and its answer never overrides a call seen meanwhile.
+	if !b.ask("other", 100) || b.ask("other", 100) {
+		t.Fatal("ask should say yes once, then no within the minute")
+	}
+	b.seed("other", 100, 30*time.Second)
+	b.seed("m", 100, time.Hour)
+	if d, _ := b.estimate("other", 100); d != 30*time.Second {
+		t.Fatalf("seeded estimate %s, want 30s", d)
+	}
+	if d, _ := b.estimate("m", 100); d != 21*time.Second {
+		t.Fatalf("a seed replaced the estimate of calls seen: %s", d)
+	}
 }

@@ -162,6 +162,31 @@ func (s *Store) CloseBackground(ctx context.Context, responseID, status string) 
 	return nil
 }
 
+// RecentLatency is the median time from creation to read of the last
+// hundred background calls of the hour for model and output budget that
+// became chunks, or false when there were none: a worker that has not seen
+// such a call yet times its first polls by it. (It is the time the worker
+// read the call, a little past its end: a first estimate, which the calls
+// the worker sees itself then correct.)
+func (s *Store) RecentLatency(ctx context.Context, model string, budget int) (time.Duration, bool, error) {
+	var ms *float64
+	err := s.pool.QueryRow(ctx, `
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) FROM (
+	SELECT c.latency_ms FROM background_calls b
+	JOIN chunks c ON c.job_id = b.job_id AND c.seq = b.seq AND c.response_id = b.response_id
+	JOIN jobs j ON j.id = b.job_id
+	WHERE b.max_output_tokens = $2 AND b.created_at > now() - interval '1 hour' AND j.model = $1 AND c.latency_ms IS NOT NULL
+	ORDER BY b.created_at DESC LIMIT 100
+) recent`, model, budget).Scan(&ms)
+	if err != nil {
+		return 0, false, fmt.Errorf("store: recent latency of %s: %w", model, err)
+	}
+	if ms == nil {
+		return 0, false, nil
+	}
+	return time.Duration(*ms * float64(time.Millisecond)), true, nil
+}
+
 // BackgroundCounts are the background calls in flight, by the status their
 // last poll saw.
 func (s *Store) BackgroundCounts(ctx context.Context) (map[string]int, error) {

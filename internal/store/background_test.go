@@ -75,10 +75,19 @@ func TestBackgroundCallLifecycle(t *testing.T) {
 	if c.Background == nil || c.Background.ResponseID != "resp_b" || c.Background.MaxOutputTokens != 256 {
 		t.Fatalf("claim read %+v, want the replacement resp_b", c.Background)
 	}
+	if _, ok, err := s.RecentLatency(ctx, "gpt-4.1-mini", 256); err != nil || ok {
+		t.Fatalf("a latency before any call became a chunk: %v, %v", ok, err)
+	}
 	n := chunk("x", false)
-	n.ResponseID = "resp_b"
+	n.ResponseID, n.Latency = "resp_b", 1500*time.Millisecond
 	if _, err := c.Save(ctx, n); err != nil {
 		t.Fatal(err)
+	}
+	if d, ok, err := s.RecentLatency(ctx, "gpt-4.1-mini", 256); err != nil || !ok || d != 1500*time.Millisecond {
+		t.Fatalf("recent latency %s, %v, %v; want 1.5s", d, ok, err)
+	}
+	if _, ok, err := s.RecentLatency(ctx, "another-model", 256); err != nil || ok {
+		t.Fatalf("another model's calls answered: %v, %v", ok, err)
 	}
 	if n := count(`SELECT count(*) FROM background_in_flight WHERE job_id = $1::uuid`); n != 0 {
 		t.Fatalf("%d calls still in flight after the chunk was stored", n)
