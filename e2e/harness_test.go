@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,11 +58,18 @@ func newHarnessWith(t *testing.T, sc simulator.Config) *harness {
 		ReconcileInterval: time.Second, StaleAfter: 3 * time.Second, MaxRetry: 3,
 		PollInterval: 50 * time.Millisecond, DelayedInterval: 100 * time.Millisecond,
 	}
-	level := slog.LevelWarn
-	var w io.Writer = io.Discard
+	// The worker's log is kept (from info up) and printed if the test
+	// fails, so that a failure seen once in CI can be read.
+	level, kept := slog.LevelInfo, &logTail{}
+	var w io.Writer = kept
 	if testing.Verbose() || os.Getenv("CARRYOVER_TEST_LOGS") != "" {
 		w, level = os.Stderr, slog.LevelDebug
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the worker's last log lines:\n%s", kept.String())
+		}
+	})
 	h.log = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	ctx := context.Background()
 	c, err := client.New(ctx, client.Config{DatabaseURL: db, RedisURL: h.cfg.RedisURL, ChunkQueue: h.cfg.ChunkQueue})
@@ -159,4 +167,28 @@ func (h *harness) enqueue(args string, req client.Request) job {
 		h.t.Fatal(err)
 	}
 	return job{id: j.ID, tag: tag, doc: doc}
+}
+
+// logTail keeps the last logTailBytes of what is written to it.
+type logTail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const logTailBytes = 64 << 10
+
+func (l *logTail) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	if len(l.buf) > 2*logTailBytes {
+		l.buf = append(l.buf[:0], l.buf[len(l.buf)-logTailBytes:]...)
+	}
+	return len(p), nil
+}
+
+func (l *logTail) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.buf[max(0, len(l.buf)-logTailBytes):])
 }
