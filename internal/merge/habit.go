@@ -87,7 +87,11 @@ func joinHabit(buf *buffers, prev, p, t, raw string) (int8, int) {
 			ev, cut = 1, bs[0]
 		}
 		return ev, cut
-	case len(bs) > 0 && bs[0] >= 4 && alnumCount(prev[len(prev)-bs[0]:]) >= 2:
+	case len(bs) > 0 && bs[0] >= 4 && alnumCount(prev[len(prev)-bs[0]:]) >= 2 &&
+		(bs[0] >= strongOverlap || wordBoundary(prev, len(prev)-bs[0])):
+		// A repeat of the end that starts where a token does, or a long
+		// one. A short one from inside a word is as likely the document's
+		// own period: "queu|e merg" + "e merge" of "queue merge merge".
 		return 1, bs[0]
 	case !blank && restatesLine(prev, t):
 		// Structure restated first (a header, the line before). Not after a

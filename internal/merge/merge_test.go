@@ -69,6 +69,12 @@ func TestText(t *testing.T) {
 		{"preamble and trailer", "text", []string{"First part of the sto", "Sure, here is the continuation:\n\nry goes on.\n\nLet me know if you need more.\n"}, "First part of the story goes on.\n", ""},
 		{"overlap markers", "text", []string{"The tail of the first chunk is he", "---BEGIN_OVERLAP---\nfirst chunk is he\n---END_OVERLAP---\nre and now more.\n"}, "The tail of the first chunk is here and now more.\n", ""},
 		{"three chunks", "text", []string{"ab cd ", "ef gh ", "ij\n"}, "ab cd ef gh ij\n", ""},
+		// The document doubles a word at the first cut, and at the second
+		// the cut falls inside another doubled word ("queu|e merg" +
+		// "e merge"): a mid-word period of the document, not a model that
+		// starts over, so the doubled word at the first cut is kept.
+		{"doubled words at two cuts", "text", []string{"Then more.\n\nOver durable ", "durable carry offset. Postgres queue merg",
+			"e merge data, with words.\n"}, "Then more.\n\nOver durable durable carry offset. Postgres queue merge merge data, with words.\n", ""},
 	})
 }
 
