@@ -42,17 +42,18 @@ func TestRedisLossLosesNoJob(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// Wipe every key of the queue: pending, active, retry, task hashes.
-	keys, err := rdb.Keys(context.Background(), "asynq:{"+h.cfg.ChunkQueue+"}:*").Result()
+	// Wipe every key of the queue at once — pending, active, retry, task
+	// hashes — as a Redis restarted without persistence loses them. (A KEYS
+	// and then a DEL would leave a task enqueued between the two with its
+	// hash but not its place in the pending list: a partial loss, which
+	// this test does not claim to survive.)
+	n, err := rdb.Eval(context.Background(), `local keys = redis.call('KEYS', ARGV[1])
+for _, k in ipairs(keys) do redis.call('DEL', k) end
+return #keys`, nil, "asynq:{"+h.cfg.ChunkQueue+"}:*").Int()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(keys) > 0 {
-		if err := rdb.Del(context.Background(), keys...).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("deleted %d Redis keys mid-job", len(keys))
+	t.Logf("deleted %d Redis keys mid-job", n)
 	for _, j := range append(mid, never) {
 		st := h.wait(j.id, 60*time.Second)
 		if st.Status != "succeeded" {
