@@ -119,58 +119,43 @@ func (m *Metrics) BackgroundDone(polls int, d time.Duration) {
 	}
 }
 
-var jobsDesc = prometheus.NewDesc("carryover_jobs", "Jobs by status, as stored in Postgres.", []string{"status"}, nil)
+var (
+	jobsDesc = prometheus.NewDesc("carryover_jobs", "Jobs by status, as stored in Postgres.", []string{"status"}, nil)
+	bgDesc   = prometheus.NewDesc("carryover_background_in_flight",
+		"Background calls in flight at the provider, by the status their last poll saw, as stored in Postgres.", []string{"status"}, nil)
+)
 
 // JobsCollector reports jobs by status from count, called at scrape time:
 // the source of truth is Postgres, not a counter in one process.
 func JobsCollector(count func(context.Context) (map[string]int64, error), statuses []string) prometheus.Collector {
-	return jobsCollector{count: count, statuses: statuses}
+	return statusCollector{desc: jobsDesc, count: count, statuses: statuses}
 }
 
-type jobsCollector struct {
+// BackgroundCollector reports the background calls in flight by status
+// (queued, in_progress) from count, called at scrape time.
+func BackgroundCollector(count func(context.Context) (map[string]int64, error)) prometheus.Collector {
+	return statusCollector{desc: bgDesc, count: count, statuses: []string{"queued", "in_progress"}}
+}
+
+// statusCollector reports a gauge per status from a count by status read
+// at scrape time; a status the count lacks reports 0.
+type statusCollector struct {
+	desc     *prometheus.Desc
 	count    func(context.Context) (map[string]int64, error)
 	statuses []string
 }
 
-func (jobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc }
+func (c statusCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
-func (c jobsCollector) Collect(ch chan<- prometheus.Metric) {
+func (c statusCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	counts, err := c.count(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(jobsDesc, err)
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
 		return
 	}
 	for _, s := range c.statuses {
-		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(counts[s]), s)
-	}
-}
-
-var bgDesc = prometheus.NewDesc("carryover_background_in_flight",
-	"Background calls in flight at the provider, by the status their last poll saw, as stored in Postgres.", []string{"status"}, nil)
-
-// BackgroundCollector reports the background calls in flight from count,
-// called at scrape time.
-func BackgroundCollector(count func(context.Context) (map[string]int, error)) prometheus.Collector {
-	return bgCollector{count: count}
-}
-
-type bgCollector struct {
-	count func(context.Context) (map[string]int, error)
-}
-
-func (bgCollector) Describe(ch chan<- *prometheus.Desc) { ch <- bgDesc }
-
-func (c bgCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	counts, err := c.count(ctx)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(bgDesc, err)
-		return
-	}
-	for _, s := range []string{"queued", "in_progress"} {
-		ch <- prometheus.MustNewConstMetric(bgDesc, prometheus.GaugeValue, float64(counts[s]), s)
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[s]), s)
 	}
 }

@@ -189,20 +189,6 @@ SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) FROM (
 
 // BackgroundCounts are the background calls in flight, by the status their
 // last poll saw.
-func (s *Store) BackgroundCounts(ctx context.Context) (map[string]int, error) {
-	rows, err := s.pool.Query(ctx, `SELECT status, count(*) FROM background_in_flight GROUP BY status`)
-	if err != nil {
-		return nil, fmt.Errorf("store: count background calls: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, fmt.Errorf("store: count background calls: %w", err)
-		}
-		out[st] = n
-	}
-	return out, rows.Err()
+func (s *Store) BackgroundCounts(ctx context.Context) (map[string]int64, error) {
+	return s.countBy(ctx, "background calls", `SELECT status, count(*) FROM background_in_flight GROUP BY status`)
 }

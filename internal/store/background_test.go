@@ -48,7 +48,7 @@ func TestBackgroundCallLifecycle(t *testing.T) {
 	if c.Background == nil || *c.Background != want {
 		t.Fatalf("claim read background call %+v, want %+v", c.Background, want)
 	}
-	var counts map[string]int
+	var counts map[string]int64
 	var err error
 	if counts, err = s.BackgroundCounts(ctx); err != nil || counts[store.BackgroundInProgress] < 1 {
 		t.Fatalf("in flight by status: %v, %v", counts, err)

@@ -343,19 +343,24 @@ SELECT (SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE job_id = $1::uuid) FR
 
 // CountByStatus counts jobs per status.
 func (s *Store) CountByStatus(ctx context.Context) (map[string]int64, error) {
-	rows, err := s.pool.Query(ctx, `SELECT status, count(*) FROM jobs GROUP BY status`)
+	return s.countBy(ctx, "jobs", `SELECT status, count(*) FROM jobs GROUP BY status`)
+}
+
+// countBy reads a count per key (sql selects the key and its count).
+func (s *Store) countBy(ctx context.Context, what, sql string) (map[string]int64, error) {
+	rows, err := s.pool.Query(ctx, sql)
 	if err != nil {
-		return nil, fmt.Errorf("store: count jobs: %w", err)
+		return nil, fmt.Errorf("store: count %s: %w", what, err)
 	}
 	defer rows.Close()
 	out := map[string]int64{}
 	for rows.Next() {
-		var st string
+		var key string
 		var n int64
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, err
+		if err := rows.Scan(&key, &n); err != nil {
+			return nil, fmt.Errorf("store: count %s: %w", what, err)
 		}
-		out[st] = n
+		out[key] = n
 	}
 	return out, rows.Err()
 }
