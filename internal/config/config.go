@@ -114,7 +114,7 @@ func FromEnv() Config {
 		CallTimeout:       envDuration("CARRYOVER_CALL_TIMEOUT", 10*time.Minute),
 		PrefillFields:     os.Getenv("CARRYOVER_PREFILL_FIELDS"),
 		Background:        envBool("CARRYOVER_BACKGROUND", true),
-		BackgroundHold:    envDuration("CARRYOVER_BACKGROUND_HOLD", 2*time.Second),
+		BackgroundHold:    envDuration("CARRYOVER_BACKGROUND_HOLD", jobs.DefaultBackgroundHold),
 		DBConns:           envInt("CARRYOVER_DB_CONNS", DefaultDBConns),
 	}
 }

@@ -202,13 +202,8 @@ func (h *Handlers) callModel(ctx context.Context, r *chunkRun) (proceed bool, er
 // again with a doubled budget, each spent attempt recorded (it was billed).
 // It returns the call's error, and separately an error recording an attempt.
 func (h *Handlers) callRaisingBudget(ctx context.Context, r *chunkRun) (callErr, err error) {
-	job, req := r.claim.Job, &r.req
-	r.started = time.Now()
-	r.resp, callErr = h.callOnce(ctx, r)
-	if _, ok := callErr.(*waiting); ok {
-		return callErr, nil
-	}
-	h.recordCall(job.Model, r.price, r.resp, callErr)
+	req := &r.req
+	callErr = h.callOnce(ctx, r)
 	for callErr == nil && reasoningOnly(r.resp) && req.MaxOutputTokens < r.cont.MaxOutputTokensCeiling {
 		next := min(2*req.MaxOutputTokens, r.cont.MaxOutputTokensCeiling)
 		u := store.Usage(r.resp.Usage)
@@ -222,23 +217,26 @@ func (h *Handlers) callRaisingBudget(ctx context.Context, r *chunkRun) (callErr,
 		r.log.Warn("the output budget went to reasoning with no visible text; raising it for this call",
 			"response_id", r.resp.ID, "max_output_tokens", req.MaxOutputTokens, "raised_to", next)
 		req.MaxOutputTokens = next
-		r.started = time.Now()
-		r.resp, callErr = h.callOnce(ctx, r)
-		if _, ok := callErr.(*waiting); ok {
-			return callErr, nil
-		}
-		h.recordCall(job.Model, r.price, r.resp, callErr)
+		callErr = h.callOnce(ctx, r)
 	}
 	return callErr, nil
 }
 
-// callOnce makes the chunk's call: detached when the run has a detacher,
-// else synchronously.
-func (h *Handlers) callOnce(ctx context.Context, r *chunkRun) (continuation.Response, error) {
+// callOnce makes the chunk's call into r.resp — detached when the run has
+// a detacher, else synchronously — and feeds it to the metrics unless it is
+// still running (a *waiting error).
+func (h *Handlers) callOnce(ctx context.Context, r *chunkRun) error {
+	r.started = time.Now()
+	var err error
 	if r.detacher == nil {
-		return h.call(ctx, r.req)
+		r.resp, err = h.call(ctx, r.req)
+	} else {
+		r.resp, err = h.detached(ctx, r)
 	}
-	return h.detached(ctx, r)
+	if _, ok := err.(*waiting); !ok {
+		h.recordCall(r.claim.Job.Model, r.price, r.resp, err)
+	}
+	return err
 }
 
 // replacing is how the background call whose answer was spent on

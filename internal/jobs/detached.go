@@ -38,7 +38,7 @@ import (
 
 // Defaults of the detached wait.
 const (
-	// DefaultBackgroundHold is HandlerConfig.BackgroundHold when unset.
+	// DefaultBackgroundHold is the worker's --background-hold by default.
 	DefaultBackgroundHold = 2 * time.Second
 	// firstPoll is the first poll's delay with no estimate of the call's
 	// latency; later polls back off by doubling the time since the start.
@@ -146,7 +146,7 @@ func (h *Handlers) pollOnce(ctx context.Context, r *chunkRun, bg *store.Backgrou
 	case ctx.Err() != nil:
 		return continuation.Response{ID: bg.ResponseID}, true, ctx.Err()
 	case expired(err):
-		if err := h.expired(ctx, r, bg); err != nil {
+		if err := h.recordExpired(ctx, r, bg); err != nil {
 			return continuation.Response{}, true, err
 		}
 		resp, err := h.startBackground(ctx, r)
@@ -273,9 +273,9 @@ func (h *Handlers) finished(r *chunkRun, bg *store.BackgroundCall, resp continua
 	return resp
 }
 
-// expired records a background call the provider no longer knows: it was
-// billed, and its answer is gone.
-func (h *Handlers) expired(ctx context.Context, r *chunkRun, bg *store.BackgroundCall) error {
+// recordExpired records a background call the provider no longer knows: it
+// was billed, and its answer is gone.
+func (h *Handlers) recordExpired(ctx context.Context, r *chunkRun, bg *store.BackgroundCall) error {
 	r.log.Warn("the provider no longer knows the background call; making a new one", "response_id", bg.ResponseID)
 	h.cfg.Metrics.Background("expired")
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)

@@ -176,7 +176,6 @@ func (h *Handlers) callCancelled(ctx context.Context, r *chunkRun) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
 	if r.claim.Background != nil {
-		defer r.claim.Release()
 		return h.cancelBackground(ctx, r.claim)
 	}
 	if _, err := r.claim.Fail(ctx, store.CallFailure{TaskID: r.taskID, Attempt: r.attempt, Counted: false, ErrorType: "cancelled",

@@ -102,17 +102,21 @@ func (d *Dispatcher) Chunk(ctx context.Context, jobID string, seq int) error {
 // delivered after delay (stretched to a whole second: asynq keeps a
 // scheduled time in whole seconds).
 func (d *Dispatcher) ChunkIn(ctx context.Context, jobID string, seq int, delay time.Duration) error {
-	b, _ := json.Marshal(ChunkPayload{JobID: jobID, Seq: seq})
-	taskID := ChunkTaskID(jobID, seq)
-	return d.enqueue(ctx, asynq.NewTask(TypeChunk, b), taskID, d.queues.Chunk, asynq.ProcessIn(roundUpToSecond(time.Now(), delay)))
+	return d.enqueue(ctx, chunkTask(jobID, seq), ChunkTaskID(jobID, seq), d.queues.Chunk,
+		asynq.ProcessIn(roundUpToSecond(time.Now(), delay)))
 }
 
 // ChunkWithID enqueues chunk seq of a job under taskID: the canonical one,
 // or one of its own when a task under the canonical one may be stranded (a
 // recovery copy, a resumed job).
 func (d *Dispatcher) ChunkWithID(ctx context.Context, jobID string, seq int, taskID string) error {
+	return d.enqueue(ctx, chunkTask(jobID, seq), taskID, d.queues.Chunk)
+}
+
+// chunkTask is the task that makes chunk seq of a job.
+func chunkTask(jobID string, seq int) *asynq.Task {
 	b, _ := json.Marshal(ChunkPayload{JobID: jobID, Seq: seq})
-	return d.enqueue(ctx, asynq.NewTask(TypeChunk, b), taskID, d.queues.Chunk)
+	return asynq.NewTask(TypeChunk, b)
 }
 
 // Merge enqueues a job's merge under its canonical TaskID.
