@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,7 +63,7 @@ func BenchmarkInflight(b *testing.B) {
 	latency := envDuration(b, "CARRYOVER_INFLIGHT_LATENCY", 20*time.Second)
 	jobs := envInt(b, "CARRYOVER_INFLIGHT_JOBS", 10000)
 	offJobs := envInt(b, "CARRYOVER_INFLIGHT_OFF_JOBS", 1000)
-	bin := buildWorkerBinary(b)
+	bin := testenv.BuildWorker(b)
 	seeds := seedsOfChunks(ctx, b, 3, max(jobs, offJobs))
 	cases := []inflightCase{
 		{name: "background", jobs: jobs, chunks: 3, latency: latency, background: true},
@@ -336,17 +335,6 @@ func peakRSS(pid int) int64 {
 		}
 	}
 	return -1
-}
-
-// buildWorkerBinary compiles cmd/worker for the run.
-func buildWorkerBinary(b *testing.B) string {
-	bin := filepath.Join(b.TempDir(), "worker")
-	cmd := exec.Command("go", "build", "-o", bin, "../cmd/worker")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		b.Fatalf("build worker: %v", err)
-	}
-	return bin
 }
 
 // stopProcess ends a worker with SIGTERM (SIGKILL after 30s).

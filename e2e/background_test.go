@@ -11,6 +11,7 @@ import (
 
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/simulator"
+	"github.com/carryover/carryover/internal/testenv"
 )
 
 // Stateful calls run detached (background mode): every chunk is one
@@ -147,7 +148,7 @@ func TestBackgroundCallsSurviveKills(t *testing.T) {
 		t.Skip("builds and kills worker processes")
 	}
 	h := newHarnessWith(t, simulator.Config{Latency: 1500 * time.Millisecond})
-	bin := buildWorker(t)
+	bin := testenv.BuildWorker(t)
 	var js []job
 	for i := range 4 {
 		js = append(js, h.enqueue(fmt.Sprintf("format=csv size=2400 seed=%d", 30+i), client.Request{Format: "csv", MaxOutputTokens: 200}))

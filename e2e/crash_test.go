@@ -5,26 +5,15 @@ import (
 	"encoding/binary"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/carryover/carryover/client"
 	"github.com/google/uuid"
-)
 
-// buildWorker compiles cmd/worker once per test.
-func buildWorker(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "worker")
-	cmd := exec.Command("go", "build", "-o", bin, "../cmd/worker")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("build worker: %v", err)
-	}
-	return bin
-}
+	"github.com/carryover/carryover/client"
+	"github.com/carryover/carryover/internal/testenv"
+)
 
 // startProcess runs the worker binary against the harness's services, with
 // env added to its environment.
@@ -67,7 +56,7 @@ func TestWorkerKilledMidJobIsReplaced(t *testing.T) {
 		t.Skip("builds and kills a worker process")
 	}
 	h := newHarness(t)
-	bin := buildWorker(t)
+	bin := testenv.BuildWorker(t)
 	j := h.enqueue("format=csv size=4000 seed=11 faults=slow@2:20s", client.Request{Format: "csv"})
 	ctx := context.Background()
 	first := h.startProcess(bin, "CARRYOVER_BACKGROUND=false")

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -184,4 +186,18 @@ func DeleteQueue(q string) {
 		rdb.Del(ctx, iter.Val())
 	}
 	rdb.SRem(ctx, "asynq:queues", q)
+}
+
+// BuildWorker compiles cmd/worker into a temporary directory of tb and
+// returns the binary's path, for tests and benchmarks that run the worker
+// as a process of its own (to kill it, or to measure it alone).
+func BuildWorker(tb testing.TB) string {
+	tb.Helper()
+	bin := filepath.Join(tb.TempDir(), "worker")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/carryover/carryover/cmd/worker")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("build the worker: %v", err)
+	}
+	return bin
 }
