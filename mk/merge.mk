@@ -27,6 +27,12 @@ bench-merge:
 	$(MERGEBENCH) speed
 
 ## fuzz-short: short runs of the merge fuzzers
+# Budgets are counts of executions, not durations: a -fuzztime duration races
+# Go 1.26's fuzz coordinator at its deadline (go.dev/issue/75804, fixed in
+# 1.27) and fails a loaded CI run with a bare "context deadline exceeded" and
+# no crasher. 80,000 executions take about 8 s here; minimizing a new input is
+# capped by count for the same reason.
+FUZZ_EXECS ?= 80000x
 fuzz-short:
-	go test ./internal/merge -run '^$$' -fuzz '^FuzzMergeText$$' -fuzztime=10s
-	go test ./internal/merge -run '^$$' -fuzz '^FuzzMergeStructured$$' -fuzztime=10s
+	go test ./internal/merge -run '^$$' -fuzz '^FuzzMergeText$$' -fuzztime=$(FUZZ_EXECS) -fuzzminimizetime=200x
+	go test ./internal/merge -run '^$$' -fuzz '^FuzzMergeStructured$$' -fuzztime=$(FUZZ_EXECS) -fuzzminimizetime=200x
