@@ -175,9 +175,13 @@ type Status struct {
 // Terminal reports whether the job will not change again.
 func (s Status) Terminal() bool { return store.Terminal(s.Status) }
 
-// checkID refuses a malformed job ID before it reaches the database.
+// checkID refuses a malformed job ID before it reaches the database. Only
+// the canonical form carryover hands out (lowercase, hyphenated) names a
+// job: uuid.Parse and Postgres' uuid cast accept other spellings
+// (urn:uuid:…, braces, upper case, no hyphens), and some of them Postgres
+// refuses with an error rather than finding nothing.
 func checkID(id string) error {
-	if _, err := uuid.Parse(id); err != nil {
+	if u, err := uuid.Parse(id); err != nil || u.String() != id {
 		return fmt.Errorf("%w: %q is not a job ID", ErrNotFound, id)
 	}
 	return nil
@@ -408,16 +412,23 @@ func (c *Client) Events(ctx context.Context, id string, after int64) ([]Event, e
 	return events, nil
 }
 
-// Ping checks that Postgres and Redis answer.
+// Ping checks that Postgres and Redis answer. Its error wraps
+// ErrPostgresUnavailable or ErrRedisUnavailable, and the cause.
 func (c *Client) Ping(ctx context.Context) error {
 	if err := c.store.Ping(ctx); err != nil {
-		return fmt.Errorf("postgres: %w", err)
+		return fmt.Errorf("%w: %w", ErrPostgresUnavailable, err)
 	}
 	if err := c.rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis: %w", err)
+		return fmt.Errorf("%w: %w", ErrRedisUnavailable, err)
 	}
 	return nil
 }
+
+// Ping's errors name the service that did not answer.
+var (
+	ErrPostgresUnavailable = errors.New("postgres unavailable")
+	ErrRedisUnavailable    = errors.New("redis unavailable")
+)
 
 // Authenticate returns the tenant an API key belongs to, or ErrUnauthorized.
 func (c *Client) Authenticate(ctx context.Context, key string) (string, error) {

@@ -13,17 +13,20 @@ import (
 // runAPIKey creates or revokes API keys:
 //
 //	worker apikey create --tenant NAME   prints a new key once (only its hash is stored)
-//	worker apikey revoke PREFIX          revokes the key shown with that prefix
+//	worker apikey revoke [--tenant NAME] PREFIX|KEY
+//	                                     revokes the one live key with that prefix
+//	                                     (or that whole key); a prefix several keys
+//	                                     share revokes nothing
 func runAPIKey(args []string, stdout, stderr io.Writer) error {
 	cfg := config.FromEnv()
 	if len(args) == 0 || (args[0] != "create" && args[0] != "revoke") {
-		return fmt.Errorf("usage: worker apikey create --tenant NAME | worker apikey revoke PREFIX")
+		return fmt.Errorf("usage: worker apikey create --tenant NAME | worker apikey revoke [--tenant NAME] PREFIX|KEY")
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("worker apikey "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg.RegisterStoreFlags(fs)
-	tenant := fs.String("tenant", "default", "create: the tenant the key belongs to (created if new)")
+	tenant := fs.String("tenant", "", "create: the tenant the key belongs to (created if new; default \"default\"); revoke: only a key of this tenant")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -37,6 +40,9 @@ func runAPIKey(args []string, stdout, stderr io.Writer) error {
 	}
 	defer st.Close()
 	if sub == "create" {
+		if *tenant == "" {
+			*tenant = "default"
+		}
 		key, prefix, err := st.CreateAPIKey(ctx, *tenant)
 		if err != nil {
 			return err
@@ -46,14 +52,21 @@ func runAPIKey(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("usage: worker apikey revoke PREFIX")
+		return fmt.Errorf("usage: worker apikey revoke [--tenant NAME] PREFIX|KEY")
 	}
-	ok, err := st.RevokeAPIKey(ctx, fs.Arg(0))
+	n, err := st.RevokeAPIKey(ctx, fs.Arg(0), *tenant)
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return fmt.Errorf("no live key with prefix %q", fs.Arg(0))
+	scope := ""
+	if *tenant != "" {
+		scope = " of tenant " + *tenant
+	}
+	switch {
+	case n == 0:
+		return fmt.Errorf("no live key%s with prefix %q", scope, fs.Arg(0))
+	case n > 1:
+		return fmt.Errorf("%d live keys%s share prefix %q; nothing revoked: give --tenant or the whole key", n, scope, fs.Arg(0))
 	}
 	fmt.Fprintln(stdout, "revoked", fs.Arg(0))
 	return nil

@@ -105,9 +105,8 @@ type tenantKey struct{}
 // auth resolves the bearer key to its tenant; the key itself is never logged.
 func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		key = strings.TrimSpace(key)
-		if !ok || key == "" {
+		key, ok := bearer(r.Header.Get("Authorization"))
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="carryover"`)
 			problem(w, http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <API key>")
 			return
@@ -124,6 +123,15 @@ func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 		}
 		next(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant)))
 	}
+}
+
+// bearer reads the token of an Authorization header in the Bearer scheme,
+// whose name is case-insensitive (RFC 7235, 2.1), tolerating extra spaces
+// around and between the two.
+func bearer(header string) (string, bool) {
+	scheme, token, _ := strings.Cut(strings.TrimSpace(header), " ")
+	token = strings.TrimSpace(token)
+	return token, strings.EqualFold(scheme, "Bearer") && token != ""
 }
 
 func tenantOf(r *http.Request) string {
@@ -393,7 +401,14 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.c.Ping(ctx); err != nil {
-		problem(w, http.StatusServiceUnavailable, "not ready", err.Error())
+		// Anyone may ask: the answer names the service, never the error
+		// (addresses, user names, driver details), which only the log gets.
+		detail := "postgres unavailable"
+		if errors.Is(err, client.ErrRedisUnavailable) {
+			detail = "redis unavailable"
+		}
+		s.log.WarnContext(r.Context(), "not ready", "err", err)
+		problem(w, http.StatusServiceUnavailable, "not ready", detail)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

@@ -373,8 +373,8 @@ func TestAuthAndTenants(t *testing.T) {
 	if resp, b := alpha.do("GET", "/v1/jobs/"+ja.ID, ""); resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"tenant": "alpha"`)) {
 		t.Fatalf("alpha reading its own job: %d %s", resp.StatusCode, b)
 	}
-	if ok, err := e.st.RevokeAPIKey(ctx, betaPrefix); err != nil || !ok {
-		t.Fatal(ok, err)
+	if n, err := e.st.RevokeAPIKey(ctx, betaPrefix, ""); err != nil || n != 1 {
+		t.Fatal(n, err)
 	}
 	if resp, _ := beta.do("GET", "/v1/jobs/"+jb.ID, ""); resp.StatusCode != 401 {
 		t.Fatalf("revoked key: %d", resp.StatusCode)

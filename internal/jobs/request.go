@@ -7,6 +7,7 @@
 package jobs
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"math"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,6 +58,7 @@ func Normalize(r carryovertype.Request) (carryovertype.Request, error) {
 	r.Continuation.ErrorPolicy = v.continuation(r.Continuation, r.MaxOutputTokens)
 	v.options(r)
 	v.producer(r)
+	v.noNUL(r)
 	if len(v) > 0 {
 		return r, &carryovertype.ValidationError{Fields: v}
 	}
@@ -217,6 +220,71 @@ func (v *fieldErrors) producer(r carryovertype.Request) {
 	if len(r.IdempotencyKey) > maxIdempotencyKey {
 		v.add("idempotency_key", "is longer than %d characters", maxIdempotencyKey)
 	}
+}
+
+// maxNULFields bounds how many fields holding a NUL one request reports.
+const maxNULFields = 10
+
+// noNUL names every field of the request holding a NUL character (U+0000):
+// Postgres refuses it in text and in jsonb, so such a request would fail at
+// the insert with an error the producer cannot act on. Strings nested in
+// metadata, tools and the JSON Schema count too, keys as well as values.
+func (v *fieldErrors) noNUL(r carryovertype.Request) {
+	b, err := json.Marshal(r)
+	if err != nil || !bytes.Contains(b, []byte(`\u0000`)) {
+		// json.Marshal writes a NUL as \u0000, in raw JSON as well (a raw NUL
+		// byte is invalid JSON, which options reports); without that text
+		// there is none. A marshal error is an invalid raw field, reported too.
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return
+	}
+	n := 0
+	findNUL(doc, "", func(path string) bool {
+		v.add(path, "contains a NUL character (\\u0000), which cannot be stored")
+		n++
+		return n < maxNULFields
+	})
+}
+
+// findNUL calls found with the path (input[0].content, metadata.a.b) of
+// each string or key under doc holding a NUL, until found returns false.
+func findNUL(doc any, path string, found func(string) bool) bool {
+	switch d := doc.(type) {
+	case string:
+		if strings.ContainsRune(d, 0) {
+			return found(path)
+		}
+	case []any:
+		for i, e := range d {
+			if !findNUL(e, fmt.Sprintf("%s[%d]", path, i), found) {
+				return false
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(d))
+		for k := range d {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if strings.ContainsRune(k, 0) && !found(p) {
+				return false
+			}
+			if !findNUL(d[k], p, found) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func validWebhookURL(s string) bool {

@@ -53,11 +53,22 @@ func (s *Store) Authenticate(ctx context.Context, key string) (string, error) {
 	return tenant, nil
 }
 
-// RevokeAPIKey revokes the key with this prefix; it reports whether one was.
-func (s *Store) RevokeAPIKey(ctx context.Context, prefix string) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = now() WHERE prefix = $1 AND revoked_at IS NULL`, prefix)
-	if err != nil {
-		return false, fmt.Errorf("store: revoke API key: %w", err)
+// RevokeAPIKey revokes the live key that keyOrPrefix names: a whole key, or
+// the prefix shown when it was made, within tenant when tenant is not "".
+// Prefixes are short and need not be unique, so a prefix that more than one
+// live key shares revokes nothing: it returns how many live keys matched
+// and revokes only when exactly one did.
+func (s *Store) RevokeAPIKey(ctx context.Context, keyOrPrefix, tenant string) (matched int, err error) {
+	col, val := "prefix", keyOrPrefix
+	if len(keyOrPrefix) > len(keyPrefix)+8 {
+		col, val = "key_hash", hashKey(keyOrPrefix)
 	}
-	return tag.RowsAffected() > 0, nil
+	err = s.pool.QueryRow(ctx, `
+WITH m AS (SELECT id FROM api_keys WHERE `+col+` = $1 AND revoked_at IS NULL AND ($2 = '' OR tenant_id = $2) FOR UPDATE),
+     r AS (UPDATE api_keys SET revoked_at = now() WHERE id IN (SELECT id FROM m) AND (SELECT count(*) FROM m) = 1)
+SELECT count(*) FROM m`, val, tenant).Scan(&matched)
+	if err != nil {
+		return 0, fmt.Errorf("store: revoke API key: %w", err)
+	}
+	return matched, nil
 }

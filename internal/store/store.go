@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -132,14 +133,44 @@ func migrateURL(dsn string) string {
 	return dsn
 }
 
-// Redact hides the password of a URL-style DSN so it can be logged.
+// Redact hides the passwords of a DSN so it can be logged: in a URL-style
+// DSN the userinfo's password and any *password query parameter, in a
+// keyword/value one (host=… password=secret, password='a b') every
+// *password setting. A URL it cannot parse keeps only its scheme and host.
 func Redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
+	scheme, rest, isURL := strings.Cut(dsn, "://")
+	if !isURL {
+		return kvPassword.ReplaceAllString(dsn, "${1}xxxxx")
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	u, err := url.Parse(dsn)
+	if err != nil {
+		rest, _, _ = strings.Cut(rest, "?")
+		if i := strings.LastIndex(rest, "@"); i >= 0 {
+			rest = "xxxxx" + rest[i:]
+		}
+		return scheme + "://" + rest
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+	}
+	if q := u.Query(); len(q) > 0 {
+		redacted := false
+		for k := range q {
+			if strings.HasSuffix(strings.ToLower(k), "password") {
+				q.Set(k, "xxxxx")
+				redacted = true
+			}
+		}
+		if redacted {
+			u.RawQuery = q.Encode()
+		}
 	}
 	return u.String()
 }
+
+// kvPassword matches a *password setting of a keyword/value DSN and its
+// value as libpq reads it: single-quoted with backslash escapes (an
+// unterminated quote runs to the end), or up to the next unescaped space.
+var kvPassword = regexp.MustCompile(`(?i)((?:^|\s)\w*password\s*=\s*)('(?:\\.|[^'\\])*'?|(?:\\.|[^\s\\'])*)`)

@@ -235,12 +235,15 @@ func serveHealth(addr string, st *store.Store, rdb *redis.Client, m *metrics.Met
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
+		// The answer names the service; the error itself goes to the log.
 		if err := st.Ping(ctx); err != nil {
-			http.Error(w, "postgres: "+err.Error(), http.StatusServiceUnavailable)
+			log.Warn("not ready", "err", fmt.Errorf("postgres: %w", err))
+			http.Error(w, "postgres unavailable", http.StatusServiceUnavailable)
 			return
 		}
 		if err := rdb.Ping(ctx).Err(); err != nil {
-			http.Error(w, "redis: "+err.Error(), http.StatusServiceUnavailable)
+			log.Warn("not ready", "err", fmt.Errorf("redis: %w", err))
+			http.Error(w, "redis unavailable", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ready\n"))

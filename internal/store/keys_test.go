@@ -1,0 +1,57 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/carryover/carryover/internal/testenv"
+)
+
+// A key prefix is eight hex digits: two keys, of any tenants, may share it.
+// Revoking by a shared prefix must revoke nothing (it used to revoke every
+// key with it, in every tenant); --tenant or the whole key picks one.
+func TestSecurityRevokeSharedPrefix(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := open(t)
+	ta, tb := testenv.RandomName("ta"), testenv.RandomName("tb")
+	keyA, prefixA, err := s.CreateAPIKey(ctx, ta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyB, prefixB, err := s.CreateAPIKey(ctx, tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyB2, _, err := s.CreateAPIKey(ctx, tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Make the collision a random prefix would make one day in 2³².
+	shared := prefixA
+	if _, err := s.Pool().Exec(ctx, `UPDATE api_keys SET prefix = $1 WHERE prefix = $2`, shared, prefixB); err != nil {
+		t.Fatal(err)
+	}
+	live := func(key string) bool {
+		_, err := s.Authenticate(ctx, key)
+		return err == nil
+	}
+	if n, err := s.RevokeAPIKey(ctx, shared, ""); err != nil || n != 2 {
+		t.Fatalf("shared prefix: matched %d, %v; want 2", n, err)
+	}
+	if !live(keyA) || !live(keyB) || !live(keyB2) {
+		t.Fatalf("a shared prefix revoked a key: a=%v b=%v b2=%v", live(keyA), live(keyB), live(keyB2))
+	}
+	if n, err := s.RevokeAPIKey(ctx, shared, tb); err != nil || n != 1 {
+		t.Fatalf("prefix in tenant %s: matched %d, %v", tb, n, err)
+	}
+	if !live(keyA) || live(keyB) || !live(keyB2) {
+		t.Fatalf("--tenant revoked the wrong keys: a=%v b=%v b2=%v", live(keyA), live(keyB), live(keyB2))
+	}
+	if n, err := s.RevokeAPIKey(ctx, keyA, ""); err != nil || n != 1 || live(keyA) || !live(keyB2) {
+		t.Fatalf("whole key: matched %d, %v; a=%v b2=%v", n, err, live(keyA), live(keyB2))
+	}
+	if n, err := s.RevokeAPIKey(ctx, keyA, ""); err != nil || n != 0 {
+		t.Fatalf("revoked key again: matched %d, %v", n, err)
+	}
+}
