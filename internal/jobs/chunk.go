@@ -234,7 +234,7 @@ func (h *Handlers) callOnce(ctx context.Context, r *chunkRun) error {
 		r.resp, err = h.detached(ctx, r)
 	}
 	if _, ok := err.(*waiting); !ok {
-		h.recordCall(r.claim.Job.Model, r.price, r.resp, err)
+		h.recordCall(r.price, r.resp, err)
 	}
 	return err
 }

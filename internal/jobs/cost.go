@@ -40,6 +40,9 @@ type cachedPrice struct {
 	at    time.Time
 }
 
+// maxCachedPrices bounds the models a priceCache holds at once.
+const maxCachedPrices = 1024
+
 func newPriceCache(s *store.Store, ttl time.Duration) *priceCache {
 	return &priceCache{store: s, ttl: ttl, m: make(map[string]cachedPrice)}
 }
@@ -58,6 +61,18 @@ func (c *priceCache) get(ctx context.Context, model string) (*store.Price, error
 		return nil, err
 	}
 	c.mu.Lock()
+	if len(c.m) >= maxCachedPrices {
+		// Model names are the tenants' choice: the cache must not grow
+		// with them. Drop what has expired, or everything.
+		for k, e := range c.m {
+			if now.Sub(e.at) >= c.ttl {
+				delete(c.m, k)
+			}
+		}
+		if len(c.m) >= maxCachedPrices {
+			clear(c.m)
+		}
+	}
 	c.m[model] = cachedPrice{price: p, at: now}
 	c.mu.Unlock()
 	return p, nil

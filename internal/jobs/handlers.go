@@ -148,7 +148,7 @@ func (h *Handlers) timedChunk(ctx context.Context, t *asynq.Task) error {
 }
 
 // recordCall feeds a model call into the metrics.
-func (h *Handlers) recordCall(model string, price *store.Price, resp continuation.Response, err error) {
+func (h *Handlers) recordCall(price *store.Price, resp continuation.Response, err error) {
 	if h.cfg.Metrics == nil {
 		return
 	}
@@ -157,7 +157,18 @@ func (h *Handlers) recordCall(model string, price *store.Price, resp continuatio
 		outcome = "error:" + string(continuation.Classify(err).Type)
 	}
 	u := store.Usage(resp.Usage)
-	h.cfg.Metrics.Call(model, outcome, resp.Latency, u.Input, u.Cached, u.Output, u.Reasoning, Cost(price, u))
+	h.cfg.Metrics.Call(modelLabel(price), outcome, resp.Latency, u.Input, u.Cached, u.Output, u.Reasoning, Cost(price, u))
+}
+
+// modelLabel is the model a call's metrics are reported under: the price
+// table's name for it (gpt-4.1-mini for gpt-4.1-mini-2025-04-14 too), or
+// metrics.OtherModel. Tenants choose model names; as label values they
+// would make series without bound.
+func modelLabel(price *store.Price) string {
+	if price == nil {
+		return metrics.OtherModel
+	}
+	return price.Model
 }
 
 // cancelled reports whether the job was cancelled. It is asked after a call

@@ -36,9 +36,9 @@ func New() *Metrics {
 		chunkSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "carryover_chunk_task_seconds",
 			Help: "Time to handle one chunk task, by what it did (stored, failed, waited, skipped).", Buckets: buckets}, []string{"outcome"}),
 		callSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "carryover_model_call_seconds",
-			Help: "Model call latency by model and outcome (a finish reason, or an error type).", Buckets: buckets}, []string{"model", "outcome"}),
+			Help: "Model call latency by model (as the price table names it, or \"other\") and outcome (a finish reason, or an error type).", Buckets: buckets}, []string{"model", "outcome"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "carryover_tokens_total",
-			Help: "Tokens billed, by model and kind (input, cached, output, reasoning; reasoning is part of output)."}, []string{"model", "kind"}),
+			Help: "Tokens billed, by model (as the price table names it, or \"other\") and kind (input, cached, output, reasoning; reasoning is part of output)."}, []string{"model", "kind"}),
 		cost: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "carryover_cost_usd_total",
 			Help: "Estimated cost in USD by model (priced models only)."}, []string{"model"}),
 		mergeSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "carryover_merge_seconds",
@@ -68,7 +68,12 @@ func (m *Metrics) ChunkTask(outcome string, d time.Duration) {
 	}
 }
 
+// OtherModel is the model label of every model the price table lacks.
+const OtherModel = "other"
+
 // Call records a model call with its usage and cost (cost may be nil).
+// model must come from a bounded set — a name of the price table, or
+// OtherModel — never straight from a request: each value is a series.
 func (m *Metrics) Call(model, outcome string, d time.Duration, input, cached, output, reasoning int64, cost *float64) {
 	if m == nil {
 		return
