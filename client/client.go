@@ -53,7 +53,11 @@ type Config struct {
 	RedisURL    string
 	ChunkQueue  string // default "carryover"
 	MergeQueue  string // default the chunk queue
-	Logger      *slog.Logger
+	// ChunkLanes is how many chunk queues tenants are spread over; it must
+	// be the workers' setting (CARRYOVER_CHUNK_LANES). 0 is
+	// jobs.DefaultLanes.
+	ChunkLanes int
+	Logger     *slog.Logger
 	// MaxConns caps the Postgres pool (0: pgx's default); each Watch holds
 	// one connection while it runs.
 	MaxConns int32
@@ -66,7 +70,7 @@ type Client struct {
 	queue *asynq.Client
 	insp  *asynq.Inspector
 	enq   *jobs.Enqueuer
-	chunk string // the chunk queue
+	tasks *jobs.Dispatcher
 }
 
 // New connects to Postgres and Redis.
@@ -94,9 +98,10 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.MergeQueue != "" {
 		queues.Merge = cfg.MergeQueue
 	}
-	d := jobs.NewDispatcher(q, queues, jobs.DefaultTaskOptions())
+	queues.Lanes = cfg.ChunkLanes
+	d := jobs.NewDispatcher(q, queues, jobs.DefaultTaskOptions(), st)
 	return &Client{store: st, rdb: rdb, queue: q, insp: asynq.NewInspectorFromRedisClient(rdb),
-		enq: jobs.NewEnqueuer(st, d, cfg.Logger), chunk: queues.Chunk}, nil
+		enq: jobs.NewEnqueuer(st, d, cfg.Logger), tasks: d}, nil
 }
 
 // Close releases the connections.
@@ -302,7 +307,9 @@ func (c *Client) Cancel(ctx context.Context, id string) (Status, error) {
 		// at its next poll and cancels the call at the provider.
 		taskID := jobs.ChunkTaskID(id, st.Chunks)
 		_ = c.insp.CancelProcessing(taskID)
-		_ = c.insp.RunTask(c.chunk, taskID)
+		if queue, err := c.tasks.ChunkQueue(ctx, id); err == nil {
+			_ = c.insp.RunTask(queue, taskID)
+		}
 	}
 	return st, err
 }

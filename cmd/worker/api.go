@@ -37,7 +37,7 @@ func runAPI(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	c, err := client.New(ctx, client.Config{DatabaseURL: cfg.DatabaseURL, RedisURL: cfg.RedisURL,
-		ChunkQueue: cfg.ChunkQueue, MergeQueue: cfg.MergeQueue, Logger: log, MaxConns: 64})
+		ChunkQueue: cfg.ChunkQueue, MergeQueue: cfg.MergeQueue, ChunkLanes: cfg.ChunkLanes, Logger: log, MaxConns: 64})
 	if err != nil {
 		return err
 	}

@@ -25,13 +25,17 @@ const (
 
 // Config holds every setting of the worker and the CLI.
 type Config struct {
-	DatabaseURL       string
-	RedisURL          string
-	OpenAIAPIKey      string // secret
-	OpenAIBaseURL     string
-	Concurrency       int
-	ChunkQueue        string
-	MergeQueue        string
+	DatabaseURL   string
+	RedisURL      string
+	OpenAIAPIKey  string // secret
+	OpenAIBaseURL string
+	Concurrency   int
+	ChunkQueue    string
+	MergeQueue    string
+	// ChunkLanes is how many chunk queues tenants are spread over (see
+	// jobs.Queues.Lanes); every process of a deployment must agree. 0 is
+	// jobs.DefaultLanes.
+	ChunkLanes        int
 	LogLevel          string
 	HealthAddr        string
 	ReconcileInterval time.Duration
@@ -100,6 +104,7 @@ func FromEnv() Config {
 		Concurrency:       envInt("WORKER_CONCURRENCY", 32),
 		ChunkQueue:        env("CARRYOVER_QUEUE", "carryover"),
 		MergeQueue:        os.Getenv("CARRYOVER_MERGE_QUEUE"),
+		ChunkLanes:        envInt("CARRYOVER_CHUNK_LANES", jobs.DefaultLanes),
 		LogLevel:          env("LOG_LEVEL", "info"),
 		HealthAddr:        os.Getenv("HEALTH_ADDR"),
 		ReconcileInterval: envDuration("CARRYOVER_RECONCILE_INTERVAL", 15*time.Second),
@@ -125,6 +130,7 @@ func (c *Config) RegisterStoreFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.RedisURL, "redis-url", c.RedisURL, "Redis URL (env REDIS_URL)")
 	fs.StringVar(&c.ChunkQueue, "queue", c.ChunkQueue, "asynq queue for chunk tasks (env CARRYOVER_QUEUE)")
 	fs.StringVar(&c.MergeQueue, "merge-queue", c.MergeQueue, "asynq queue for merge tasks; default the chunk queue (env CARRYOVER_MERGE_QUEUE)")
+	fs.IntVar(&c.ChunkLanes, "chunk-lanes", c.ChunkLanes, "chunk queues tenants are spread over, one lane per tenant (lane 0 is the queue itself, lane i <queue>.lane<i>), so one tenant's backlog does not delay another's; every producer and worker must agree; 1 is a single queue (env CARRYOVER_CHUNK_LANES)")
 }
 
 // RegisterWorkerFlags adds the worker's own flags.
@@ -147,6 +153,11 @@ func (c *Config) RegisterWorkerFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.BackgroundHold, "background-hold", c.BackgroundHold, "longest a task waits on a background call in its slot (only while at most half the slots are busy) before it polls later; 0 never holds (env CARRYOVER_BACKGROUND_HOLD)")
 	fs.IntVar(&c.DBConns, "db-conns", c.DBConns, "pooled Postgres connections, whatever the concurrency; the lock session is one more; 0 is the default (env CARRYOVER_DB_CONNS)")
 	fs.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often an idle worker looks for tasks; asynq's 1s default stalls chained tasks (env CARRYOVER_POLL_INTERVAL)")
+}
+
+// Queues are the queues the configuration names.
+func (c Config) Queues() jobs.Queues {
+	return jobs.Queues{Chunk: c.ChunkQueue, Merge: c.MergeQueueOrDefault(), Lanes: c.ChunkLanes}
 }
 
 // MergeQueueOrDefault is the merge queue, or the chunk queue when unset.
@@ -175,6 +186,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("concurrency must be at least 1, got %d", c.Concurrency)
 	case c.ChunkQueue == "":
 		return fmt.Errorf("queue must not be empty")
+	case c.ChunkLanes < 0 || c.ChunkLanes > jobs.MaxLanes:
+		return fmt.Errorf("chunk-lanes must be between 1 and %d (0 for the default, %d), got %d", jobs.MaxLanes, jobs.DefaultLanes, c.ChunkLanes)
 	case c.DBConns < 0:
 		return fmt.Errorf("db-conns must not be negative, got %d", c.DBConns)
 	case c.BackgroundHold < 0:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -63,10 +64,54 @@ func MergeTaskID(jobID string) string { return fmt.Sprintf("job:%s:merge", jobID
 type Queues struct {
 	Chunk string
 	Merge string
+	// Lanes spreads chunk tasks over this many queues, each tenant's on
+	// one lane (its ordinal mod Lanes; see ChunkLane), so that one
+	// tenant's backlog waits in its own lane while the worker picks among
+	// the non-empty lanes at random, with equal weights. 0 is DefaultLanes;
+	// 1 puts every chunk task on Chunk. Producers and workers must agree.
+	Lanes int
 }
 
-// DefaultQueues puts every task on the "carryover" queue.
+// DefaultLanes is how many chunk queue lanes tenants are spread over: the
+// first DefaultLanes tenants get one each, later ones share.
+const DefaultLanes = 8
+
+// MaxLanes bounds Lanes: each lane is a queue every worker polls.
+const MaxLanes = 256
+
+// DefaultQueues puts every task on the "carryover" queue, chunk tasks on
+// its lanes.
 func DefaultQueues() Queues { return Queues{Chunk: "carryover", Merge: "carryover"} }
+
+func (q Queues) lanes() int64 {
+	if q.Lanes <= 0 {
+		return DefaultLanes
+	}
+	return int64(q.Lanes)
+}
+
+// ChunkLane is the chunk queue of the tenant with this ordinal: lane 0 is
+// Chunk itself (the default tenant's, and where chunk tasks went before
+// there were lanes), lane i is "<Chunk>.lane<i>".
+func (q Queues) ChunkLane(ordinal int64) string {
+	i := ordinal % q.lanes()
+	if i < 0 {
+		i += q.lanes()
+	}
+	if i == 0 {
+		return q.Chunk
+	}
+	return fmt.Sprintf("%s.lane%d", q.Chunk, i)
+}
+
+// ChunkLanes lists every chunk queue, lane 0 first.
+func (q Queues) ChunkLanes() []string {
+	out := make([]string, q.lanes())
+	for i := range out {
+		out[i] = q.ChunkLane(int64(i))
+	}
+	return out
+}
 
 // TaskOptions are the asynq options of every task.
 type TaskOptions struct {
@@ -80,18 +125,59 @@ func DefaultTaskOptions() TaskOptions { return TaskOptions{MaxRetry: 60, Timeout
 // Dispatcher puts chunk and merge tasks on the queue. A TaskID conflict means
 // the task is already queued or running, which is what was wanted.
 type Dispatcher struct {
-	client *asynq.Client
-	queues Queues
-	opts   TaskOptions
+	client   *asynq.Client
+	queues   Queues
+	opts     TaskOptions
+	ordinals Ordinals
+
+	mu    sync.Mutex
+	lanes map[string]string // job ID → its chunk queue (never changes)
 }
 
-// NewDispatcher wraps an asynq client.
-func NewDispatcher(c *asynq.Client, q Queues, o TaskOptions) *Dispatcher {
-	return &Dispatcher{client: c, queues: q, opts: o}
+// Ordinals tells the ordinal of the tenant a job belongs to, which picks
+// its chunk queue lane (*store.Store does).
+type Ordinals interface {
+	TenantOrdinal(ctx context.Context, jobID string) (int64, error)
+}
+
+// maxCachedLanes bounds the jobs whose lane a Dispatcher remembers.
+const maxCachedLanes = 4096
+
+// NewDispatcher wraps an asynq client; ord finds a job's lane (nil puts
+// every chunk task on lane 0).
+func NewDispatcher(c *asynq.Client, q Queues, o TaskOptions, ord Ordinals) *Dispatcher {
+	return &Dispatcher{client: c, queues: q, opts: o, ordinals: ord, lanes: map[string]string{}}
 }
 
 // Queues returns the queue names in use.
 func (d *Dispatcher) Queues() Queues { return d.queues }
+
+// ChunkQueue returns the queue of a job's chunk tasks: its tenant's lane.
+// A job's lane never changes, so it is looked up once per job (a bounded
+// cache keeps it for the job's next chunks).
+func (d *Dispatcher) ChunkQueue(ctx context.Context, jobID string) (string, error) {
+	if d.ordinals == nil || d.queues.lanes() == 1 {
+		return d.queues.Chunk, nil
+	}
+	d.mu.Lock()
+	q, ok := d.lanes[jobID]
+	d.mu.Unlock()
+	if ok {
+		return q, nil
+	}
+	n, err := d.ordinals.TenantOrdinal(ctx, jobID)
+	if err != nil {
+		return "", fmt.Errorf("chunk queue of job %s: %w", jobID, err)
+	}
+	q = d.queues.ChunkLane(n)
+	d.mu.Lock()
+	if len(d.lanes) >= maxCachedLanes {
+		clear(d.lanes)
+	}
+	d.lanes[jobID] = q
+	d.mu.Unlock()
+	return q, nil
+}
 
 // Chunk enqueues chunk seq of a job under its canonical TaskID.
 func (d *Dispatcher) Chunk(ctx context.Context, jobID string, seq int) error {
@@ -102,7 +188,11 @@ func (d *Dispatcher) Chunk(ctx context.Context, jobID string, seq int) error {
 // delivered after delay (stretched to a whole second: asynq keeps a
 // scheduled time in whole seconds).
 func (d *Dispatcher) ChunkIn(ctx context.Context, jobID string, seq int, delay time.Duration) error {
-	return d.enqueue(ctx, chunkTask(jobID, seq), ChunkTaskID(jobID, seq), d.queues.Chunk,
+	queue, err := d.ChunkQueue(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	return d.enqueue(ctx, chunkTask(jobID, seq), ChunkTaskID(jobID, seq), queue,
 		asynq.ProcessIn(roundUpToSecond(time.Now(), delay)))
 }
 
@@ -110,7 +200,11 @@ func (d *Dispatcher) ChunkIn(ctx context.Context, jobID string, seq int, delay t
 // or one of its own when a task under the canonical one may be stranded (a
 // recovery copy, a resumed job).
 func (d *Dispatcher) ChunkWithID(ctx context.Context, jobID string, seq int, taskID string) error {
-	return d.enqueue(ctx, chunkTask(jobID, seq), taskID, d.queues.Chunk)
+	queue, err := d.ChunkQueue(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	return d.enqueue(ctx, chunkTask(jobID, seq), taskID, queue)
 }
 
 // chunkTask is the task that makes chunk seq of a job.

@@ -129,10 +129,14 @@ func (r *Reconciler) resume(ctx context.Context, s *scan, j store.StaleJob) (boo
 		return false, err // locked: a delivery is working on it (a long model call)
 	}
 	defer unlock()
-	queues := r.cfg.Tasks.Queues()
-	queue, taskID := queues.Chunk, jobs.ChunkTaskID(j.ID, j.NextSeq)
+	var queue, taskID string
 	if j.Status == store.StatusMerging {
-		queue, taskID = queues.Merge, jobs.MergeTaskID(j.ID)
+		queue, taskID = r.cfg.Tasks.Queues().Merge, jobs.MergeTaskID(j.ID)
+	} else {
+		taskID = jobs.ChunkTaskID(j.ID, j.NextSeq)
+		if queue, err = r.cfg.Tasks.ChunkQueue(ctx, j.ID); err != nil {
+			return false, err
+		}
 	}
 	info, err := r.cfg.Inspector.GetTaskInfo(queue, taskID)
 	switch {

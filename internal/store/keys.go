@@ -20,7 +20,9 @@ func hashKey(key string) string {
 }
 
 // CreateAPIKey makes a key for a tenant (creating the tenant if needed) and
-// returns it. Only its hash is stored: the key cannot be shown again.
+// returns it. Only its hash is stored: the key cannot be shown again. A
+// tenant that exists takes no number from the ordinal sequence, so tenants
+// made one after another get consecutive ordinals (and different lanes).
 func (s *Store) CreateAPIKey(ctx context.Context, tenant string) (key, prefix string, err error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
@@ -29,7 +31,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, tenant string) (key, prefix st
 	key = keyPrefix + hex.EncodeToString(b)
 	prefix = key[:len(keyPrefix)+8]
 	_, err = s.pool.Exec(ctx, `
-WITH t AS (INSERT INTO tenants (id) VALUES ($1) ON CONFLICT DO NOTHING)
+WITH t AS (INSERT INTO tenants (id) SELECT $1 WHERE NOT EXISTS (SELECT FROM tenants WHERE id = $1) ON CONFLICT DO NOTHING)
 INSERT INTO api_keys (tenant_id, key_hash, prefix) VALUES ($1, $2, $3)`, tenant, hashKey(key), prefix)
 	if err != nil {
 		return "", "", fmt.Errorf("store: create API key for tenant %q: %w", tenant, err)
@@ -71,4 +73,19 @@ SELECT count(*) FROM m`, val, tenant).Scan(&matched)
 		return 0, fmt.Errorf("store: revoke API key: %w", err)
 	}
 	return matched, nil
+}
+
+// TenantOrdinal returns the ordinal of the tenant a job belongs to: tenants
+// are numbered in the order they were made ('default' is 0), and the
+// ordinal picks the tenant's chunk queue lane.
+func (s *Store) TenantOrdinal(ctx context.Context, jobID string) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT t.ordinal FROM jobs j JOIN tenants t ON t.id = j.tenant_id WHERE j.id = $1::uuid`, jobID).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: tenant ordinal of job %s: %w", jobID, err)
+	}
+	return n, nil
 }

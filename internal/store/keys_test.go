@@ -55,3 +55,36 @@ func TestSecurityRevokeSharedPrefix(t *testing.T) {
 		t.Fatalf("revoked key again: matched %d, %v", n, err)
 	}
 }
+
+// Tenants are numbered in the order they are made, without gaps from keys
+// made for a tenant that exists: the first N tenants get N different lanes.
+func TestTenantOrdinalsConsecutive(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := open(t)
+	tx, ty := testenv.RandomName("tx"), testenv.RandomName("ty")
+	for _, tn := range []string{tx, tx, tx, ty} {
+		if _, _, err := s.CreateAPIKey(ctx, tn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ox, oy int64
+	if err := s.Pool().QueryRow(ctx, `SELECT (SELECT ordinal FROM tenants WHERE id = $1), (SELECT ordinal FROM tenants WHERE id = $2)`, tx, ty).Scan(&ox, &oy); err != nil {
+		t.Fatal(err)
+	}
+	if oy != ox+1 {
+		// Parallel tests make tenants too: only a gap that keys of tx made
+		// would be a fault, and those take no number any more.
+		var between int
+		if err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM tenants WHERE ordinal > $1 AND ordinal < $2`, ox, oy).Scan(&between); err != nil {
+			t.Fatal(err)
+		}
+		if int64(between) != oy-ox-1 {
+			t.Fatalf("ordinals %d and %d with %d tenants between: keys of an existing tenant took numbers", ox, oy, between)
+		}
+	}
+	var def int64
+	if err := s.Pool().QueryRow(ctx, `SELECT ordinal FROM tenants WHERE id = 'default'`).Scan(&def); err != nil || def != 0 {
+		t.Fatalf("the default tenant's ordinal is %d (%v), want 0 (lane 0, the chunk queue itself)", def, err)
+	}
+}

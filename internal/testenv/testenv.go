@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -178,14 +179,29 @@ func DeleteQueue(q string) {
 	}
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	_ = asynq.NewInspectorFromRedisClient(rdb).DeleteQueue(q, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	iter := rdb.Scan(ctx, 0, "asynq:{"+q+"}:*", 500).Iterator()
+	// The queue's chunk lanes (q.lane1, …; see jobs.Queues) go with it.
+	queues := []string{q}
+	all, _ := rdb.SMembers(ctx, "asynq:queues").Result()
+	for _, name := range all {
+		if strings.HasPrefix(name, q+".lane") {
+			queues = append(queues, name)
+		}
+	}
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	for _, name := range queues {
+		_ = insp.DeleteQueue(name, true)
+		iter := rdb.Scan(ctx, 0, "asynq:{"+name+"}:*", 500).Iterator()
+		for iter.Next(ctx) {
+			rdb.Del(ctx, iter.Val())
+		}
+		rdb.SRem(ctx, "asynq:queues", name)
+	}
+	iter := rdb.Scan(ctx, 0, "asynq:{"+q+".lane*}:*", 500).Iterator()
 	for iter.Next(ctx) {
 		rdb.Del(ctx, iter.Val())
 	}
-	rdb.SRem(ctx, "asynq:queues", q)
 }
 
 // BuildWorker compiles cmd/worker into a temporary directory of tb and

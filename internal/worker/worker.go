@@ -72,9 +72,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer rdb.Close()
-	queues := jobs.Queues{Chunk: cfg.ChunkQueue, Merge: cfg.MergeQueueOrDefault()}
+	queues := cfg.Queues()
 	tasks := jobs.NewDispatcher(asynq.NewClientFromRedisClient(rdb), queues,
-		jobs.TaskOptions{MaxRetry: cfg.MaxRetry, Timeout: jobs.DefaultTaskOptions().Timeout})
+		jobs.TaskOptions{MaxRetry: cfg.MaxRetry, Timeout: jobs.DefaultTaskOptions().Timeout}, st)
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	m := newMetrics(st, insp)
 	handlers, err := newHandlers(cfg, o.Provider, st, tasks, m, log)
@@ -170,11 +170,20 @@ func newProvider(cfg config.Config) (continuation.Provider, error) {
 }
 
 // newServer configures the asynq server, and says the queue weights it
-// serves: chunks before merges, two to one.
+// serves. Every chunk lane weighs the same: asynq (StrictPriority off)
+// orders the queues for each dequeue by a weighted shuffle and takes the
+// first non-empty one, so a tenant whose lane has one task waits for about
+// as many tasks as there are busy lanes, whatever the backlog in the
+// others. A merge queue of its own weighs as much as half the lanes
+// together: chunks before merges, two to one, when every lane is busy.
 func newServer(cfg config.Config, rdb *redis.Client, queues jobs.Queues, log *slog.Logger) (*asynq.Server, map[string]int) {
-	qweights := map[string]int{queues.Chunk: 2}
-	if queues.Merge != queues.Chunk {
-		qweights[queues.Merge] = 1
+	lanes := queues.ChunkLanes()
+	qweights := make(map[string]int, len(lanes)+1)
+	for _, q := range lanes {
+		qweights[q] = 2
+	}
+	if _, ok := qweights[queues.Merge]; !ok {
+		qweights[queues.Merge] = len(lanes)
 	}
 	return asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency: cfg.Concurrency,
