@@ -77,7 +77,7 @@ type Queues struct {
 const DefaultLanes = 8
 
 // MaxLanes bounds Lanes: each lane is a queue every worker polls.
-const MaxLanes = 256
+const MaxLanes = 64
 
 // DefaultQueues puts every task on the "carryover" queue, chunk tasks on
 // its lanes.
