@@ -59,6 +59,9 @@ type NewJob struct {
 	RequestHash     string
 	WebhookURL      string          // "" for none
 	Options         json.RawMessage // tools, json_schema, stream; nil for none
+	// Quota, when set, is checked before the insert, in the same
+	// transaction (see insertWithin); nil checks none.
+	Quota *Quota
 }
 
 // Job is a row of the jobs table.
@@ -109,7 +112,8 @@ func jobDest(j *Job) []any {
 
 // InsertJob stores a new job in status queued. With an idempotency key that
 // was used before it returns the existing job and created=false, or
-// ErrIdempotencyConflict when the earlier request differs.
+// ErrIdempotencyConflict when the earlier request differs. With n.Quota it
+// returns a *QuotaError, storing nothing, when the tenant is at a quota.
 func (s *Store) InsertJob(ctx context.Context, n NewJob) (job Job, created bool, err error) {
 	var key *string
 	if n.IdempotencyKey != "" {
@@ -125,22 +129,17 @@ func (s *Store) InsertJob(ctx context.Context, n NewJob) (job Job, created bool,
 	if len(n.Options) > 0 {
 		opts = n.Options
 	}
-	err = s.pool.QueryRow(ctx, `
-WITH j AS (
-	INSERT INTO jobs (id, model, format, instructions, input, max_output_tokens, continuation, metadata,
-	                  idempotency_key, request_hash, tenant_id, webhook_url, options)
-	VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), coalesce($13::jsonb, '{}'))
-	ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-	RETURNING *
-), ev AS (
-	INSERT INTO job_events (job_id, level, type, message)
-	SELECT id, 'info', 'status', 'queued' FROM j
-)
-SELECT `+jobColumns+` FROM j`,
-		n.ID, n.Model, n.Format, n.Instructions, n.Input, n.MaxOutputTokens, n.Continuation, meta, key,
-		n.RequestHash, n.TenantID, n.WebhookURL, opts).Scan(jobDest(&job)...)
+	if n.Quota != nil {
+		err = insertWithin(ctx, s.pool, n, key, meta, opts, &job)
+	} else {
+		err = insertJob(ctx, s.pool, n, key, meta, opts, &job)
+	}
 	if err == nil {
 		return job, true, nil
+	}
+	var qe *QuotaError
+	if errors.As(err, &qe) || errors.Is(err, ErrUnknownTenant) {
+		return Job{}, false, err
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23503" && pgErr.ConstraintName == "jobs_tenant_id_fkey" {
@@ -160,6 +159,30 @@ SELECT `+jobColumns+` FROM j`,
 		return Job{}, false, ErrIdempotencyConflict
 	}
 	return job, false, nil
+}
+
+// queryRower is a pool or a transaction.
+type queryRower interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// insertJob inserts n with its "queued" event; pgx.ErrNoRows when its
+// idempotency key is taken.
+func insertJob(ctx context.Context, q queryRower, n NewJob, key *string, meta, opts any, job *Job) error {
+	return q.QueryRow(ctx, `
+WITH j AS (
+	INSERT INTO jobs (id, model, format, instructions, input, max_output_tokens, continuation, metadata,
+	                  idempotency_key, request_hash, tenant_id, webhook_url, options)
+	VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), coalesce($13::jsonb, '{}'))
+	ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+	RETURNING *
+), ev AS (
+	INSERT INTO job_events (job_id, level, type, message)
+	SELECT id, 'info', 'status', 'queued' FROM j
+)
+SELECT `+jobColumns+` FROM j`,
+		n.ID, n.Model, n.Format, n.Instructions, n.Input, n.MaxOutputTokens, n.Continuation, meta, key,
+		n.RequestHash, n.TenantID, n.WebhookURL, opts).Scan(jobDest(job)...)
 }
 
 // GetJob loads one job.
