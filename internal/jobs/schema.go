@@ -76,9 +76,6 @@ func checkTools(raw json.RawMessage) *carryovertype.FieldError {
 	if len(raw) > maxToolsBytes {
 		return bad("tools", "is larger than %d bytes", maxToolsBytes)
 	}
-	if msg := checkSchemaShape(raw); msg != "" {
-		return bad("tools", "%s", msg)
-	}
 	var tools []map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &tools); err != nil {
 		return bad("tools", `must be a list of {"type":"function","name":...,"parameters":{...}} objects`)
