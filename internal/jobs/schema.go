@@ -43,8 +43,11 @@ func checkSchemaShape(raw []byte) string {
 	depth, nodes := 0, 0
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
+		if err == io.EOF && depth == 0 {
 			return ""
+		}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
 		}
 		if err != nil {
 			return "is not valid JSON: " + err.Error()
