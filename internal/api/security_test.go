@@ -180,7 +180,7 @@ func TestSecurityAuthThrottle(t *testing.T) {
 // A tenant at its quota of jobs in flight is refused with 429, Retry-After
 // and a problem document naming the quota, and nothing is stored; another
 // tenant is not affected; an idempotent retry of an accepted job still gets
-// it; concurrent requests cannot together pass the quota; a tenant's row
+// it; a resume counts as a new job in flight; concurrent requests cannot together pass the quota; a tenant's row
 // overrides the operator's quota; a daily spend cap refuses new jobs until
 // the next UTC day.
 func TestSecurityQuota(t *testing.T) {
@@ -229,6 +229,26 @@ func TestSecurityQuota(t *testing.T) {
 	}
 	resp, body = e.do("POST", "/v1/jobs", `{"model":"m","input":"p"}`)
 	want429(t, "past the tenant's own quota", resp, body, 60)
+
+	// A resume makes a job live again: it counts too.
+	resp, body = e.do("POST", "/v1/jobs", `{"model":"m","input":"p"}`, "Idempotency-Key", "k0")
+	var first api.Accepted
+	if err := json.Unmarshal(body, &first); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	if resp, body := e.do("POST", first.Links.Cancel, ""); resp.StatusCode != 200 {
+		t.Fatalf("cancel: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := e.do("POST", "/v1/jobs", `{"model":"m","input":"p"}`); resp.StatusCode != 202 {
+		t.Fatalf("a job in the slot the cancel freed: %d %s", resp.StatusCode, body)
+	}
+	resp, body = e.do("POST", first.Links.Resume, `{"max_attempts":20}`)
+	if p := want429(t, "a resume past the quota", resp, body, 60); p.Quota != store.QuotaJobsInFlight {
+		t.Fatalf("%+v", p)
+	}
+	if n := live(alpha); n != 3 {
+		t.Fatalf("%d jobs live, want 3", n)
+	}
 
 	// Concurrent requests: exactly the quota gets in.
 	gamma := e

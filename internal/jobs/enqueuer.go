@@ -113,7 +113,7 @@ func (e *Enqueuer) Cancel(ctx context.Context, jobID string) (store.Job, bool, e
 // merging and queues its merge. It reports false when the job is still
 // generating or has no chunks.
 func (e *Enqueuer) Remerge(ctx context.Context, jobID string) (bool, error) {
-	ok, err := e.store.Remerge(ctx, jobID)
+	ok, err := e.store.Remerge(ctx, jobID, e.quota)
 	if err != nil || !ok {
 		return ok, err
 	}
@@ -174,7 +174,7 @@ func (e *Enqueuer) Resume(ctx context.Context, jobID string, o carryovertype.Res
 	if err != nil {
 		return fmt.Errorf("encode continuation: %w", err)
 	}
-	next, ok, err := e.store.Resume(ctx, jobID, raw)
+	next, ok, err := e.store.Resume(ctx, jobID, raw, e.quota)
 	if err != nil {
 		return err
 	}

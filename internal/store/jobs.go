@@ -305,10 +305,13 @@ SELECT id, 'error', 'status', 'failed', jsonb_build_object('error', $2::text) FR
 }
 
 // Remerge moves a terminal job that has chunks back to merging. It reports
-// whether it did; ErrNotFound when there is no such job.
-func (s *Store) Remerge(ctx context.Context, id string) (bool, error) {
+// whether it did; ErrNotFound when there is no such job. With a quota, a
+// tenant at its jobs in flight gets a *QuotaError.
+func (s *Store) Remerge(ctx context.Context, id string, quota *Quota) (bool, error) {
 	var changed bool
-	err := s.pool.QueryRow(ctx, `
+	var err error
+	remerge := func(q queryRower) error {
+		return q.QueryRow(ctx, `
 WITH j AS (
 	UPDATE jobs SET status = 'merging', finished_at = NULL, updated_at = now()
 	WHERE id = $1::uuid AND status IN ('succeeded','partial','failed','cancelled')
@@ -318,6 +321,16 @@ WITH j AS (
 	INSERT INTO job_events (job_id, level, type, message) SELECT id, 'info', 'status', 'merging' FROM j
 )
 SELECT EXISTS (SELECT 1 FROM j), EXISTS (SELECT 1 FROM jobs WHERE id = $1::uuid)`, id).Scan(&changed, new(bool))
+	}
+	if quota == nil {
+		err = remerge(s.pool)
+	} else {
+		err = s.withinQuota(ctx, id, *quota, false, func(tx pgx.Tx) error { return remerge(tx) })
+	}
+	var qe *QuotaError
+	if errors.As(err, &qe) || errors.Is(err, ErrNotFound) {
+		return false, err
+	}
 	if err != nil {
 		return false, fmt.Errorf("store: remerge job %s: %w", id, err)
 	}
@@ -341,9 +354,11 @@ func ResumableStops() []string {
 // Resume puts a job stopped by one of ResumableStops back to running with new
 // continuation settings, starting a new execution (its time limit counts from
 // now; the time of the earlier one is kept in active_ms). It returns the next
-// chunk to make, and false when the job cannot be resumed.
-func (s *Store) Resume(ctx context.Context, id string, continuation json.RawMessage) (nextSeq int, ok bool, err error) {
-	err = s.pool.QueryRow(ctx, `
+// chunk to make, and false when the job cannot be resumed. With a quota, a
+// tenant at a quota gets a *QuotaError.
+func (s *Store) Resume(ctx context.Context, id string, continuation json.RawMessage, quota *Quota) (nextSeq int, ok bool, err error) {
+	resume := func(q queryRower) error {
+		return q.QueryRow(ctx, `
 WITH j AS (
 	UPDATE jobs SET status = 'running', continuation = $2, stop_reason = NULL, error = NULL,
 	       active_ms = active_ms + coalesce((extract(epoch FROM coalesce(finished_at, now()) - started_at) * 1000)::bigint, 0),
@@ -354,6 +369,16 @@ WITH j AS (
 	INSERT INTO job_events (job_id, level, type, message, data) SELECT id, 'info', 'status', 'running', jsonb_build_object('resumed', true) FROM j
 )
 SELECT (SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE job_id = $1::uuid) FROM j`, id, continuation, ResumableStops()).Scan(&nextSeq)
+	}
+	if quota == nil {
+		err = resume(s.pool)
+	} else {
+		err = s.withinQuota(ctx, id, *quota, true, func(tx pgx.Tx) error { return resume(tx) })
+	}
+	var qe *QuotaError
+	if errors.As(err, &qe) || errors.Is(err, ErrNotFound) {
+		return 0, false, err
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		_, err = s.GetJob(ctx, id)
 		return 0, false, err
@@ -464,4 +489,13 @@ func (s *Store) JobTenant(ctx context.Context, id string) (string, error) {
 		return "", fmt.Errorf("store: tenant of job %s: %w", id, err)
 	}
 	return t, nil
+}
+
+// withinQuota runs do on job id under its tenant's quota (see underQuota).
+func (s *Store) withinQuota(ctx context.Context, id string, q Quota, spend bool, do func(pgx.Tx) error) error {
+	tenant, err := s.JobTenant(ctx, id)
+	if err != nil {
+		return err
+	}
+	return underQuota(ctx, s.pool, tenant, q, spend, nil, do)
 }

@@ -60,34 +60,59 @@ func (e *QuotaError) Error() string {
 const quotaLockClass int32 = 0x7175
 
 // insertWithin inserts n as insertJob does, once the tenant's quota allows
-// it. A transaction-scoped advisory lock per tenant serializes the check
-// and the insert, so concurrent requests cannot together pass the quota;
-// requests of other tenants do not wait. A request whose idempotency key
-// names an existing job is not counted: the caller returns that job.
-func insertWithin(ctx context.Context, db interface {
+// it. A request whose idempotency key names an existing job is not counted:
+// the caller returns that job.
+func insertWithin(ctx context.Context, db txBeginner, n NewJob, key *string, meta, opts any, job *Job) error {
+	return underQuota(ctx, db, n.TenantID, *n.Quota, true, func(tx pgx.Tx) error {
+		if key != nil {
+			var exists bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM jobs WHERE tenant_id = $1 AND idempotency_key = $2)`,
+				n.TenantID, key).Scan(&exists); err != nil {
+				return err
+			}
+			if exists {
+				return errIdempotentReplay
+			}
+		}
+		return nil
+	}, func(tx pgx.Tx) error {
+		return insertJob(ctx, tx, n, key, meta, opts, job)
+	})
+}
+
+// errIdempotentReplay skips the quota for a request that returns a job
+// already accepted.
+var errIdempotentReplay = pgx.ErrNoRows
+
+type txBeginner interface {
 	Begin(context.Context) (pgx.Tx, error)
-}, n NewJob, key *string, meta, opts any, job *Job) error {
+}
+
+// underQuota runs do in a transaction that holds the tenant's quota lock,
+// once the tenant's jobs in flight (and, with spend, its spend today) are
+// under its quota; a *QuotaError otherwise. The transaction-scoped advisory
+// lock serializes the check and the change per tenant, so concurrent
+// requests cannot together pass the quota; other tenants do not wait.
+// before, when set, runs first under the lock; an error from it ends the
+// transaction and is returned, the quota unchecked.
+func underQuota(ctx context.Context, db txBeginner, tenant string, q Quota, spend bool,
+	before, do func(pgx.Tx) error) error {
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, quotaLockClass, n.TenantID); err != nil {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, quotaLockClass, tenant); err != nil {
 		return err
 	}
-	if key != nil {
-		var exists bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM jobs WHERE tenant_id = $1 AND idempotency_key = $2)`,
-			n.TenantID, key).Scan(&exists); err != nil {
+	if before != nil {
+		if err := before(tx); err != nil {
 			return err
-		}
-		if exists {
-			return pgx.ErrNoRows // the caller loads it
 		}
 	}
 	var maxJobs *int64
 	var spendCap *float64
-	err = tx.QueryRow(ctx, `SELECT max_jobs_in_flight, daily_spend_usd::float8 FROM tenants WHERE id = $1`, n.TenantID).
+	err = tx.QueryRow(ctx, `SELECT max_jobs_in_flight, daily_spend_usd::float8 FROM tenants WHERE id = $1`, tenant).
 		Scan(&maxJobs, &spendCap)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrUnknownTenant
@@ -95,7 +120,6 @@ func insertWithin(ctx context.Context, db interface {
 	if err != nil {
 		return err
 	}
-	q := *n.Quota
 	if maxJobs != nil {
 		q.MaxJobsInFlight = *maxJobs
 	}
@@ -105,25 +129,25 @@ func insertWithin(ctx context.Context, db interface {
 	if q.MaxJobsInFlight != UnlimitedJobs {
 		var live int64
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM jobs WHERE tenant_id = $1 AND status IN ('queued','running','merging')`,
-			n.TenantID).Scan(&live); err != nil {
+			tenant).Scan(&live); err != nil {
 			return err
 		}
 		if live >= q.MaxJobsInFlight {
-			return &QuotaError{Tenant: n.TenantID, Quota: QuotaJobsInFlight, Limit: float64(q.MaxJobsInFlight),
+			return &QuotaError{Tenant: tenant, Quota: QuotaJobsInFlight, Limit: float64(q.MaxJobsInFlight),
 				Used: float64(live), RetryAfter: InFlightRetryAfter}
 		}
 	}
-	if q.DailySpendUSD > 0 {
-		spent, dayEnd, err := spentToday(ctx, tx, n.TenantID)
+	if spend && q.DailySpendUSD > 0 {
+		spent, dayEnd, err := spentToday(ctx, tx, tenant)
 		if err != nil {
 			return err
 		}
 		if spent >= q.DailySpendUSD {
-			return &QuotaError{Tenant: n.TenantID, Quota: QuotaDailySpend, Limit: q.DailySpendUSD, Used: spent,
+			return &QuotaError{Tenant: tenant, Quota: QuotaDailySpend, Limit: q.DailySpendUSD, Used: spent,
 				RetryAfter: time.Until(dayEnd)}
 		}
 	}
-	if err := insertJob(ctx, tx, n, key, meta, opts, job); err != nil {
+	if err := do(tx); err != nil {
 		return err
 	}
 	return tx.Commit(ctx)
