@@ -141,7 +141,8 @@ func TestSecurityAuthThrottle(t *testing.T) {
 	wrong := e
 	for i := range rule.Burst {
 		wrong.key = fmt.Sprintf("co_%064d", i)
-		if resp, body := wrong.do("GET", path, ""); resp.StatusCode != http.StatusUnauthorized {
+		// X-Forwarded-For is not trusted by default: a new one each time does not make a new client.
+		if resp, body := wrong.do("GET", path, "", "X-Forwarded-For", fmt.Sprintf("192.0.2.%d", i)); resp.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("wrong key %d: %d %s", i+1, resp.StatusCode, body)
 		}
 	}

@@ -137,7 +137,7 @@ func (c Config) Quota() (store.Quota, error) {
 // RegisterAPIFlags adds the API's limit flags.
 func (c *Config) RegisterAPIFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.APIRate, "api-rate", c.APIRate, `requests per second each API key may make, shared by every API process on the Redis; "off" for no limit (env CARRYOVER_API_RATE)`)
-	fs.IntVar(&c.APIBurst, "api-burst", c.APIBurst, "requests an API key may make at once above the rate (env CARRYOVER_API_BURST)")
+	fs.IntVar(&c.APIBurst, "api-burst", c.APIBurst, "requests an API key may make at once, the size of its bucket (env CARRYOVER_API_BURST)")
 	fs.IntVar(&c.APIAuthFailures, "api-auth-failures", c.APIAuthFailures, "failed authentications a client (IP address, IPv6 /64) may make per minute before it is refused without a look at its key (env CARRYOVER_API_AUTH_FAILURES)")
 	fs.BoolVar(&c.APITrustForwarded, "api-trust-forwarded", c.APITrustForwarded, "take the client's address from the last X-Forwarded-For entry; only behind a proxy that sets it (env CARRYOVER_API_TRUST_FORWARDED)")
 	fs.StringVar(&c.TenantMaxJobs, "tenant-max-jobs", c.TenantMaxJobs, `jobs each tenant may have queued, running or merging; "unlimited" for no cap; tenants.max_jobs_in_flight overrides it per tenant (env CARRYOVER_TENANT_MAX_JOBS)`)
