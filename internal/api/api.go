@@ -128,6 +128,11 @@ func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 			problem(w, http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <API key>")
 			return
 		}
+		// Before the key is looked up, so a flood with one key costs
+		// Postgres nothing past the key's rate.
+		if s.rateLimited(w, r, key) {
+			return
+		}
 		tenant, err := s.c.Authenticate(r.Context(), key)
 		if errors.Is(err, client.ErrUnauthorized) {
 			s.authFailed(r, from)
@@ -137,9 +142,6 @@ func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 		}
 		if err != nil {
 			s.fail(w, r, err)
-			return
-		}
-		if s.rateLimited(w, r, key) {
 			return
 		}
 		next(w, r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant)))
