@@ -125,8 +125,13 @@ func checkJSONSchema(s *carryovertype.JSONSchema) []carryovertype.FieldError {
 }
 
 // compileSchema compiles a JSON Schema that must be self-contained: no
-// reference is ever fetched from anywhere.
+// reference is ever fetched from anywhere. A schema past the shape limits
+// is refused, not compiled, wherever it comes from (a job stored before the
+// limits included).
 func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	if msg := checkSchemaShape(raw); msg != "" {
+		return nil, fmt.Errorf("the schema %s", msg)
+	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
