@@ -61,7 +61,23 @@ type Config struct {
 	// MaxConns caps the Postgres pool (0: pgx's default); each Watch holds
 	// one connection while it runs.
 	MaxConns int32
+	// Quota bounds each tenant's jobs in flight and daily spend; a job past
+	// it is refused with a *QuotaError. The HTTP API sets it from the
+	// operator's settings (CARRYOVER_TENANT_MAX_JOBS, CARRYOVER_TENANT_DAILY_USD).
+	// nil checks no quota: a producer holding the database's credentials
+	// is trusted.
+	Quota *Quota
 }
+
+// Quota is a per-tenant quota; a tenant's row may override either value.
+type Quota = store.Quota
+
+// QuotaError refuses a job because its tenant is at a quota (which one, and
+// how long to wait); nothing is stored or enqueued.
+type QuotaError = store.QuotaError
+
+// UnlimitedJobs as Quota.MaxJobsInFlight sets no cap on jobs in flight.
+const UnlimitedJobs = store.UnlimitedJobs
 
 // Client is safe for concurrent use. Close it when done.
 type Client struct {
@@ -101,7 +117,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	queues.Lanes = cfg.ChunkLanes
 	d := jobs.NewDispatcher(q, queues, jobs.DefaultTaskOptions(), st)
 	return &Client{store: st, rdb: rdb, queue: q, insp: asynq.NewInspectorFromRedisClient(rdb),
-		enq: jobs.NewEnqueuer(st, d, cfg.Logger), tasks: d}, nil
+		enq: jobs.NewEnqueuer(st, d, cfg.Logger, cfg.Quota), tasks: d}, nil
 }
 
 // Close releases the connections.

@@ -13,9 +13,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/api"
 	"github.com/carryover/carryover/internal/config"
+	"github.com/carryover/carryover/internal/ratelimit"
 )
 
 // runAPI serves the HTTP API until SIGINT/SIGTERM.
@@ -27,6 +30,7 @@ func runAPI(args []string, stderr io.Writer) error {
 	addr := fs.String("addr", envOr("API_ADDR", "127.0.0.1:8080"), "listen address (env API_ADDR)")
 	opsAddr := fs.String("ops-addr", envOr("API_OPS_ADDR", "127.0.0.1:8081"), "operator-only listener for /metrics and /dashboard/; empty disables (env API_OPS_ADDR)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
+	cfg.RegisterAPIFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -34,19 +38,36 @@ func runAPI(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	perKey, authFailures, err := cfg.APILimits()
+	if err != nil {
+		return err
+	}
+	quota, err := cfg.Quota()
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	c, err := client.New(ctx, client.Config{DatabaseURL: cfg.DatabaseURL, RedisURL: cfg.RedisURL,
-		ChunkQueue: cfg.ChunkQueue, MergeQueue: cfg.MergeQueue, ChunkLanes: cfg.ChunkLanes, Logger: log, MaxConns: 64})
+		ChunkQueue: cfg.ChunkQueue, MergeQueue: cfg.MergeQueue, ChunkLanes: cfg.ChunkLanes, Logger: log, MaxConns: 64, Quota: &quota})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	// The rate limits' buckets live in Redis, shared by every API process.
+	ropt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(ropt)
+	defer rdb.Close()
+	limits := api.Limits{Limiter: ratelimit.New(rdb, "carryover:ratelimit:"), PerKey: perKey,
+		AuthFailures: authFailures, TrustForwarded: cfg.APITrustForwarded}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("--addr: %w", err)
 	}
-	srv := &http.Server{Handler: api.New(c, log).Handler(), ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: api.New(c, log, api.WithLimits(limits)).Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
 	log.Info("api listening", "addr", ln.Addr().String())
 	if *opsAddr != "" {

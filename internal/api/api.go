@@ -19,6 +19,7 @@ import (
 
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/jobs"
+	"github.com/carryover/carryover/internal/ratelimit"
 )
 
 // OpenAPI is the API's OpenAPI 3 document (openapi.json, checked in; the
@@ -32,16 +33,21 @@ const MaxBodyBytes = 1 << 20
 
 // Server is the HTTP API.
 type Server struct {
-	c   *client.Client
-	log *slog.Logger
+	c      *client.Client
+	log    *slog.Logger
+	limits *Limits // nil: no rate limits
 }
 
 // New builds the API over a client.
-func New(c *client.Client, log *slog.Logger) *Server {
+func New(c *client.Client, log *slog.Logger, opts ...Option) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{c: c, log: log}
+	s := &Server{c: c, log: log}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Handler routes the API. Every /v1 route needs a bearer API key; a job is
@@ -103,16 +109,32 @@ func (m *missed) WriteHeader(status int)      { m.status = status }
 type tenantKey struct{}
 
 // auth resolves the bearer key to its tenant; the key itself is never logged.
+// With limits, a client whose failed authentications are spent is refused
+// before its key is looked at, and each key is held to its rate.
 func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		var from string
+		if s.limits != nil {
+			from = s.clientOf(r)
+			if s.authThrottled(w, r, from) {
+				return
+			}
+		}
 		key, ok := bearer(r.Header.Get("Authorization"))
 		if !ok {
+			s.authFailed(r, from)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="carryover"`)
 			problem(w, http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <API key>")
 			return
 		}
+		// Before the key is looked up, so a flood with one key costs
+		// Postgres nothing past the key's rate.
+		if s.rateLimited(w, r, key) {
+			return
+		}
 		tenant, err := s.c.Authenticate(r.Context(), key)
 		if errors.Is(err, client.ErrUnauthorized) {
+			s.authFailed(r, from)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="carryover", error="invalid_token"`)
 			problem(w, http.StatusUnauthorized, "unauthorized", "unknown or revoked API key")
 			return
@@ -162,6 +184,8 @@ type Problem struct {
 	Status int                 `json:"status"`
 	Detail string              `json:"detail,omitempty"`
 	Errors []client.FieldError `json:"errors,omitempty"`
+	// Quota names the quota a 429 refused a new job for.
+	Quota string `json:"quota,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -173,17 +197,26 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func problem(w http.ResponseWriter, status int, title, detail string, fields ...client.FieldError) {
+	writeProblem(w, Problem{Type: "about:blank", Title: title, Status: status, Detail: detail, Errors: fields})
+}
+
+func writeProblem(w http.ResponseWriter, p Problem) {
 	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(Problem{Type: "about:blank", Title: title, Status: status, Detail: detail, Errors: fields})
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
 }
 
 // fail maps an error from the client to a problem document.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var ve *client.ValidationError
+	var qe *client.QuotaError
 	switch {
 	case errors.As(err, &ve):
 		problem(w, http.StatusBadRequest, "invalid request", ve.Error(), ve.Fields...)
+	case errors.As(err, &qe):
+		w.Header().Set("Retry-After", ratelimit.RetryAfter(qe.RetryAfter))
+		writeProblem(w, Problem{Type: "about:blank", Title: "quota exceeded", Status: http.StatusTooManyRequests,
+			Detail: qe.Error(), Quota: qe.Quota})
 	case errors.Is(err, client.ErrNotFound):
 		problem(w, http.StatusNotFound, "job not found", "")
 	case errors.Is(err, client.ErrNotReady):

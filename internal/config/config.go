@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/jobs"
+	"github.com/carryover/carryover/internal/ratelimit"
+	"github.com/carryover/carryover/internal/store"
 )
 
 // Defaults point at the local services of a development machine.
@@ -66,6 +69,83 @@ type Config struct {
 	// DBConns caps the worker's pooled Postgres connections (its lock
 	// session is one more), whatever the concurrency; 0 is DefaultDBConns.
 	DBConns int
+	// The API's limits (see APILimits and Quota). APIRate is each API key's
+	// requests per second ("off" for none) and APIBurst its bucket;
+	// APIAuthFailures is how many failed authentications a client may make
+	// per minute before it is refused without a look at its key;
+	// APITrustForwarded takes the client's address from the last
+	// X-Forwarded-For entry (only behind a proxy that sets it).
+	APIRate           string
+	APIBurst          int
+	APIAuthFailures   int
+	APITrustForwarded bool
+	// TenantMaxJobs caps each tenant's jobs in flight ("unlimited" for no
+	// cap); TenantDailyUSD caps each tenant's spend per UTC day ("off" for
+	// none). A tenant's row may override either (tenants.max_jobs_in_flight,
+	// tenants.daily_spend_usd).
+	TenantMaxJobs  string
+	TenantDailyUSD string
+}
+
+// Defaults of the API's limits: a producer polling a few jobs or posting a
+// batch stays well under 20 requests per second; 1,000 jobs in flight is
+// more than a worker fleet of a few hundred slots works through at once.
+const (
+	DefaultAPIRate         = "20"
+	DefaultAPIBurst        = 40
+	DefaultAPIAuthFailures = 10
+	DefaultTenantMaxJobs   = "1000"
+)
+
+// APILimits are the API's rate limits: each key's token bucket (nil when
+// APIRate is "off") and each client's failed authentications per minute.
+func (c Config) APILimits() (perKey *ratelimit.Rule, authFailures ratelimit.Rule, err error) {
+	if c.APIAuthFailures < 1 {
+		return nil, authFailures, fmt.Errorf("api-auth-failures must be at least 1, got %d", c.APIAuthFailures)
+	}
+	authFailures = ratelimit.Rule{Rate: float64(c.APIAuthFailures) / 60, Burst: c.APIAuthFailures}
+	if strings.EqualFold(c.APIRate, "off") {
+		return nil, authFailures, nil
+	}
+	rate, err := strconv.ParseFloat(c.APIRate, 64)
+	if err != nil {
+		return nil, authFailures, fmt.Errorf(`api-rate must be requests per second or "off", got %q`, c.APIRate)
+	}
+	r := ratelimit.Rule{Rate: rate, Burst: c.APIBurst}
+	if err := r.Valid(); err != nil {
+		return nil, authFailures, fmt.Errorf("api-rate, api-burst: %w", err)
+	}
+	return &r, authFailures, nil
+}
+
+// Quota is the operator's per-tenant quota.
+func (c Config) Quota() (store.Quota, error) {
+	var q store.Quota
+	if strings.EqualFold(c.TenantMaxJobs, "unlimited") {
+		q.MaxJobsInFlight = store.UnlimitedJobs
+	} else if n, err := strconv.ParseInt(c.TenantMaxJobs, 10, 64); err != nil || n < 1 {
+		return q, fmt.Errorf(`tenant-max-jobs must be a positive number or "unlimited", got %q`, c.TenantMaxJobs)
+	} else {
+		q.MaxJobsInFlight = n
+	}
+	if c.TenantDailyUSD != "" && !strings.EqualFold(c.TenantDailyUSD, "off") {
+		usd, err := strconv.ParseFloat(c.TenantDailyUSD, 64)
+		if err != nil || !(usd > 0) || math.IsInf(usd, 0) {
+			return q, fmt.Errorf(`tenant-daily-usd must be a positive amount in USD or "off", got %q`, c.TenantDailyUSD)
+		}
+		q.DailySpendUSD = usd
+	}
+	return q, nil
+}
+
+// RegisterAPIFlags adds the API's limit flags.
+func (c *Config) RegisterAPIFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.APIRate, "api-rate", c.APIRate, `requests per second each API key may make, shared by every API process on the Redis; "off" for no limit (env CARRYOVER_API_RATE)`)
+	fs.IntVar(&c.APIBurst, "api-burst", c.APIBurst, "requests an API key may make at once, the size of its bucket (env CARRYOVER_API_BURST)")
+	fs.IntVar(&c.APIAuthFailures, "api-auth-failures", c.APIAuthFailures, "failed authentications a client (IP address, IPv6 /64) may make per minute before it is refused without a look at its key (env CARRYOVER_API_AUTH_FAILURES)")
+	fs.BoolVar(&c.APITrustForwarded, "api-trust-forwarded", c.APITrustForwarded, "take the client's address from the last X-Forwarded-For entry; only behind a proxy that sets it (env CARRYOVER_API_TRUST_FORWARDED)")
+	fs.StringVar(&c.TenantMaxJobs, "tenant-max-jobs", c.TenantMaxJobs, `jobs each tenant may have queued, running or merging; "unlimited" for no cap; tenants.max_jobs_in_flight overrides it per tenant (env CARRYOVER_TENANT_MAX_JOBS)`)
+	fs.StringVar(&c.TenantDailyUSD, "tenant-daily-usd", c.TenantDailyUSD, `estimated spend in USD each tenant's calls may reach per UTC day before new jobs are refused; "off" for no cap; tenants.daily_spend_usd overrides it per tenant (env CARRYOVER_TENANT_DAILY_USD)`)
 }
 
 // BackgroundOn reports whether stateful calls run detached: asked for, and
@@ -121,6 +201,12 @@ func FromEnv() Config {
 		Background:        envBool("CARRYOVER_BACKGROUND", true),
 		BackgroundHold:    envDuration("CARRYOVER_BACKGROUND_HOLD", jobs.DefaultBackgroundHold),
 		DBConns:           envInt("CARRYOVER_DB_CONNS", DefaultDBConns),
+		APIRate:           env("CARRYOVER_API_RATE", DefaultAPIRate),
+		APIBurst:          envInt("CARRYOVER_API_BURST", DefaultAPIBurst),
+		APIAuthFailures:   envInt("CARRYOVER_API_AUTH_FAILURES", DefaultAPIAuthFailures),
+		APITrustForwarded: envBool("CARRYOVER_API_TRUST_FORWARDED", false),
+		TenantMaxJobs:     env("CARRYOVER_TENANT_MAX_JOBS", DefaultTenantMaxJobs),
+		TenantDailyUSD:    env("CARRYOVER_TENANT_DAILY_USD", "off"),
 	}
 }
 

@@ -21,14 +21,16 @@ type Enqueuer struct {
 	store  *store.Store
 	tasks  *Dispatcher
 	logger *slog.Logger
+	quota  *store.Quota
 }
 
-// NewEnqueuer builds an Enqueuer.
-func NewEnqueuer(s *store.Store, d *Dispatcher, logger *slog.Logger) *Enqueuer {
+// NewEnqueuer builds an Enqueuer. With a quota, a job whose tenant is at it
+// is refused with a *store.QuotaError; nil checks none.
+func NewEnqueuer(s *store.Store, d *Dispatcher, logger *slog.Logger, quota *store.Quota) *Enqueuer {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Enqueuer{store: s, tasks: d, logger: logger}
+	return &Enqueuer{store: s, tasks: d, logger: logger, quota: quota}
 }
 
 // Enqueue validates req, stores the job and enqueues its first chunk. It
@@ -69,6 +71,7 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req carryovertype.Request) (stor
 		RequestHash:     requestHash(req),
 		WebhookURL:      req.WebhookURL,
 		Options:         optJSON,
+		Quota:           e.quota,
 	})
 	if err != nil {
 		if errors.Is(err, store.ErrIdempotencyConflict) {
@@ -110,7 +113,7 @@ func (e *Enqueuer) Cancel(ctx context.Context, jobID string) (store.Job, bool, e
 // merging and queues its merge. It reports false when the job is still
 // generating or has no chunks.
 func (e *Enqueuer) Remerge(ctx context.Context, jobID string) (bool, error) {
-	ok, err := e.store.Remerge(ctx, jobID)
+	ok, err := e.store.Remerge(ctx, jobID, e.quota)
 	if err != nil || !ok {
 		return ok, err
 	}
@@ -171,7 +174,7 @@ func (e *Enqueuer) Resume(ctx context.Context, jobID string, o carryovertype.Res
 	if err != nil {
 		return fmt.Errorf("encode continuation: %w", err)
 	}
-	next, ok, err := e.store.Resume(ctx, jobID, raw)
+	next, ok, err := e.store.Resume(ctx, jobID, raw, e.quota)
 	if err != nil {
 		return err
 	}

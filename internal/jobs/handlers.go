@@ -60,6 +60,7 @@ type Handlers struct {
 	latency  *latencyBook
 	log      *slog.Logger
 	prices   *priceCache
+	schemas  *schemaCache
 	webhooks *http.Client
 }
 
@@ -75,6 +76,7 @@ func NewHandlers(cfg HandlerConfig) *Handlers {
 		cfg.BackgroundHold = 0
 	}
 	return &Handlers{cfg: cfg, log: cfg.Logger, prices: newPriceCache(cfg.Store, time.Minute), latency: newLatencyBook(),
+		schemas:  newSchemaCache(DefaultSchemaCacheSize, cfg.Metrics.SchemaCompiled),
 		webhooks: &http.Client{Timeout: 10 * time.Second}}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
@@ -124,7 +125,7 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	start := time.Now()
-	res, meta, err := MergeChunks(job, chunks, hint)
+	res, meta, err := mergeChunks(job, chunks, hint, h.schemas.get)
 	if err != nil {
 		return fmt.Errorf("merge job %s: %w: %w", job.ID, err, asynq.SkipRetry)
 	}
@@ -167,6 +168,16 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 // MergeChunks runs the merger for a job's stored chunks and builds the
 // metadata; the worker's `merge` subcommand runs the same merger.
 func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result, Metadata, error) {
+	return mergeChunks(job, chunks, hint, func(_ string, raw json.RawMessage) (*jsonschema.Schema, error) {
+		return compileSchema(raw)
+	})
+}
+
+// mergeChunks is MergeChunks with the job's JSON Schema compiled by
+// compile: the worker keeps compiled schemas, so a remerge does not compile
+// again.
+func mergeChunks(job store.Job, chunks []store.Chunk, hint string,
+	compile func(jobID string, raw json.RawMessage) (*jsonschema.Schema, error)) (merge.Result, Metadata, error) {
 	meta := newMetadata(job, len(chunks))
 	in := make([]merge.Chunk, len(chunks))
 	for i, c := range chunks {
@@ -184,7 +195,8 @@ func MergeChunks(job store.Job, chunks []store.Chunk, hint string) (merge.Result
 		return res, meta, err
 	}
 	if opts.JSONSchema != nil {
-		meta.SchemaError = validateAgainst(opts.JSONSchema, res.Content)
+		sch, err := compile(job.ID, opts.JSONSchema.Schema)
+		meta.SchemaError = validateAgainst(sch, err, res.Content)
 		ok := meta.SchemaError == ""
 		meta.SchemaValid = &ok
 	}

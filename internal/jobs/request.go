@@ -190,8 +190,8 @@ func (v *fieldErrors) budgets(c carryovertype.Continuation) {
 // the producer's metadata.
 func (v *fieldErrors) options(r carryovertype.Request) {
 	if len(r.Tools) > 0 {
-		if msg := checkTools(r.Tools); msg != "" {
-			v.add("tools", "%s", msg)
+		if fe := checkTools(r.Tools); fe != nil {
+			v.add(fe.Field, "%s", fe.Message)
 		}
 	}
 	if r.JSONSchema != nil {

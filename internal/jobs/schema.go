@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 
@@ -17,15 +18,70 @@ var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 const maxToolsBytes = 64 << 10
 
+// Schemas (json_schema.schema, each tool's parameters) are bounded in shape
+// before they are compiled: compiling a 63 KB schema nested 1,700 deep took
+// the schema library about 24 CPU-seconds, while the walk that refuses it
+// reads each token once. OpenAI's structured outputs allow at most 10
+// levels of schema nesting and 5,000 object properties in all; a schema
+// level is two JSON levels ("properties", then the property's schema), so
+// 32 JSON levels leave room past OpenAI's 10 schema levels, and 10,000 JSON
+// values hold a schema of a few thousand properties. A schema under both
+// compiles in tens of milliseconds (measured: 2,000 properties in 30 ms;
+// compile time grows faster than linearly with depth only).
+const (
+	maxSchemaDepth = 32
+	maxSchemaNodes = 10_000
+)
+
+// checkSchemaShape walks raw JSON token by token, without building it, and
+// says what is wrong when it nests deeper than maxSchemaDepth or holds more
+// than maxSchemaNodes nodes (objects, arrays, keys and scalars); "" when it
+// is within both. The walk is linear in the bytes and its memory is bounded
+// by the depth.
+func checkSchemaShape(raw []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	depth, nodes := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF && depth == 0 {
+			return ""
+		}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return "is not valid JSON: " + err.Error()
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			nodes++
+			if depth++; depth > maxSchemaDepth {
+				return fmt.Sprintf("nests deeper than %d levels", maxSchemaDepth)
+			}
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		default: // a scalar, or an object's key
+			nodes++
+		}
+		if nodes > maxSchemaNodes {
+			return fmt.Sprintf("holds more than %d JSON nodes (keys and values)", maxSchemaNodes)
+		}
+	}
+}
+
 // checkTools validates function tools in the Responses API's shape; it
-// returns "" when they are usable.
-func checkTools(raw json.RawMessage) string {
+// returns nil when they are usable, else the field at fault ("tools" or
+// "tools[i].parameters") and what is wrong with it.
+func checkTools(raw json.RawMessage) *carryovertype.FieldError {
+	bad := func(field, format string, args ...any) *carryovertype.FieldError {
+		return &carryovertype.FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+	}
 	if len(raw) > maxToolsBytes {
-		return fmt.Sprintf("is larger than %d bytes", maxToolsBytes)
+		return bad("tools", "is larger than %d bytes", maxToolsBytes)
 	}
 	var tools []map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &tools); err != nil {
-		return `must be a list of {"type":"function","name":...,"parameters":{...}} objects`
+		return bad("tools", `must be a list of {"type":"function","name":...,"parameters":{...}} objects`)
 	}
 	for i, t := range tools {
 		var typ, name string
@@ -33,17 +89,21 @@ func checkTools(raw json.RawMessage) string {
 		_ = json.Unmarshal(t["name"], &name)
 		switch {
 		case typ != "function":
-			return fmt.Sprintf("[%d].type must be \"function\", got %q", i, typ)
+			return bad("tools", "[%d].type must be \"function\", got %q", i, typ)
 		case !toolName.MatchString(name):
-			return fmt.Sprintf("[%d].name must be 1-64 letters, digits, '_' or '-', got %q", i, name)
+			return bad("tools", "[%d].name must be 1-64 letters, digits, '_' or '-', got %q", i, name)
 		}
 		if p, ok := t["parameters"]; ok {
+			field := fmt.Sprintf("tools[%d].parameters", i)
+			if msg := checkSchemaShape(p); msg != "" {
+				return bad(field, "%s", msg)
+			}
 			if _, err := compileSchema(p); err != nil {
-				return fmt.Sprintf("[%d].parameters is not a valid JSON Schema: %v", i, err)
+				return bad(field, "is not a valid JSON Schema: %v", err)
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 // checkJSONSchema validates a structured-output request.
@@ -56,6 +116,8 @@ func checkJSONSchema(s *carryovertype.JSONSchema) []carryovertype.FieldError {
 		errs = append(errs, carryovertype.FieldError{Field: "json_schema.schema", Message: "is required"})
 	} else if len(s.Schema) > maxToolsBytes {
 		errs = append(errs, carryovertype.FieldError{Field: "json_schema.schema", Message: fmt.Sprintf("is larger than %d bytes", maxToolsBytes)})
+	} else if msg := checkSchemaShape(s.Schema); msg != "" {
+		errs = append(errs, carryovertype.FieldError{Field: "json_schema.schema", Message: msg})
 	} else if _, err := compileSchema(s.Schema); err != nil {
 		errs = append(errs, carryovertype.FieldError{Field: "json_schema.schema", Message: "is not a valid JSON Schema: " + err.Error()})
 	}
@@ -63,8 +125,13 @@ func checkJSONSchema(s *carryovertype.JSONSchema) []carryovertype.FieldError {
 }
 
 // compileSchema compiles a JSON Schema that must be self-contained: no
-// reference is ever fetched from anywhere.
+// reference is ever fetched from anywhere. A schema past the shape limits
+// is refused, not compiled, wherever it comes from (a job stored before the
+// limits included).
 func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	if msg := checkSchemaShape(raw); msg != "" {
+		return nil, fmt.Errorf("the schema %s", msg)
+	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
@@ -90,10 +157,10 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("external schema reference %q is not allowed", url)
 }
 
-// validateAgainst checks a merged document against the job's schema; it
-// returns "" when the document conforms.
-func validateAgainst(s *carryovertype.JSONSchema, content string) string {
-	sch, err := compileSchema(s.Schema)
+// validateAgainst checks a merged document against the job's schema
+// (compiled, or the error compiling it); it returns "" when the document
+// conforms.
+func validateAgainst(sch *jsonschema.Schema, err error, content string) string {
 	if err != nil {
 		return "schema does not compile: " + err.Error()
 	}

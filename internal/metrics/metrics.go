@@ -24,6 +24,7 @@ type Metrics struct {
 	bgEvents      *prometheus.CounterVec
 	bgPolls       prometheus.Histogram
 	bgSeconds     prometheus.Histogram
+	schemas       prometheus.Counter
 }
 
 // New registers the metrics, plus the Go runtime and process collectors, in
@@ -54,8 +55,10 @@ func New() *Metrics {
 			Help: "Polls a background call took to be read finished (the last one included).", Buckets: []float64{1, 2, 3, 4, 6, 8, 12, 16, 32}}),
 		bgSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "carryover_background_seconds",
 			Help: "Time from creating a background call to reading it finished.", Buckets: buckets}),
+		schemas: prometheus.NewCounter(prometheus.CounterOpts{Name: "carryover_schema_compiles_total",
+			Help: "JSON Schemas compiled to validate merged documents (a job's schema is compiled once per worker, not at every merge)."}),
 	}
-	r.MustRegister(m.chunkSeconds, m.callSeconds, m.tokens, m.cost, m.mergeSeconds, m.mergeFailures, m.jobsFinished,
+	r.MustRegister(m.chunkSeconds, m.callSeconds, m.tokens, m.cost, m.mergeSeconds, m.mergeFailures, m.jobsFinished, m.schemas,
 		m.bgEvents, m.bgPolls, m.bgSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -162,5 +165,12 @@ func (c statusCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, s := range c.statuses {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[s]), s)
+	}
+}
+
+// SchemaCompiled counts one JSON Schema compiled for a merge.
+func (m *Metrics) SchemaCompiled() {
+	if m != nil {
+		m.schemas.Inc()
 	}
 }

@@ -59,6 +59,9 @@ type NewJob struct {
 	RequestHash     string
 	WebhookURL      string          // "" for none
 	Options         json.RawMessage // tools, json_schema, stream; nil for none
+	// Quota, when set, is checked before the insert, in the same
+	// transaction (see insertWithin); nil checks none.
+	Quota *Quota
 }
 
 // Job is a row of the jobs table.
@@ -109,7 +112,8 @@ func jobDest(j *Job) []any {
 
 // InsertJob stores a new job in status queued. With an idempotency key that
 // was used before it returns the existing job and created=false, or
-// ErrIdempotencyConflict when the earlier request differs.
+// ErrIdempotencyConflict when the earlier request differs. With n.Quota it
+// returns a *QuotaError, storing nothing, when the tenant is at a quota.
 func (s *Store) InsertJob(ctx context.Context, n NewJob) (job Job, created bool, err error) {
 	var key *string
 	if n.IdempotencyKey != "" {
@@ -125,22 +129,17 @@ func (s *Store) InsertJob(ctx context.Context, n NewJob) (job Job, created bool,
 	if len(n.Options) > 0 {
 		opts = n.Options
 	}
-	err = s.pool.QueryRow(ctx, `
-WITH j AS (
-	INSERT INTO jobs (id, model, format, instructions, input, max_output_tokens, continuation, metadata,
-	                  idempotency_key, request_hash, tenant_id, webhook_url, options)
-	VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), coalesce($13::jsonb, '{}'))
-	ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-	RETURNING *
-), ev AS (
-	INSERT INTO job_events (job_id, level, type, message)
-	SELECT id, 'info', 'status', 'queued' FROM j
-)
-SELECT `+jobColumns+` FROM j`,
-		n.ID, n.Model, n.Format, n.Instructions, n.Input, n.MaxOutputTokens, n.Continuation, meta, key,
-		n.RequestHash, n.TenantID, n.WebhookURL, opts).Scan(jobDest(&job)...)
+	if n.Quota != nil {
+		err = insertWithin(ctx, s.pool, n, key, meta, opts, &job)
+	} else {
+		err = insertJob(ctx, s.pool, n, key, meta, opts, &job)
+	}
 	if err == nil {
 		return job, true, nil
+	}
+	var qe *QuotaError
+	if errors.As(err, &qe) || errors.Is(err, ErrUnknownTenant) {
+		return Job{}, false, err
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23503" && pgErr.ConstraintName == "jobs_tenant_id_fkey" {
@@ -160,6 +159,30 @@ SELECT `+jobColumns+` FROM j`,
 		return Job{}, false, ErrIdempotencyConflict
 	}
 	return job, false, nil
+}
+
+// queryRower is a pool or a transaction.
+type queryRower interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// insertJob inserts n with its "queued" event; pgx.ErrNoRows when its
+// idempotency key is taken.
+func insertJob(ctx context.Context, q queryRower, n NewJob, key *string, meta, opts any, job *Job) error {
+	return q.QueryRow(ctx, `
+WITH j AS (
+	INSERT INTO jobs (id, model, format, instructions, input, max_output_tokens, continuation, metadata,
+	                  idempotency_key, request_hash, tenant_id, webhook_url, options)
+	VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), coalesce($13::jsonb, '{}'))
+	ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+	RETURNING *
+), ev AS (
+	INSERT INTO job_events (job_id, level, type, message)
+	SELECT id, 'info', 'status', 'queued' FROM j
+)
+SELECT `+jobColumns+` FROM j`,
+		n.ID, n.Model, n.Format, n.Instructions, n.Input, n.MaxOutputTokens, n.Continuation, meta, key,
+		n.RequestHash, n.TenantID, n.WebhookURL, opts).Scan(jobDest(job)...)
 }
 
 // GetJob loads one job.
@@ -282,10 +305,13 @@ SELECT id, 'error', 'status', 'failed', jsonb_build_object('error', $2::text) FR
 }
 
 // Remerge moves a terminal job that has chunks back to merging. It reports
-// whether it did; ErrNotFound when there is no such job.
-func (s *Store) Remerge(ctx context.Context, id string) (bool, error) {
+// whether it did; ErrNotFound when there is no such job. With a quota, a
+// tenant at its jobs in flight gets a *QuotaError.
+func (s *Store) Remerge(ctx context.Context, id string, quota *Quota) (bool, error) {
 	var changed bool
-	err := s.pool.QueryRow(ctx, `
+	var err error
+	remerge := func(q queryRower) error {
+		return q.QueryRow(ctx, `
 WITH j AS (
 	UPDATE jobs SET status = 'merging', finished_at = NULL, updated_at = now()
 	WHERE id = $1::uuid AND status IN ('succeeded','partial','failed','cancelled')
@@ -295,6 +321,16 @@ WITH j AS (
 	INSERT INTO job_events (job_id, level, type, message) SELECT id, 'info', 'status', 'merging' FROM j
 )
 SELECT EXISTS (SELECT 1 FROM j), EXISTS (SELECT 1 FROM jobs WHERE id = $1::uuid)`, id).Scan(&changed, new(bool))
+	}
+	if quota == nil {
+		err = remerge(s.pool)
+	} else {
+		err = s.withinQuota(ctx, id, *quota, false, func(tx pgx.Tx) error { return remerge(tx) })
+	}
+	var qe *QuotaError
+	if errors.As(err, &qe) || errors.Is(err, ErrNotFound) {
+		return false, err
+	}
 	if err != nil {
 		return false, fmt.Errorf("store: remerge job %s: %w", id, err)
 	}
@@ -318,9 +354,11 @@ func ResumableStops() []string {
 // Resume puts a job stopped by one of ResumableStops back to running with new
 // continuation settings, starting a new execution (its time limit counts from
 // now; the time of the earlier one is kept in active_ms). It returns the next
-// chunk to make, and false when the job cannot be resumed.
-func (s *Store) Resume(ctx context.Context, id string, continuation json.RawMessage) (nextSeq int, ok bool, err error) {
-	err = s.pool.QueryRow(ctx, `
+// chunk to make, and false when the job cannot be resumed. With a quota, a
+// tenant at a quota gets a *QuotaError.
+func (s *Store) Resume(ctx context.Context, id string, continuation json.RawMessage, quota *Quota) (nextSeq int, ok bool, err error) {
+	resume := func(q queryRower) error {
+		return q.QueryRow(ctx, `
 WITH j AS (
 	UPDATE jobs SET status = 'running', continuation = $2, stop_reason = NULL, error = NULL,
 	       active_ms = active_ms + coalesce((extract(epoch FROM coalesce(finished_at, now()) - started_at) * 1000)::bigint, 0),
@@ -331,6 +369,16 @@ WITH j AS (
 	INSERT INTO job_events (job_id, level, type, message, data) SELECT id, 'info', 'status', 'running', jsonb_build_object('resumed', true) FROM j
 )
 SELECT (SELECT coalesce(max(seq) + 1, 0) FROM chunks WHERE job_id = $1::uuid) FROM j`, id, continuation, ResumableStops()).Scan(&nextSeq)
+	}
+	if quota == nil {
+		err = resume(s.pool)
+	} else {
+		err = s.withinQuota(ctx, id, *quota, true, func(tx pgx.Tx) error { return resume(tx) })
+	}
+	var qe *QuotaError
+	if errors.As(err, &qe) || errors.Is(err, ErrNotFound) {
+		return 0, false, err
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		_, err = s.GetJob(ctx, id)
 		return 0, false, err
@@ -441,4 +489,13 @@ func (s *Store) JobTenant(ctx context.Context, id string) (string, error) {
 		return "", fmt.Errorf("store: tenant of job %s: %w", id, err)
 	}
 	return t, nil
+}
+
+// withinQuota runs do on job id under its tenant's quota (see underQuota).
+func (s *Store) withinQuota(ctx context.Context, id string, q Quota, spend bool, do func(pgx.Tx) error) error {
+	tenant, err := s.JobTenant(ctx, id)
+	if err != nil {
+		return err
+	}
+	return underQuota(ctx, s.pool, tenant, q, spend, nil, do)
 }

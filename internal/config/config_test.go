@@ -1,0 +1,58 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/carryover/carryover/internal/store"
+)
+
+// The limits' settings: sensible defaults, explicit words for "no limit",
+// and an error naming the setting for anything else (0 included).
+func TestLimitSettings(t *testing.T) {
+	t.Setenv("CARRYOVER_API_RATE", "")
+	t.Setenv("CARRYOVER_TENANT_MAX_JOBS", "")
+	t.Setenv("CARRYOVER_TENANT_DAILY_USD", "")
+	def := FromEnv()
+	perKey, auth, err := def.APILimits()
+	if err != nil || perKey == nil || perKey.Rate != 20 || perKey.Burst != 40 || auth.Burst != 10 {
+		t.Fatalf("default rate limits: %+v %+v %v", perKey, auth, err)
+	}
+	if q, err := def.Quota(); err != nil || q.MaxJobsInFlight != 1000 || q.DailySpendUSD != 0 {
+		t.Fatalf("default quota: %+v %v", q, err)
+	}
+	for _, c := range []struct {
+		name    string
+		change  func(*Config)
+		wantErr string
+		check   func(*Config) bool
+	}{
+		{"rate off", func(c *Config) { c.APIRate = "off" }, "", func(c *Config) bool { r, _, _ := c.APILimits(); return r == nil }},
+		{"rate zero", func(c *Config) { c.APIRate = "0" }, "api-rate", nil},
+		{"rate junk", func(c *Config) { c.APIRate = "fast" }, "api-rate", nil},
+		{"burst zero", func(c *Config) { c.APIBurst = 0 }, "api-burst", nil},
+		{"auth failures zero", func(c *Config) { c.APIAuthFailures = 0 }, "api-auth-failures", nil},
+		{"jobs unlimited", func(c *Config) { c.TenantMaxJobs = "unlimited" }, "",
+			func(c *Config) bool { q, _ := c.Quota(); return q.MaxJobsInFlight == store.UnlimitedJobs }},
+		{"jobs zero", func(c *Config) { c.TenantMaxJobs = "0" }, "tenant-max-jobs", nil},
+		{"spend cap", func(c *Config) { c.TenantDailyUSD = "25.5" }, "", func(c *Config) bool { q, _ := c.Quota(); return q.DailySpendUSD == 25.5 }},
+		{"spend zero", func(c *Config) { c.TenantDailyUSD = "0" }, "tenant-daily-usd", nil},
+	} {
+		cfg := def
+		c.change(&cfg)
+		_, _, err1 := cfg.APILimits()
+		_, err2 := cfg.Quota()
+		err := err1
+		if err == nil {
+			err = err2
+		}
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%s: error %v, want one naming %s", c.name, err, c.wantErr)
+		case c.check != nil && !c.check(&cfg):
+			t.Errorf("%s: not applied", c.name)
+		}
+	}
+}
