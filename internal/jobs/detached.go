@@ -147,6 +147,7 @@ func (h *Handlers) pollOnce(ctx context.Context, r *chunkRun, bg *store.Backgrou
 		return continuation.Response{ID: bg.ResponseID}, true, ctx.Err()
 	case expired(err):
 		if err := h.recordExpired(ctx, r, bg); err != nil {
+			r.log.Error("could not record the expired background call", "response_id", bg.ResponseID, "err", err)
 			return continuation.Response{}, true, err
 		}
 		resp, err := h.startBackground(ctx, r)
@@ -363,13 +364,21 @@ func (h *Handlers) cancelBackground(ctx context.Context, c *store.Claim) error {
 	if err != nil {
 		return err
 	}
+	if err := continuation.CheckUsage(resp.Usage, bg.MaxOutputTokens); err != nil {
+		log.Warn("the cancelled call's usage is not recorded", "err", err)
+		resp.Usage = continuation.Usage{}
+	}
 	u := store.Usage(resp.Usage)
 	h.cfg.Metrics.Background("cancelled")
 	log.Info("background call cancelled at the provider: the job was cancelled", "status", resp.RawStatus, "output_tokens", u.Output)
-	return c.RecordAttempt(ctx, store.CallFailure{TaskID: bg.TaskID, Attempt: bg.Attempt, Counted: false,
+	err = c.RecordAttempt(ctx, store.CallFailure{TaskID: bg.TaskID, Attempt: bg.Attempt, Counted: false,
 		ResponseID: bg.ResponseID, ErrorType: "cancelled", Usage: &u, CostUSD: Cost(price, u), Started: bg.Created,
 		Latency: time.Since(bg.Created), CloseBackground: store.BackgroundCancelled,
 		Error: fmt.Sprintf("the job was cancelled; the background call was cancelled at the provider (status %s), billed for the usage recorded here", resp.RawStatus)})
+	if err != nil {
+		log.Error("could not record the cancelled background call", "err", err)
+	}
+	return err
 }
 
 // sleep waits d, or less if ctx ends first (false).
