@@ -62,6 +62,10 @@ type Config struct {
 	// DBConns caps the worker's pooled Postgres connections (its lock
 	// session is one more), whatever the concurrency; 0 is DefaultDBConns.
 	DBConns int
+	// MemoryLimit is the Go runtime's soft memory limit for the worker:
+	// "auto" (90% of the container's limit, unless GOMEMLIMIT is set),
+	// "off", or a size such as 1536MiB.
+	MemoryLimit string
 }
 
 // BackgroundOn reports whether stateful calls run detached: asked for, and
@@ -116,6 +120,7 @@ func FromEnv() Config {
 		Background:        envBool("CARRYOVER_BACKGROUND", true),
 		BackgroundHold:    envDuration("CARRYOVER_BACKGROUND_HOLD", jobs.DefaultBackgroundHold),
 		DBConns:           envInt("CARRYOVER_DB_CONNS", DefaultDBConns),
+		MemoryLimit:       env("CARRYOVER_MEMORY_LIMIT", "auto"),
 	}
 }
 
@@ -146,6 +151,7 @@ func (c *Config) RegisterWorkerFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Background, "background", c.Background, "run stateful calls in the Responses API's background mode: a crash resumes the call instead of paying again, and the wait holds no task slot; provider openai only (env CARRYOVER_BACKGROUND)")
 	fs.DurationVar(&c.BackgroundHold, "background-hold", c.BackgroundHold, "longest a task waits on a background call in its slot (only while at most half the slots are busy) before it polls later; 0 never holds (env CARRYOVER_BACKGROUND_HOLD)")
 	fs.IntVar(&c.DBConns, "db-conns", c.DBConns, "pooled Postgres connections, whatever the concurrency; the lock session is one more; 0 is the default (env CARRYOVER_DB_CONNS)")
+	fs.StringVar(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "the Go runtime's soft memory limit: auto (90% of the container's cgroup limit, unless GOMEMLIMIT is set), off, or a size like 1536MiB (env CARRYOVER_MEMORY_LIMIT)")
 	fs.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often an idle worker looks for tasks; asynq's 1s default stalls chained tasks (env CARRYOVER_POLL_INTERVAL)")
 }
 
