@@ -119,6 +119,7 @@ func readResponsesStream(hr *http.Response, start time.Time, maxText int64) (con
 func readChatStream(hr *http.Response, start time.Time, maxText int64) (continuation.Response, error) {
 	var c chatReply
 	var text strings.Builder
+	var calls []*toolPieces
 	var size int64 // bytes of text and tool calls so far
 	var streamErr error
 	err := sseEvents(hr, func(data []byte) bool {
@@ -148,7 +149,7 @@ func readChatStream(hr *http.Response, start time.Time, maxText int64) (continua
 				return true
 			}
 			text.WriteString(ch.Delta.Content)
-			if c.calls, streamErr = addToolDeltas(c.calls, ch.Delta.ToolCalls); streamErr != nil {
+			if calls, streamErr = addToolDeltas(calls, ch.Delta.ToolCalls); streamErr != nil {
 				return true
 			}
 			if ch.JSON.FinishReason.Valid() {
@@ -165,11 +166,22 @@ func readChatStream(hr *http.Response, start time.Time, maxText int64) (continua
 		return continuation.Response{ID: c.id, Latency: latency}, classify(err)
 	}
 	c.text = text.String()
+	for _, p := range calls {
+		c.calls = append(c.calls, carryovertype.ToolCall{ID: p.id, CallID: p.id, Name: p.name.String(), Arguments: p.args.String()})
+	}
 	if !c.finished {
 		// No finish_reason: the stream ended before the answer did.
 		return broken(c.id, c.text, c.calls, latency, err)
 	}
 	return c.normalize(latency)
+}
+
+// toolPieces is a streamed tool call as its pieces arrive: builders, not
+// strings, as a string grown by += is copied whole for every piece (a
+// hostile stream of one-byte pieces would cost the square of its length).
+type toolPieces struct {
+	id         string
+	name, args strings.Builder
 }
 
 // addToolDeltas adds a chunk's pieces of tool calls to the calls so far:
@@ -178,7 +190,7 @@ func readChatStream(hr *http.Response, start time.Time, maxText int64) (continua
 // may name a call so far or the next one; an index that is negative, skips
 // ahead or reaches continuation.MaxToolCalls is a malformed reply (before
 // the bound, index 3,000,000 allocated that many calls and -1 panicked).
-func addToolDeltas(calls []carryovertype.ToolCall, deltas []openai.ChatCompletionChunkChoiceDeltaToolCall) ([]carryovertype.ToolCall, error) {
+func addToolDeltas(calls []*toolPieces, deltas []openai.ChatCompletionChunkChoiceDeltaToolCall) ([]*toolPieces, error) {
 	for _, d := range deltas {
 		if d.Index < 0 || d.Index > int64(len(calls)) || d.Index >= continuation.MaxToolCalls {
 			return calls, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
@@ -186,14 +198,14 @@ func addToolDeltas(calls []carryovertype.ToolCall, deltas []openai.ChatCompletio
 					d.Index, len(calls)-1, continuation.MaxToolCalls)}
 		}
 		if d.Index == int64(len(calls)) {
-			calls = append(calls, carryovertype.ToolCall{})
+			calls = append(calls, &toolPieces{})
 		}
-		tc := &calls[d.Index]
+		tc := calls[d.Index]
 		if d.ID != "" {
-			tc.ID, tc.CallID = d.ID, d.ID
+			tc.id = d.ID
 		}
-		tc.Name += d.Function.Name
-		tc.Arguments += d.Function.Arguments
+		tc.name.WriteString(d.Function.Name)
+		tc.args.WriteString(d.Function.Arguments)
 	}
 	return calls, nil
 }
