@@ -141,7 +141,7 @@ func (h *Handlers) noteResume(ctx context.Context, r *chunkRun) {
 // could not be read, or was replaced by a new one after it expired — and
 // the wait goes on.
 func (h *Handlers) pollOnce(ctx context.Context, r *chunkRun, bg *store.BackgroundCall) (continuation.Response, bool, error) {
-	resp, err := r.detacher.Poll(ctx, bg.ResponseID)
+	resp, err := r.detacher.Poll(ctx, bg.ResponseID, bg.MaxOutputTokens)
 	switch {
 	case ctx.Err() != nil:
 		return continuation.Response{ID: bg.ResponseID}, true, ctx.Err()
@@ -173,7 +173,7 @@ func (h *Handlers) pollOnce(ctx context.Context, r *chunkRun, bg *store.Backgrou
 // cancel's usage is what it was billed, and the error is a timeout for the
 // error policy.
 func (h *Handlers) timedOut(ctx context.Context, r *chunkRun, bg *store.BackgroundCall) (continuation.Response, error) {
-	resp, err := r.detacher.Cancel(ctx, bg.ResponseID)
+	resp, err := r.detacher.Cancel(ctx, bg.ResponseID, bg.MaxOutputTokens)
 	if err != nil && resp.RawStatus == "" {
 		r.log.Warn("could not cancel the background call that timed out", "response_id", bg.ResponseID, "err", err)
 	}
@@ -237,7 +237,7 @@ func (h *Handlers) startBackground(ctx context.Context, r *chunkRun) (continuati
 	if err := r.claim.StartBackground(saveCtx, bg); err != nil {
 		// Unrecorded, the call would be paid for again by the retry:
 		// stop it while it has cost little.
-		if _, cerr := r.detacher.Cancel(saveCtx, resp.ID); cerr != nil {
+		if _, cerr := r.detacher.Cancel(saveCtx, resp.ID, r.req.MaxOutputTokens); cerr != nil {
 			r.log.Warn("could not cancel a background call whose id was not recorded", "response_id", resp.ID, "err", cerr)
 		}
 		return continuation.Response{}, err
@@ -356,7 +356,7 @@ func (h *Handlers) cancelBackground(ctx context.Context, c *store.Claim) error {
 		return nil
 	}
 	log := h.log.With("job_id", c.Job.ID, "seq", c.Seq, "response_id", bg.ResponseID)
-	resp, err := d.Cancel(ctx, bg.ResponseID)
+	resp, err := d.Cancel(ctx, bg.ResponseID, bg.MaxOutputTokens)
 	if err != nil && !expired(err) && resp.RawStatus == "" {
 		return fmt.Errorf("cancel background call %s: %w", bg.ResponseID, err)
 	}

@@ -39,6 +39,10 @@ const (
 	bodyBase           = 1 << 20
 	bodyExpansion      = 4
 	eventBytesPerToken = 256
+	// echoedRequest is the request size a poll or cancel allows for, not
+	// having sent the request the response echoes: twice the most the HTTP
+	// API accepts (1 MiB).
+	echoedRequest = 2 << 20
 )
 
 // bodyLimit is the most bytes a reply to a call may have (see above).
@@ -50,8 +54,8 @@ func bodyLimit(maxOutputTokens, requestBytes int, stream bool) int64 {
 	return n
 }
 
-// budget is the call's output budget, the largest any job may ask when
-// unknown (0): a poll of a background call is not told the budget.
+// budget is the call's output budget, or the largest any job may ask when
+// it is not known (0).
 func budget(maxOutputTokens int) int {
 	if maxOutputTokens <= 0 {
 		return carryovertype.MaxMaxOutputTokens

@@ -65,26 +65,25 @@ func (p *Responses) Start(ctx context.Context, req continuation.CallRequest) (co
 }
 
 // Poll implements continuation.Detacher: GET /responses/{id}.
-func (p *Responses) Poll(ctx context.Context, responseID string) (continuation.Response, error) {
-	return p.fetch(ctx, http.MethodGet, responseID, "")
+func (p *Responses) Poll(ctx context.Context, responseID string, maxOutputTokens int) (continuation.Response, error) {
+	return p.fetch(ctx, http.MethodGet, responseID, "", maxOutputTokens)
 }
 
 // Cancel implements continuation.Detacher: POST /responses/{id}/cancel. The
 // response it returns carries the usage billed up to the cancel.
-func (p *Responses) Cancel(ctx context.Context, responseID string) (continuation.Response, error) {
-	return p.fetch(ctx, http.MethodPost, responseID, "/cancel")
+func (p *Responses) Cancel(ctx context.Context, responseID string, maxOutputTokens int) (continuation.Response, error) {
+	return p.fetch(ctx, http.MethodPost, responseID, "/cancel", maxOutputTokens)
 }
 
 // fetch reads a stored response by id (suffix "" reads it, "/cancel"
-// cancels it) through openai-go, and normalizes it.
-func (p *Responses) fetch(ctx context.Context, method, responseID, suffix string) (continuation.Response, error) {
+// cancels it) through openai-go, and normalizes it; the body is capped for
+// the call's budget, as post's is.
+func (p *Responses) fetch(ctx context.Context, method, responseID, suffix string, maxOutputTokens int) (continuation.Response, error) {
 	start := time.Now()
 	var raw []byte
 	path := "responses/" + url.PathEscape(responseID) + suffix
 	var err error
-	// A poll is not told the call's budget: its body may be as large as the
-	// largest budget allows (the chunk task holds the text to the call's own).
-	limit := limitReply(bodyLimit(0, 0, false))
+	limit := limitReply(bodyLimit(maxOutputTokens, echoedRequest, false))
 	if method == http.MethodGet {
 		err = p.client.Get(ctx, path, nil, &raw, limit)
 	} else {

@@ -158,6 +158,30 @@ func TestSecurityOversizedReply(t *testing.T) {
 	}
 }
 
+// A background call's poll and cancel are capped for the call's budget too.
+func TestSecurityOversizedPoll(t *testing.T) {
+	const max = 4096
+	h := newHostile(t, func(h *hostile, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		h.write(w, `{"id":"resp_p","object":"response","status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"`,
+			strings.Repeat("a", 64<<10), `"}]}]}`, hostileMiB<<20)
+	})
+	p := h.provider()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for name, call := range map[string]func() (continuation.Response, error){
+		"poll":   func() (continuation.Response, error) { return p.Poll(ctx, "resp_p", max) },
+		"cancel": func() (continuation.Response, error) { return p.Cancel(ctx, "resp_p", max) },
+	} {
+		h.read.Store(0)
+		_, err := call()
+		wantMalformed(t, name, err)
+		if limit := bodyLimit(max, echoedRequest, false); h.read.Load() > limit+64<<10 {
+			t.Fatalf("%s: the client read %d bytes, past the cap %d", name, h.read.Load(), limit)
+		}
+	}
+}
+
 // A stream that never ends is cut at the cap: one of text deltas when its
 // text passes the budget's bound, one of events with no text (keep-alive
 // pings, progress events) when its body passes the body's cap.
