@@ -67,6 +67,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Before anything allocates much: a model reply is bounded, but many at
+	// once on a small container are not, and the collector should work
+	// harder before the kernel's OOM killer does.
+	if _, err := worker.ApplyMemoryLimit(cfg.MemoryLimit, log); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return worker.Run(ctx, worker.Options{Config: cfg, Logger: log})

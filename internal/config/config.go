@@ -85,6 +85,10 @@ type Config struct {
 	// tenants.daily_spend_usd).
 	TenantMaxJobs  string
 	TenantDailyUSD string
+	// MemoryLimit is the Go runtime's soft memory limit for the worker:
+	// "auto" (90% of the container's limit, unless GOMEMLIMIT is set),
+	// "off", or a size such as 1536MiB.
+	MemoryLimit string
 }
 
 // Defaults of the API's limits: a producer polling a few jobs or posting a
@@ -207,6 +211,7 @@ func FromEnv() Config {
 		APITrustForwarded: envBool("CARRYOVER_API_TRUST_FORWARDED", false),
 		TenantMaxJobs:     env("CARRYOVER_TENANT_MAX_JOBS", DefaultTenantMaxJobs),
 		TenantDailyUSD:    env("CARRYOVER_TENANT_DAILY_USD", "off"),
+		MemoryLimit:       env("CARRYOVER_MEMORY_LIMIT", "auto"),
 	}
 }
 
@@ -238,6 +243,7 @@ func (c *Config) RegisterWorkerFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Background, "background", c.Background, "run stateful calls in the Responses API's background mode: a crash resumes the call instead of paying again, and the wait holds no task slot; provider openai only (env CARRYOVER_BACKGROUND)")
 	fs.DurationVar(&c.BackgroundHold, "background-hold", c.BackgroundHold, "longest a task waits on a background call in its slot (only while at most half the slots are busy) before it polls later; 0 never holds (env CARRYOVER_BACKGROUND_HOLD)")
 	fs.IntVar(&c.DBConns, "db-conns", c.DBConns, "pooled Postgres connections, whatever the concurrency; the lock session is one more; 0 is the default (env CARRYOVER_DB_CONNS)")
+	fs.StringVar(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "the Go runtime's soft memory limit: auto (90% of the container's cgroup limit, unless GOMEMLIMIT is set), off, or a size like 1536MiB (env CARRYOVER_MEMORY_LIMIT)")
 	fs.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often an idle worker looks for tasks; asynq's 1s default stalls chained tasks (env CARRYOVER_POLL_INTERVAL)")
 }
 

@@ -100,10 +100,12 @@ type Provider interface {
 // returns as soon as the provider has the call, with its id and a pending
 // status; Poll reads its state; Cancel stops it and says what was used up
 // to then. A response the provider no longer knows (expired) is a
-// *CallError with HTTPStatus 404.
+// *CallError with HTTPStatus 404. maxOutputTokens is the budget the call
+// was made with, which bounds the reply Poll and Cancel read (0 for
+// unknown: the largest any job may ask).
 type Detacher interface {
 	Provider
 	Start(ctx context.Context, req CallRequest) (Response, error)
-	Poll(ctx context.Context, responseID string) (Response, error)
-	Cancel(ctx context.Context, responseID string) (Response, error)
+	Poll(ctx context.Context, responseID string, maxOutputTokens int) (Response, error)
+	Cancel(ctx context.Context, responseID string, maxOutputTokens int) (Response, error)
 }

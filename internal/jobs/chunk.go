@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -56,6 +57,9 @@ type chunkRun struct {
 	resp     continuation.Response
 	toolErr  string
 	toolRule carryovertype.Rule
+	// scrubbed counts the NULs and invalid UTF-8 sequences of the reply's
+	// text and tool calls replaced with U+FFFD to make it storable.
+	scrubbed int
 }
 
 // HandleChunk produces one chunk: claim (lock, no write), prepare, call,
@@ -212,6 +216,7 @@ func (h *Handlers) callRaisingBudget(ctx context.Context, r *chunkRun) (callErr,
 			ResponseID:      r.resp.ID, ErrorType: "reasoning_exhausted", Usage: &u, CostUSD: Cost(r.price, u), Started: r.started,
 			Latency: r.resp.Latency, Error: fmt.Sprintf("all %d output tokens went to reasoning, no visible text; calling again with %d",
 				req.MaxOutputTokens, next)}); err != nil {
+			r.log.Error("could not record the reasoning-only attempt", "response_id", r.resp.ID, "err", err)
 			return nil, err
 		}
 		r.log.Warn("the output budget went to reasoning with no visible text; raising it for this call",
@@ -225,6 +230,12 @@ func (h *Handlers) callRaisingBudget(ctx context.Context, r *chunkRun) (callErr,
 // callOnce makes the chunk's call into r.resp — detached when the run has
 // a detacher, else synchronously — and feeds it to the metrics unless it is
 // still running (a *waiting error).
+//
+// Every reply that ended is held to the bounds for the call's budget
+// (continuation.CheckReply: sane usage, text and tool calls in proportion)
+// before anything counts or prices it, and scrubbed of what Postgres cannot
+// store; a reply past the bounds is a malformed model error for the error
+// policy, its absurd usage neither billed nor counted.
 func (h *Handlers) callOnce(ctx context.Context, r *chunkRun) error {
 	r.started = time.Now()
 	var err error
@@ -234,6 +245,14 @@ func (h *Handlers) callOnce(ctx context.Context, r *chunkRun) error {
 		r.resp, err = h.detached(ctx, r)
 	}
 	if _, ok := err.(*waiting); !ok {
+		if cerr := continuation.CheckReply(&r.resp, r.req.MaxOutputTokens); cerr != nil {
+			if err == nil {
+				err = cerr
+			} else {
+				r.log.Warn("the failed call's reply is also out of bounds; its usage is not recorded", "err", cerr)
+			}
+		}
+		r.scrubbed = r.resp.Scrub()
 		h.recordCall(r.price, r.resp, err)
 	}
 	return err
@@ -285,12 +304,26 @@ func (h *Handlers) decide(ctx context.Context, r *chunkRun) (continuation.Outcom
 		Usage: usage, CostUSD: cost, CumOutput: claim.CumOutput + usage.Output, CumCost: cumCost,
 		CallStarted: r.started, Latency: resp.Latency,
 		ShouldContinue: outcome.ShouldContinue, StopReason: string(outcome.StopReason), Decision: decision,
-		DecisionNote: decisionNote(r.seq, resp, outcome), Strategy: string(r.strategy), Prompt: r.req.Prompt,
+		DecisionNote: r.note(decisionNote(r.seq, resp, outcome)), Strategy: string(r.strategy), Prompt: r.req.Prompt,
 		MaxOutputTokens: r.req.MaxOutputTokens, ToolCalls: toolCalls, CumRecords: claim.CumRecords + records,
 		InQuote: inQuote, StreamBroken: resp.StreamBroken, ContentKind: r.kind,
 	}
 	nc.Event = r.warnings()
 	return outcome, nc
+}
+
+// note adds to a chunk's decision note what was replaced to store its
+// text, if anything: then the chunk is not routine, and its decision event
+// tells the operator the stored text differs from what the model sent.
+func (r *chunkRun) note(note string) string {
+	if r.scrubbed == 0 {
+		return note
+	}
+	s := fmt.Sprintf("%d NUL or invalid UTF-8 sequence(s) in the reply replaced with U+FFFD to store it", r.scrubbed)
+	if note == "" {
+		return fmt.Sprintf("chunk %d: continue (finish_reason); %s", r.seq, s)
+	}
+	return note + "; " + s
 }
 
 // anyTruncated reports whether a tool call was cut off by the token limit.
@@ -320,6 +353,13 @@ func (r *chunkRun) warnings() *store.EventNote {
 		ev = &store.EventNote{Level: "warn", Type: "incomplete", Message: fmt.Sprintf(
 			"response %s incomplete (%s); resume from it", resp.ID, resp.IncompleteReason)}
 	}
+	if r.scrubbed > 0 {
+		msg := fmt.Sprintf("response %s: %d NUL or invalid UTF-8 sequence(s) replaced with U+FFFD (Postgres text cannot hold them)", resp.ID, r.scrubbed)
+		log.Warn("the reply had characters Postgres cannot store; replaced with U+FFFD", "replaced", r.scrubbed)
+		if ev == nil {
+			ev = &store.EventNote{Level: "warn", Type: "text_replaced", Message: msg}
+		}
+	}
 	if r.toolErr != "" {
 		log.Warn("unusable tool call", "error_type", carryovertype.ErrTool, "err", r.toolErr, "action", r.toolRule.Action)
 		if ev == nil {
@@ -341,7 +381,17 @@ func (h *Handlers) saveAndAdvance(ctx context.Context, r *chunkRun, outcome cont
 		r.log.Warn("chunk was stored by another delivery; this call's response is discarded")
 		return nil
 	}
+	if err != nil && store.IsDataError(err) {
+		// The reply cannot be stored, and would not be on a redelivery
+		// either: recorded as a malformed reply under the error policy,
+		// instead of a delivery that dies without a trace and calls the
+		// model again.
+		r.log.Error("the chunk cannot be stored; recording the reply as malformed", "err", err, "output_tokens", nc.Usage.Output)
+		return h.callFailed(ctx, r, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+			Err: fmt.Errorf("the reply could not be stored: %w", err)}, -1)
+	}
 	if err != nil {
+		r.log.Error("could not store the chunk; the delivery is retried", "err", err)
 		return err
 	}
 	r.log.Debug("chunk stored", "finish_reason", r.resp.Finish, "output_tokens", nc.Usage.Output,

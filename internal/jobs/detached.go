@@ -141,12 +141,13 @@ func (h *Handlers) noteResume(ctx context.Context, r *chunkRun) {
 // could not be read, or was replaced by a new one after it expired — and
 // the wait goes on.
 func (h *Handlers) pollOnce(ctx context.Context, r *chunkRun, bg *store.BackgroundCall) (continuation.Response, bool, error) {
-	resp, err := r.detacher.Poll(ctx, bg.ResponseID)
+	resp, err := r.detacher.Poll(ctx, bg.ResponseID, bg.MaxOutputTokens)
 	switch {
 	case ctx.Err() != nil:
 		return continuation.Response{ID: bg.ResponseID}, true, ctx.Err()
 	case expired(err):
 		if err := h.recordExpired(ctx, r, bg); err != nil {
+			r.log.Error("could not record the expired background call", "response_id", bg.ResponseID, "err", err)
 			return continuation.Response{}, true, err
 		}
 		resp, err := h.startBackground(ctx, r)
@@ -172,7 +173,7 @@ func (h *Handlers) pollOnce(ctx context.Context, r *chunkRun, bg *store.Backgrou
 // cancel's usage is what it was billed, and the error is a timeout for the
 // error policy.
 func (h *Handlers) timedOut(ctx context.Context, r *chunkRun, bg *store.BackgroundCall) (continuation.Response, error) {
-	resp, err := r.detacher.Cancel(ctx, bg.ResponseID)
+	resp, err := r.detacher.Cancel(ctx, bg.ResponseID, bg.MaxOutputTokens)
 	if err != nil && resp.RawStatus == "" {
 		r.log.Warn("could not cancel the background call that timed out", "response_id", bg.ResponseID, "err", err)
 	}
@@ -236,7 +237,7 @@ func (h *Handlers) startBackground(ctx context.Context, r *chunkRun) (continuati
 	if err := r.claim.StartBackground(saveCtx, bg); err != nil {
 		// Unrecorded, the call would be paid for again by the retry:
 		// stop it while it has cost little.
-		if _, cerr := r.detacher.Cancel(saveCtx, resp.ID); cerr != nil {
+		if _, cerr := r.detacher.Cancel(saveCtx, resp.ID, r.req.MaxOutputTokens); cerr != nil {
 			r.log.Warn("could not cancel a background call whose id was not recorded", "response_id", resp.ID, "err", cerr)
 		}
 		return continuation.Response{}, err
@@ -355,7 +356,7 @@ func (h *Handlers) cancelBackground(ctx context.Context, c *store.Claim) error {
 		return nil
 	}
 	log := h.log.With("job_id", c.Job.ID, "seq", c.Seq, "response_id", bg.ResponseID)
-	resp, err := d.Cancel(ctx, bg.ResponseID)
+	resp, err := d.Cancel(ctx, bg.ResponseID, bg.MaxOutputTokens)
 	if err != nil && !expired(err) && resp.RawStatus == "" {
 		return fmt.Errorf("cancel background call %s: %w", bg.ResponseID, err)
 	}
@@ -363,13 +364,21 @@ func (h *Handlers) cancelBackground(ctx context.Context, c *store.Claim) error {
 	if err != nil {
 		return err
 	}
+	if err := continuation.CheckUsage(resp.Usage, bg.MaxOutputTokens); err != nil {
+		log.Warn("the cancelled call's usage is not recorded", "err", err)
+		resp.Usage = continuation.Usage{}
+	}
 	u := store.Usage(resp.Usage)
 	h.cfg.Metrics.Background("cancelled")
 	log.Info("background call cancelled at the provider: the job was cancelled", "status", resp.RawStatus, "output_tokens", u.Output)
-	return c.RecordAttempt(ctx, store.CallFailure{TaskID: bg.TaskID, Attempt: bg.Attempt, Counted: false,
+	err = c.RecordAttempt(ctx, store.CallFailure{TaskID: bg.TaskID, Attempt: bg.Attempt, Counted: false,
 		ResponseID: bg.ResponseID, ErrorType: "cancelled", Usage: &u, CostUSD: Cost(price, u), Started: bg.Created,
 		Latency: time.Since(bg.Created), CloseBackground: store.BackgroundCancelled,
 		Error: fmt.Sprintf("the job was cancelled; the background call was cancelled at the provider (status %s), billed for the usage recorded here", resp.RawStatus)})
+	if err != nil {
+		log.Error("could not record the cancelled background call", "err", err)
+	}
+	return err
 }
 
 // sleep waits d, or less if ctx ends first (false).

@@ -234,6 +234,7 @@ func (h *Handlers) callFailed(ctx context.Context, r *chunkRun, callErr error, p
 	} else if prior < 0 {
 		n, err := r.claim.Failures(ctx, string(ce.Type))
 		if err != nil {
+			log.Error("could not count the chunk's failed calls", "err", err)
 			r.claim.Release()
 			return err
 		}
@@ -246,6 +247,7 @@ func (h *Handlers) callFailed(ctx context.Context, r *chunkRun, callErr error, p
 	defer cancel()
 	status, err := r.claim.Fail(saveCtx, r.failure(ce, waiting), st)
 	if err != nil {
+		log.Error("could not record the failed call", "error_type", ce.Type, "call_err", ce.Error(), "err", err)
 		return err
 	}
 	if st == nil {

@@ -29,7 +29,7 @@ func TestResponsesBackground(t *testing.T) {
 	wait := func(id string) continuation.Response {
 		t.Helper()
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			r, err := p.Poll(ctx, id)
+			r, err := p.Poll(ctx, id, 0)
 			if !r.Pending() {
 				if err != nil {
 					t.Fatalf("poll %s: %v", id, err)
@@ -72,7 +72,7 @@ func TestResponsesBackground(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := p.Cancel(ctx, r.ID)
+	c, err := p.Cancel(ctx, r.ID, 0)
 	if c.RawStatus != "cancelled" || c.Usage.Input <= 0 {
 		t.Fatalf("cancel: %+v, %v", c, err)
 	}
@@ -81,7 +81,7 @@ func TestResponsesBackground(t *testing.T) {
 	}
 
 	// An unknown id is a 404, which the worker reads as expired.
-	_, err = p.Poll(ctx, "resp_gone")
+	_, err = p.Poll(ctx, "resp_gone", 0)
 	if ce := continuation.Classify(err); ce == nil || ce.HTTPStatus != 404 {
 		t.Fatalf("poll of an unknown id: %v", err)
 	}

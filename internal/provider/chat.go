@@ -48,7 +48,7 @@ func (p *Chat) Call(ctx context.Context, req continuation.CallRequest) (continua
 	if err != nil {
 		return continuation.Response{}, &continuation.CallError{Type: carryovertype.ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
 	}
-	return post(ctx, p.client, "chat/completions", body, req.Stream, readChatStream, decodeChat)
+	return post(ctx, p.client, "chat/completions", body, req.Stream, req.MaxOutputTokens, readChatStream, decodeChat)
 }
 
 // decodeChat reads a chat completion into openai-go's type.

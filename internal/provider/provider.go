@@ -67,13 +67,13 @@ func (p *OpenAI) Start(ctx context.Context, req continuation.CallRequest) (conti
 }
 
 // Poll implements continuation.Detacher.
-func (p *OpenAI) Poll(ctx context.Context, responseID string) (continuation.Response, error) {
-	return p.responses.Poll(ctx, responseID)
+func (p *OpenAI) Poll(ctx context.Context, responseID string, maxOutputTokens int) (continuation.Response, error) {
+	return p.responses.Poll(ctx, responseID, maxOutputTokens)
 }
 
 // Cancel implements continuation.Detacher.
-func (p *OpenAI) Cancel(ctx context.Context, responseID string) (continuation.Response, error) {
-	return p.responses.Cancel(ctx, responseID)
+func (p *OpenAI) Cancel(ctx context.Context, responseID string, maxOutputTokens int) (continuation.Response, error) {
+	return p.responses.Cancel(ctx, responseID, maxOutputTokens)
 }
 
 func newClient(cfg Config) openai.Client {

@@ -36,7 +36,7 @@ func (p *Responses) Call(ctx context.Context, req continuation.CallRequest) (con
 	if err != nil {
 		return continuation.Response{}, &continuation.CallError{Type: carryovertype.ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
 	}
-	resp, err := post(ctx, p.client, "responses", body, req.Stream, readResponsesStream, decodeResponses)
+	resp, err := post(ctx, p.client, "responses", body, req.Stream, req.MaxOutputTokens, readResponsesStream, decodeResponses)
 	if err == nil && resp.Pending() {
 		// Only a background request may be answered before it is done.
 		return resp, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
@@ -56,7 +56,7 @@ func (p *Responses) Start(ctx context.Context, req continuation.CallRequest) (co
 	if err != nil {
 		return continuation.Response{}, &continuation.CallError{Type: carryovertype.ErrValidation, Err: fmt.Errorf("encode request: %w", err)}
 	}
-	resp, err := post(ctx, p.client, "responses", body, false, nil, decodeResponses)
+	resp, err := post(ctx, p.client, "responses", body, false, req.MaxOutputTokens, nil, decodeResponses)
 	if err == nil && resp.ID == "" {
 		return resp, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
 			Err: fmt.Errorf("the background response came back without an id")}
@@ -65,31 +65,33 @@ func (p *Responses) Start(ctx context.Context, req continuation.CallRequest) (co
 }
 
 // Poll implements continuation.Detacher: GET /responses/{id}.
-func (p *Responses) Poll(ctx context.Context, responseID string) (continuation.Response, error) {
-	return p.fetch(ctx, http.MethodGet, responseID, "")
+func (p *Responses) Poll(ctx context.Context, responseID string, maxOutputTokens int) (continuation.Response, error) {
+	return p.fetch(ctx, http.MethodGet, responseID, "", maxOutputTokens)
 }
 
 // Cancel implements continuation.Detacher: POST /responses/{id}/cancel. The
 // response it returns carries the usage billed up to the cancel.
-func (p *Responses) Cancel(ctx context.Context, responseID string) (continuation.Response, error) {
-	return p.fetch(ctx, http.MethodPost, responseID, "/cancel")
+func (p *Responses) Cancel(ctx context.Context, responseID string, maxOutputTokens int) (continuation.Response, error) {
+	return p.fetch(ctx, http.MethodPost, responseID, "/cancel", maxOutputTokens)
 }
 
 // fetch reads a stored response by id (suffix "" reads it, "/cancel"
-// cancels it) through openai-go, and normalizes it.
-func (p *Responses) fetch(ctx context.Context, method, responseID, suffix string) (continuation.Response, error) {
+// cancels it) through openai-go, and normalizes it; the body is capped for
+// the call's budget, as post's is.
+func (p *Responses) fetch(ctx context.Context, method, responseID, suffix string, maxOutputTokens int) (continuation.Response, error) {
 	start := time.Now()
 	var raw []byte
 	path := "responses/" + url.PathEscape(responseID) + suffix
 	var err error
+	limit := limitReply(bodyLimit(maxOutputTokens, echoedRequest, false))
 	if method == http.MethodGet {
-		err = p.client.Get(ctx, path, nil, &raw)
+		err = p.client.Get(ctx, path, nil, &raw, limit)
 	} else {
-		err = p.client.Post(ctx, path, nil, &raw)
+		err = p.client.Post(ctx, path, nil, &raw, limit)
 	}
 	latency := time.Since(start)
 	if err != nil {
-		return continuation.Response{ID: responseID, Latency: latency}, continuation.Classify(err)
+		return continuation.Response{ID: responseID, Latency: latency}, classify(err)
 	}
 	return decodeResponses(raw, latency)
 }
@@ -106,22 +108,27 @@ func decodeResponses(raw []byte, latency time.Duration) (continuation.Response, 
 
 // post sends a request body through openai-go — base URL, authentication,
 // headers, error statuses as *openai.Error — and reads the reply: a stream
-// with read, or the raw body with decode, into openai-go's own types.
-func post(ctx context.Context, c openai.Client, path string, body []byte, stream bool,
-	read func(*http.Response, time.Time) (continuation.Response, error), decode func([]byte, time.Duration) (continuation.Response, error)) (continuation.Response, error) {
+// with read, or the raw body with decode, into openai-go's own types. The
+// reply's body is capped for the call's output budget (bodyLimit), and a
+// stream's text as well (continuation.MaxReplyText): a reply past either is
+// a malformed model error, never a chunk.
+func post(ctx context.Context, c openai.Client, path string, body []byte, stream bool, maxOutputTokens int,
+	read func(*http.Response, time.Time, int64) (continuation.Response, error), decode func([]byte, time.Duration) (continuation.Response, error)) (continuation.Response, error) {
 	start := time.Now()
+	opts := []option.RequestOption{option.WithRequestBody("application/json", body),
+		limitReply(bodyLimit(maxOutputTokens, len(body), stream))}
 	if stream {
 		var hr *http.Response
-		if err := c.Post(ctx, path, nil, &hr, option.WithRequestBody("application/json", body)); err != nil {
-			return continuation.Response{Latency: time.Since(start)}, continuation.Classify(err)
+		if err := c.Post(ctx, path, nil, &hr, opts...); err != nil {
+			return continuation.Response{Latency: time.Since(start)}, classify(err)
 		}
-		return read(hr, start)
+		return read(hr, start, continuation.MaxReplyText(maxOutputTokens))
 	}
 	var raw []byte
-	err := c.Post(ctx, path, nil, &raw, option.WithRequestBody("application/json", body))
+	err := c.Post(ctx, path, nil, &raw, opts...)
 	latency := time.Since(start)
 	if err != nil {
-		return continuation.Response{Latency: latency}, continuation.Classify(err)
+		return continuation.Response{Latency: latency}, classify(err)
 	}
 	return decode(raw, latency)
 }

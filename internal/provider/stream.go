@@ -61,7 +61,11 @@ func broken(id, text string, calls []carryovertype.ToolCall, latency time.Durati
 // readResponsesStream reads a streamed Responses API reply. The terminal
 // event (response.completed, .incomplete or .failed) carries the whole
 // response, which is decoded and normalized as a non-streamed one is.
-func readResponsesStream(hr *http.Response, start time.Time) (continuation.Response, error) {
+//
+// The text is held to maxText bytes: a stream that goes on past it is a
+// malformed model error (as is one whose body outgrows its cap, which ends
+// a stream that sends no text at all).
+func readResponsesStream(hr *http.Response, start time.Time, maxText int64) (continuation.Response, error) {
 	var id string
 	var text strings.Builder
 	var final *responses.Response // the terminal event's response
@@ -75,6 +79,10 @@ func readResponsesStream(hr *http.Response, start time.Time) (continuation.Respo
 		case "response.created":
 			id = ev.Response.ID
 		case "response.output_text.delta":
+			if int64(text.Len()+len(ev.Delta)) > maxText {
+				streamErr = tooMuchText(maxText)
+				return true
+			}
 			text.WriteString(ev.Delta)
 		case "response.completed", "response.incomplete", "response.failed":
 			final = &ev.Response
@@ -90,6 +98,9 @@ func readResponsesStream(hr *http.Response, start time.Time) (continuation.Respo
 		return continuation.Response{ID: id, Latency: latency}, streamErr
 	}
 	if final == nil {
+		if tooLarge(err) {
+			return continuation.Response{ID: id, Latency: latency}, classify(err)
+		}
 		return broken(id, text.String(), nil, latency, err)
 	}
 	r, err := normalizeResponse(final, latency)
@@ -102,10 +113,15 @@ func readResponsesStream(hr *http.Response, start time.Time) (continuation.Respo
 }
 
 // readChatStream reads streamed chat.completion.chunk events; usage arrives
-// in a last chunk with no choices (stream_options.include_usage).
-func readChatStream(hr *http.Response, start time.Time) (continuation.Response, error) {
+// in a last chunk with no choices (stream_options.include_usage). The text
+// and tool calls are held to maxText bytes and continuation.MaxToolCalls, as
+// readResponsesStream's text is.
+func readChatStream(hr *http.Response, start time.Time, maxText int64) (continuation.Response, error) {
 	var c chatReply
 	var text strings.Builder
+	var calls []*toolPieces
+	var size int64 // bytes of text and tool calls so far
+	var streamErr error
 	err := sseEvents(hr, func(data []byte) bool {
 		if string(data) == "[DONE]" {
 			return true
@@ -124,8 +140,18 @@ func readChatStream(hr *http.Response, start time.Time) (continuation.Response, 
 			if ch.Index != 0 {
 				continue
 			}
+			size += int64(len(ch.Delta.Content))
+			for _, d := range ch.Delta.ToolCalls {
+				size += int64(len(d.ID) + len(d.Function.Name) + len(d.Function.Arguments))
+			}
+			if size > maxText {
+				streamErr = tooMuchText(maxText)
+				return true
+			}
 			text.WriteString(ch.Delta.Content)
-			c.calls = addToolDeltas(c.calls, ch.Delta.ToolCalls)
+			if calls, streamErr = addToolDeltas(calls, ch.Delta.ToolCalls); streamErr != nil {
+				return true
+			}
 			if ch.JSON.FinishReason.Valid() {
 				c.finish, c.finished = ch.FinishReason, true
 			}
@@ -133,7 +159,16 @@ func readChatStream(hr *http.Response, start time.Time) (continuation.Response, 
 		return false
 	})
 	latency := time.Since(start)
+	if streamErr != nil {
+		return continuation.Response{ID: c.id, Latency: latency}, streamErr
+	}
+	if tooLarge(err) {
+		return continuation.Response{ID: c.id, Latency: latency}, classify(err)
+	}
 	c.text = text.String()
+	for _, p := range calls {
+		c.calls = append(c.calls, carryovertype.ToolCall{ID: p.id, CallID: p.id, Name: p.name.String(), Arguments: p.args.String()})
+	}
 	if !c.finished {
 		// No finish_reason: the stream ended before the answer did.
 		return broken(c.id, c.text, c.calls, latency, err)
@@ -141,24 +176,48 @@ func readChatStream(hr *http.Response, start time.Time) (continuation.Response, 
 	return c.normalize(latency)
 }
 
+// toolPieces is a streamed tool call as its pieces arrive: builders, not
+// strings, as a string grown by += is copied whole for every piece (a
+// hostile stream of one-byte pieces would cost the square of its length).
+type toolPieces struct {
+	id         string
+	name, args strings.Builder
+}
+
 // addToolDeltas adds a chunk's pieces of tool calls to the calls so far:
 // each piece names its call by index and carries a piece of its name and
-// arguments. A piece whose index skips ahead of the calls so far is
-// malformed and dropped, so a hostile index cannot make it allocate.
-func addToolDeltas(calls []carryovertype.ToolCall, deltas []openai.ChatCompletionChunkChoiceDeltaToolCall) []carryovertype.ToolCall {
+// arguments. Calls are numbered from 0 in the order they start, so a piece
+// may name a call so far or the next one; an index that is negative, skips
+// ahead or reaches continuation.MaxToolCalls is a malformed reply (before
+// the bound, index 3,000,000 allocated that many calls and -1 panicked).
+func addToolDeltas(calls []*toolPieces, deltas []openai.ChatCompletionChunkChoiceDeltaToolCall) ([]*toolPieces, error) {
 	for _, d := range deltas {
-		if d.Index < 0 || d.Index > int64(len(calls)) {
-			continue
+		if d.Index < 0 || d.Index > int64(len(calls)) || d.Index >= continuation.MaxToolCalls {
+			return calls, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+				Err: fmt.Errorf("streamed tool call index %d: the calls so far are 0..%d (at most %d calls)",
+					d.Index, len(calls)-1, continuation.MaxToolCalls)}
 		}
 		if d.Index == int64(len(calls)) {
-			calls = append(calls, carryovertype.ToolCall{})
+			calls = append(calls, &toolPieces{})
 		}
-		tc := &calls[d.Index]
+		tc := calls[d.Index]
 		if d.ID != "" {
-			tc.ID, tc.CallID = d.ID, d.ID
+			tc.id = d.ID
 		}
-		tc.Name += d.Function.Name
-		tc.Arguments += d.Function.Arguments
+		tc.name.WriteString(d.Function.Name)
+		tc.args.WriteString(d.Function.Arguments)
 	}
-	return calls
+	return calls, nil
+}
+
+// tooMuchText is the error of a stream whose text outgrew maxText.
+func tooMuchText(maxText int64) error {
+	return &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
+		Err: fmt.Errorf("the streamed reply carries more than %d bytes of text, the most a call of its output budget may return", maxText)}
+}
+
+// tooLarge reports whether err is a reply body past its cap.
+func tooLarge(err error) bool {
+	var big *errReplyTooLarge
+	return errors.As(err, &big)
 }

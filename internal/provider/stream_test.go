@@ -31,7 +31,7 @@ func TestResponsesStreamTerminal(t *testing.T) {
 	completed := `{"type":"response.completed","response":{"id":"resp_s","status":"completed",` +
 		`"output":[{"type":"message","content":[{"type":"output_text","text":"whole"}]}],"usage":{"input_tokens":3,"output_tokens":5}}}`
 
-	r, err := readResponsesStream(sse(created, delta, completed), time.Now())
+	r, err := readResponsesStream(sse(created, delta, completed), time.Now(), 1<<20)
 	if err != nil || r.ID != "resp_s" || r.Text != "whole" || r.Finish != continuation.FinishStop || r.Usage.Output != 5 || r.StreamBroken {
 		t.Fatalf("completed stream: %+v %v", r, err)
 	}
@@ -40,14 +40,14 @@ func TestResponsesStreamTerminal(t *testing.T) {
 		`{"type":"response.completed","response":"not an object"}`,
 		`{"type":"response.incomplete"}`,
 	} {
-		r, err = readResponsesStream(sse(created, delta, terminal), time.Now())
+		r, err = readResponsesStream(sse(created, delta, terminal), time.Now(), 1<<20)
 		var ce *continuation.CallError
 		if !errors.As(err, &ce) || !ce.Malformed || ce.Type != carryovertype.ErrModel || ce.HTTPStatus != http.StatusOK || r.ID != "resp_s" || r.Text != "" {
 			t.Fatalf("%s: %+v %v", terminal, r, err)
 		}
 	}
 
-	r, err = readResponsesStream(sse(created, delta), time.Now())
+	r, err = readResponsesStream(sse(created, delta), time.Now(), 1<<20)
 	if err != nil || r.ID != "resp_s" || r.Text != "partial" || !r.StreamBroken || r.Finish != continuation.FinishIncomplete {
 		t.Fatalf("broken stream: %+v %v", r, err)
 	}
@@ -68,18 +68,18 @@ func TestSSEEvents(t *testing.T) {
 }
 
 // A streamed chat completion's tool calls are gathered from their pieces by
-// index; a piece whose index skips ahead (or is negative) is dropped rather
-// than growing the list; usage comes from the last chunk.
+// index; usage comes from the last chunk. (Hostile indexes:
+// TestSecurityToolCallIndex.)
 func TestChatStreamToolDeltas(t *testing.T) {
 	chunk := func(s string) string { return `{"id":"cc_1","object":"chat.completion.chunk","choices":[` + s + `]}` }
 	events := []string{
 		chunk(`{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","function":{"name":"get","arguments":"{\"k\":"}}]}}`),
-		chunk(`{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}},{"index":1000000000,"function":{"arguments":"x"}},{"index":-1,"function":{"arguments":"y"}}]}}`),
+		chunk(`{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]}}`),
 		chunk(`{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","function":{"name":"put","arguments":"{}"}}]},"finish_reason":"tool_calls"}`),
 		`{"id":"cc_1","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":9}}`,
 		"[DONE]",
 	}
-	r, err := readChatStream(sse(events...), time.Now())
+	r, err := readChatStream(sse(events...), time.Now(), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestChatStreamToolDeltas(t *testing.T) {
 		t.Fatalf("got %+v", r)
 	}
 
-	r, err = readChatStream(sse(events[:2]...), time.Now())
+	r, err = readChatStream(sse(events[:2]...), time.Now(), 1<<20)
 	if err == nil || r.StreamBroken {
 		t.Fatalf("a stream with tool pieces and no text that breaks is a transport error: %+v %v", r, err)
 	}

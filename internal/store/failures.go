@@ -30,6 +30,12 @@ type CallFailure struct {
 	CloseBackground string
 }
 
+// clean makes the failure's text storable: its error and response id may
+// carry what a model endpoint sent (see Text).
+func (f *CallFailure) clean() {
+	f.Error, f.ResponseID = Text(f.Error), Text(f.ResponseID)
+}
+
 // Stop ends a job's generation along with a failure: with Merge and stored
 // chunks the job goes to merging, otherwise it fails.
 type Stop struct {
@@ -44,6 +50,7 @@ type Stop struct {
 // of earlier failures asks Failures first.)
 func (c *Claim) Fail(ctx context.Context, f CallFailure, stop *Stop) (status string, err error) {
 	defer c.Release()
+	f.clean()
 	var status0 *int
 	if f.HTTPStatus != 0 {
 		status0 = &f.HTTPStatus
@@ -70,7 +77,7 @@ VALUES ($1::uuid, $2, 'warn', 'call_failed', $10, jsonb_build_object('error_type
 			f.ResponseID, f.CloseBackground)
 	}
 	if stop != nil {
-		b.Queue(stopSQL, c.Job.ID, stop.Reason, stop.Error, stop.Merge)
+		b.Queue(stopSQL, c.Job.ID, stop.Reason, Text(stop.Error), stop.Merge)
 	}
 	b.Queue("COMMIT")
 	// A pooled connection commits it (the claim's lock stays held until
@@ -117,6 +124,7 @@ func (c *Claim) Failures(ctx context.Context, errorType string) (int, error) {
 // background call of that id, if any, is closed as f.CloseBackground says
 // in the same statement.
 func (c *Claim) RecordAttempt(ctx context.Context, f CallFailure) error {
+	f.clean()
 	u := Usage{}
 	if f.Usage != nil {
 		u = *f.Usage
@@ -178,7 +186,7 @@ SELECT status FROM j`
 // when asynq gave up on its task). It returns the job's status afterwards.
 func (s *Store) StopJob(ctx context.Context, jobID string, stop Stop) (string, error) {
 	var status string
-	err := s.pool.QueryRow(ctx, stopSQL, jobID, stop.Reason, stop.Error, stop.Merge).Scan(&status)
+	err := s.pool.QueryRow(ctx, stopSQL, jobID, stop.Reason, Text(stop.Error), stop.Merge).Scan(&status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		j, err := s.GetJob(ctx, jobID)
 		return j.Status, err
