@@ -265,11 +265,13 @@ func (h *hub) listen(ctx context.Context) (up bool, err error) {
 	if _, err := conn.Exec(cctx, "LISTEN carryover_jobs"); err != nil {
 		return false, fmt.Errorf("listen: %w", err)
 	}
+	// Wake the subscribers that came while no one listened, then let new
+	// ones through without waiting.
+	h.wake("")
 	h.mu.Lock()
 	close(h.ready)
 	h.pid = conn.PgConn().PID()
 	h.mu.Unlock()
-	h.wake("")
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
