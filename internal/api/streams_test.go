@@ -286,3 +286,73 @@ func TestSecurityStreamLifetime(t *testing.T) {
 		t.Fatalf("reconnection after a change: ids %v statuses %v", changed, statuses)
 	}
 }
+
+// A request waits a bounded time for a database connection: with the
+// pool's one connection held (by a request stuck behind a table lock), the
+// next request is a 503 with Retry-After after the acquire timeout, not a
+// request that hangs; the stuck one completes once the lock goes.
+func TestSecurityPoolAcquireBounded(t *testing.T) {
+	e, app := streamEnv(t, 1, api.StreamLimits{})
+	job := e.job()
+	ctx := context.Background()
+	tx, err := e.st.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	stuck := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("GET", e.url+job, nil)
+		req.Header.Set("Authorization", "Bearer "+e.key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			stuck <- 0
+			return
+		}
+		_ = resp.Body.Close()
+		stuck <- resp.StatusCode
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var waiting int
+		if err := e.st.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+			app).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first request never waited on the lock")
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(rctx, "GET", e.url+job, nil)
+	req.Header.Set("Authorization", "Bearer "+e.key)
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("a request with the pool taken had no answer within 5 s: %v", err)
+	}
+	var p api.Problem
+	_ = json.NewDecoder(resp.Body).Decode(&p)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || p.Status != http.StatusServiceUnavailable {
+		t.Fatalf("a request with the pool taken: %d, Retry-After %q, %+v", resp.StatusCode, resp.Header.Get("Retry-After"), p)
+	}
+	t.Logf("503 after %s", time.Since(start).Round(time.Millisecond))
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-stuck:
+		if code != http.StatusOK {
+			t.Fatalf("the request behind the lock: %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request behind the lock did not complete")
+	}
+}
