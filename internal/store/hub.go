@@ -72,6 +72,7 @@ type hubJob struct {
 
 	reg        sync.Mutex // held while the row is inserted or deleted
 	registered bool       // the row exists (guarded by reg)
+	attempted  bool       // the row may exist (guarded by reg)
 	gone       bool       // the last subscriber left (guarded by reg)
 }
 
@@ -134,7 +135,11 @@ func (h *hub) subscribe(ctx context.Context, jobID string) (*Subscription, error
 	j.reg.Lock()
 	var err error
 	if !j.registered && !j.gone {
-		_, err = h.st.pool.Exec(ctx, `INSERT INTO job_watchers (job_id, watcher) VALUES ($1::uuid, $2::uuid)`, jobID, j.watcher)
+		// An insert that failed may have committed all the same (its answer
+		// lost): hence ON CONFLICT, and Close deletes after any attempt.
+		j.attempted = true
+		_, err = h.st.pool.Exec(ctx, `INSERT INTO job_watchers (job_id, watcher) VALUES ($1::uuid, $2::uuid) ON CONFLICT DO NOTHING`,
+			jobID, j.watcher)
 		j.registered = err == nil
 	}
 	j.reg.Unlock()
@@ -173,7 +178,7 @@ func (s *Subscription) Close() {
 		j.reg.Lock()
 		defer j.reg.Unlock()
 		j.gone = true
-		if !j.registered {
+		if !j.attempted {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), hubRowTimeout)
@@ -183,7 +188,7 @@ func (s *Subscription) Close() {
 			// sweep removes it after a day.
 			h.log.Warn("job notifications: removing a watcher row failed", "job_id", j.id, "err", err)
 		}
-		j.registered = false
+		j.registered, j.attempted = false, false
 	})
 }
 
