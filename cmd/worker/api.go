@@ -52,8 +52,10 @@ func runAPI(args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--addr: %w", err)
 	}
-	srv := &http.Server{Handler: api.New(c, log, api.WithStreamLimits(bounds.StreamLimits())).Handler(), ReadHeaderTimeout: 10 * time.Second,
+	apiSrv := api.New(c, log, api.WithStreamLimits(bounds.StreamLimits()))
+	srv := &http.Server{Handler: apiSrv.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv.RegisterOnShutdown(apiSrv.Drain)
 	log.Info("api listening", "addr", ln.Addr().String())
 	if *opsAddr != "" {
 		ops, err := api.OpsHandler(c, cfg.RedisURL)

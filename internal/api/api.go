@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/carryover/carryover/client"
@@ -35,7 +36,17 @@ type Server struct {
 	c       *client.Client
 	log     *slog.Logger
 	streams *streamSlots
+	// draining closes when the server shuts down: open streams end with a
+	// retry hint, so their clients reconnect elsewhere at once.
+	draining  chan struct{}
+	drainOnce sync.Once
 }
+
+// Drain ends every open progress stream with an SSE retry hint, as its
+// lifetime's end does. Call it when the server shuts down
+// (http.Server.RegisterOnShutdown): a stream never goes idle, so Shutdown
+// would otherwise wait on it.
+func (s *Server) Drain() { s.drainOnce.Do(func() { close(s.draining) }) }
 
 // Option tunes a Server.
 type Option func(*Server)
@@ -45,7 +56,7 @@ func New(c *client.Client, log *slog.Logger, opts ...Option) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{c: c, log: log, streams: newStreamSlots(StreamLimits{})}
+	s := &Server{c: c, log: log, streams: newStreamSlots(StreamLimits{}), draining: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
 	}
@@ -474,6 +485,10 @@ func (s *Server) streamJob(w http.ResponseWriter, r *http.Request) {
 		case <-ping.C:
 			fmt.Fprint(w, ": ping\n\n")
 			flusher.Flush()
+		case <-s.draining:
+			fmt.Fprintf(w, ": server shutting down; reconnect with Last-Event-ID\nretry: %d\n\n", streamRetryMillis)
+			flusher.Flush()
+			return
 		}
 	}
 }

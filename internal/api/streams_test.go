@@ -22,7 +22,7 @@ import (
 // streamEnv serves the API over a client with a pool of maxConns
 // connections (its own application_name, so its backends can be counted)
 // and the given stream limits; no worker, so a job stays queued.
-func streamEnv(t *testing.T, maxConns int32, lim api.StreamLimits) (env, string) {
+func streamEnv(t *testing.T, maxConns int32, lim api.StreamLimits) (env, string, *api.Server) {
 	t.Helper()
 	e := newEnv(t, false) // for its store and tenant alpha's key
 	app := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
@@ -37,10 +37,11 @@ func streamEnv(t *testing.T, maxConns int32, lim api.StreamLimits) (env, string)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	srv := httptest.NewServer(conform(t, api.New(c, log, api.WithStreamLimits(lim)).Handler()))
+	a := api.New(c, log, api.WithStreamLimits(lim))
+	srv := httptest.NewServer(conform(t, a.Handler()))
 	t.Cleanup(srv.Close)
 	e.url, e.c = srv.URL, c
-	return e, app
+	return e, app, a
 }
 
 // job submits a job for tenant alpha and returns its path.
@@ -114,7 +115,7 @@ func (e env) promptly(method, path, key string) int {
 // the process LISTENs on one connection, outside the pool.
 func TestSecurityStreamExhaustion(t *testing.T) {
 	const conns, streams = 4, 12
-	e, app := streamEnv(t, conns, api.StreamLimits{PerTenant: 100, Total: 100})
+	e, app, _ := streamEnv(t, conns, api.StreamLimits{PerTenant: 100, Total: 100})
 	job := e.job()
 	var wg sync.WaitGroup
 	answers := make([]*http.Response, streams)
@@ -155,7 +156,7 @@ func TestSecurityStreamExhaustion(t *testing.T) {
 // past the process's cap every tenant's next stream is a 429; a closed
 // stream frees its slot.
 func TestSecurityStreamCaps(t *testing.T) {
-	e, _ := streamEnv(t, 4, api.StreamLimits{PerTenant: 2, Total: 3})
+	e, _, _ := streamEnv(t, 4, api.StreamLimits{PerTenant: 2, Total: 3})
 	beta, _, err := e.st.CreateAPIKey(context.Background(), "beta")
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +250,7 @@ func sse(t *testing.T, r *http.Response) (ids []string, statuses []string, retry
 // however long its job lasts; the client reconnects with Last-Event-ID and
 // is not sent that event again, but is sent what changed since.
 func TestSecurityStreamLifetime(t *testing.T) {
-	e, _ := streamEnv(t, 4, api.StreamLimits{Lifetime: 700 * time.Millisecond})
+	e, _, _ := streamEnv(t, 4, api.StreamLimits{Lifetime: 700 * time.Millisecond})
 	job := e.job()
 	start := time.Now()
 	r, _ := e.openStream(job, e.key, 5*time.Second)
@@ -292,7 +293,7 @@ func TestSecurityStreamLifetime(t *testing.T) {
 // next request is a 503 with Retry-After after the acquire timeout, not a
 // request that hangs; the stuck one completes once the lock goes.
 func TestSecurityPoolAcquireBounded(t *testing.T) {
-	e, app := streamEnv(t, 1, api.StreamLimits{})
+	e, app, _ := streamEnv(t, 1, api.StreamLimits{})
 	job := e.job()
 	ctx := context.Background()
 	tx, err := e.st.Pool().Begin(ctx)
@@ -354,5 +355,34 @@ func TestSecurityPoolAcquireBounded(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the request behind the lock did not complete")
+	}
+}
+
+// A server shutting down ends its streams with a retry hint at once (so
+// their clients reconnect to another process), rather than keeping
+// Shutdown waiting on them.
+func TestStreamsEndOnDrain(t *testing.T) {
+	e, _, a := streamEnv(t, 4, api.StreamLimits{})
+	job := e.job()
+	r, _ := e.openStream(job, e.key, 5*time.Second)
+	if r == nil || r.StatusCode != http.StatusOK {
+		t.Fatalf("stream: %v", r)
+	}
+	// The first event, then the drain.
+	br := bufio.NewReader(r.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, "data: ") {
+			break
+		}
+	}
+	a.Drain()
+	r.Body = io.NopCloser(br)
+	ids, _, retry := sse(t, r)
+	if len(ids) != 0 || !retry {
+		t.Fatalf("a drained stream: ids %v after the first, retry hint %v", ids, retry)
 	}
 }
