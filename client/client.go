@@ -58,9 +58,13 @@ type Config struct {
 	// jobs.DefaultLanes.
 	ChunkLanes int
 	Logger     *slog.Logger
-	// MaxConns caps the Postgres pool (0: pgx's default); each Watch holds
-	// one connection while it runs.
+	// MaxConns caps the Postgres pool (0: pgx's default). A Watch holds
+	// none of its connections while it waits.
 	MaxConns int32
+	// AcquireTimeout bounds how long a call waits for a pooled connection;
+	// past it the call fails with an error that wraps
+	// context.DeadlineExceeded. 0 waits as long as the call's context allows.
+	AcquireTimeout time.Duration
 	// Quota bounds each tenant's jobs in flight and daily spend; a job past
 	// it is refused with a *QuotaError. The HTTP API sets it from the
 	// operator's settings (CARRYOVER_TENANT_MAX_JOBS, CARRYOVER_TENANT_DAILY_USD).
@@ -91,7 +95,7 @@ type Client struct {
 
 // New connects to Postgres and Redis.
 func New(ctx context.Context, cfg Config) (*Client, error) {
-	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: cfg.MaxConns})
+	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: cfg.MaxConns, AcquireTimeout: cfg.AcquireTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -480,27 +484,28 @@ func (c *Client) Owner(ctx context.Context, id string) (string, error) {
 // Watch sends the job's status on the returned channel whenever it changes
 // — at once, then on every chunk and status change (Postgres LISTEN/NOTIFY,
 // re-reading the tables each time, so nothing is missed) — and closes the
-// channel after a final status or when ctx ends.
+// channel after a final status or when ctx ends. A watch holds no Postgres
+// connection while it waits: the process listens on one connection of its
+// own for every watch, and each re-read is a short pooled query.
 func (c *Client) Watch(ctx context.Context, id string) (<-chan Status, error) {
-	first, err := c.Status(ctx, id)
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	// Subscribe before the first read, so that a change committed after it
+	// wakes the watch.
+	sub, err := c.store.Watch(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	kick := make(chan struct{}, 1)
-	go func() {
-		defer cancel()
-		_ = c.store.Listen(ctx, id, func() {
-			select {
-			case kick <- struct{}{}:
-			default:
-			}
-		})
-	}()
+	first, err := c.Status(ctx, id)
+	if err != nil {
+		sub.Close()
+		return nil, err
+	}
 	out := make(chan Status, 1)
 	go func() {
 		defer close(out)
-		defer cancel()
+		defer sub.Close()
 		last := first
 		select {
 		case out <- first:
@@ -513,7 +518,7 @@ func (c *Client) Watch(ctx context.Context, id string) (<-chan Status, error) {
 			select {
 			case <-ctx.Done():
 				return
-			case <-kick:
+			case <-sub.C:
 			case <-tick.C:
 			}
 			st, err := c.Status(ctx, id)

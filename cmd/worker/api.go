@@ -27,11 +27,16 @@ func runAPI(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("worker api", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg.RegisterStoreFlags(fs)
+	bounds := config.APIBoundsFromEnv()
+	bounds.RegisterFlags(fs)
 	addr := fs.String("addr", envOr("API_ADDR", "127.0.0.1:8080"), "listen address (env API_ADDR)")
 	opsAddr := fs.String("ops-addr", envOr("API_OPS_ADDR", "127.0.0.1:8081"), "operator-only listener for /metrics and /dashboard/; empty disables (env API_OPS_ADDR)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
 	cfg.RegisterAPIFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := bounds.Validate(); err != nil {
 		return err
 	}
 	log, err := cfg.Logger()
@@ -49,7 +54,8 @@ func runAPI(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	c, err := client.New(ctx, client.Config{DatabaseURL: cfg.DatabaseURL, RedisURL: cfg.RedisURL,
-		ChunkQueue: cfg.ChunkQueue, MergeQueue: cfg.MergeQueue, ChunkLanes: cfg.ChunkLanes, Logger: log, MaxConns: 64, Quota: &quota})
+		ChunkQueue: cfg.ChunkQueue, MergeQueue: cfg.MergeQueue, ChunkLanes: cfg.ChunkLanes, Logger: log, MaxConns: 64,
+		Quota: &quota, AcquireTimeout: bounds.DBAcquireTimeout})
 	if err != nil {
 		return err
 	}
@@ -67,8 +73,10 @@ func runAPI(args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--addr: %w", err)
 	}
-	srv := &http.Server{Handler: api.New(c, log, api.WithLimits(limits)).Handler(), ReadHeaderTimeout: 10 * time.Second,
+	apiSrv := api.New(c, log, api.WithLimits(limits), api.WithStreamLimits(bounds.StreamLimits()))
+	srv := &http.Server{Handler: apiSrv.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv.RegisterOnShutdown(apiSrv.Drain)
 	log.Info("api listening", "addr", ln.Addr().String())
 	if *opsAddr != "" {
 		ops, err := api.OpsHandler(c, cfg.RedisURL)

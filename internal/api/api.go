@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/carryover/carryover/client"
@@ -33,17 +34,28 @@ const MaxBodyBytes = 1 << 20
 
 // Server is the HTTP API.
 type Server struct {
-	c      *client.Client
-	log    *slog.Logger
-	limits *Limits // nil: no rate limits
+	c       *client.Client
+	log     *slog.Logger
+	limits  *Limits // nil: no rate limits
+	streams *streamSlots
+	// draining closes when the server shuts down: open streams end with a
+	// retry hint, so their clients reconnect elsewhere at once.
+	draining  chan struct{}
+	drainOnce sync.Once
 }
+
+// Drain ends every open progress stream with an SSE retry hint, as its
+// lifetime's end does. Call it when the server shuts down
+// (http.Server.RegisterOnShutdown): a stream never goes idle, so Shutdown
+// would otherwise wait on it.
+func (s *Server) Drain() { s.drainOnce.Do(func() { close(s.draining) }) }
 
 // New builds the API over a client.
 func New(c *client.Client, log *slog.Logger, opts ...Option) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{c: c, log: log}
+	s := &Server{c: c, log: log, streams: newStreamSlots(StreamLimits{}), draining: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
 	}
@@ -225,6 +237,12 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		problem(w, http.StatusGone, "content removed", err.Error())
 	case errors.Is(err, jobs.ErrNotResumable):
 		problem(w, http.StatusConflict, "not resumable", err.Error())
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
+		// The request has no deadline of its own: this is the bound on
+		// waiting for a database connection (client.Config.AcquireTimeout).
+		s.log.WarnContext(r.Context(), "api request found no free database connection", "method", r.Method, "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", "1")
+		problem(w, http.StatusServiceUnavailable, "busy", "no database connection was free in time; retry shortly")
 	default:
 		s.log.ErrorContext(r.Context(), "api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		problem(w, http.StatusInternalServerError, "internal error", "")
@@ -448,21 +466,37 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 }
 
 // streamJob sends the job's progress as Server-Sent Events ("event: status",
-// data the status JSON, id "<chunks>-<status>") until it ends. A client that
-// reconnects gets the current state at once, so nothing is missed.
+// data the status JSON, id "<chunks>-<status>") until it ends, or until the
+// stream's lifetime is up: then it sends a retry hint and closes, and the
+// client reconnects with Last-Event-ID. A client that reconnects gets the
+// current state at once (unless its Last-Event-ID names it), so nothing is
+// missed. Open streams are capped per tenant and per process, and hold no
+// database connection while they wait (see client.Watch).
 func (s *Server) streamJob(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		problem(w, http.StatusInternalServerError, "streaming unsupported", "")
 		return
 	}
-	updates, err := s.c.Watch(r.Context(), r.PathValue("id"))
+	tenant := tenantOf(r)
+	release, refused := s.streams.take(tenant)
+	if refused != "" {
+		s.log.WarnContext(r.Context(), "stream refused", "tenant", tenant, "job_id", r.PathValue("id"), "reason", refused)
+		w.Header().Set("Retry-After", strconv.Itoa(streamRetryAfter))
+		problem(w, http.StatusTooManyRequests, "too many streams", refused)
+		return
+	}
+	defer release()
+	lifetime := s.streams.lim.Lifetime
+	ctx, cancel := context.WithTimeout(r.Context(), lifetime)
+	defer cancel()
+	updates, err := s.c.Watch(ctx, r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	// A stream lives as long as the job: lift the server's write deadline.
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	// A stream outlives the server's write timeout, but not its own lifetime.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(lifetime + time.Minute))
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
@@ -475,6 +509,11 @@ func (s *Server) streamJob(w http.ResponseWriter, r *http.Request) {
 		select {
 		case st, ok := <-updates:
 			if !ok {
+				if ctx.Err() != nil && r.Context().Err() == nil {
+					// The lifetime is up: ask the client to reconnect soon.
+					fmt.Fprintf(w, ": stream lifetime reached; reconnect with Last-Event-ID\nretry: %d\n\n", streamRetryMillis)
+					flusher.Flush()
+				}
 				return
 			}
 			id := fmt.Sprintf("%d-%s", st.Chunks, st.Status)
@@ -487,7 +526,9 @@ func (s *Server) streamJob(w http.ResponseWriter, r *http.Request) {
 		case <-ping.C:
 			fmt.Fprint(w, ": ping\n\n")
 			flusher.Flush()
-		case <-r.Context().Done():
+		case <-s.draining:
+			fmt.Fprintf(w, ": server shutting down; reconnect with Last-Event-ID\nretry: %d\n\n", streamRetryMillis)
+			flusher.Flush()
 			return
 		}
 	}

@@ -60,3 +60,7 @@ func (r TestReq) Err() error { return r.r.err }
 
 // Status is a save's answer.
 func (r TestReq) Status() string { return r.r.status }
+
+// ListenerPID is the backend process ID of the store's LISTEN connection, 0
+// while it is down.
+func (st *Store) ListenerPID() uint32 { return st.notifications().listenerPID() }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -438,40 +437,19 @@ VALUES ($1::uuid, $2, $3, $4, $5, nullif($6, ''), $7, $8)`, d.JobID, d.EventID, 
 	return nil
 }
 
-// Listen calls changed whenever a job's chunks or events change (Postgres
-// LISTEN on a connection of its own) until ctx ends.
+// Listen calls changed whenever a job's chunks or events change, until ctx
+// ends. It holds no connection: see Watch.
 func (s *Store) Listen(ctx context.Context, jobID string, changed func()) error {
-	conn, err := s.pool.Acquire(ctx)
+	sub, err := s.Watch(ctx, jobID)
 	if err != nil {
 		return fmt.Errorf("store: listen: %w", err)
 	}
-	defer func() {
-		// The connection is closed rather than returned: it is still listening.
-		_ = conn.Conn().Close(context.WithoutCancel(ctx))
-		conn.Release()
-	}()
-	if _, err := conn.Exec(ctx, "LISTEN carryover_jobs"); err != nil {
-		return fmt.Errorf("store: listen: %w", err)
-	}
-	// Register as a watcher so the job's chunks notify too; unregister after.
-	watcher := uuid.NewString()
-	if _, err := conn.Exec(ctx, `INSERT INTO job_watchers (job_id, watcher) VALUES ($1::uuid, $2::uuid)`, jobID, watcher); err != nil {
-		return fmt.Errorf("store: watch: %w", err)
-	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_, _ = s.pool.Exec(dctx, `DELETE FROM job_watchers WHERE job_id = $1::uuid AND watcher = $2::uuid`, jobID, watcher)
-	}()
+	defer sub.Close()
 	for {
-		n, err := conn.Conn().WaitForNotification(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("store: wait for notification: %w", err)
-		}
-		if n.Payload == jobID {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-sub.C:
 			changed()
 		}
 	}

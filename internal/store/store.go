@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/golang-migrate/migrate/v4"
 	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers the pgx5:// driver
@@ -39,6 +40,15 @@ type Store struct {
 	locker   *locker
 	pollOnce sync.Once
 	polls    *pollBook
+	hubOnce  sync.Once
+	hub      *hub
+}
+
+// notifications returns the notification hub, starting it on first use:
+// only a process that watches jobs (the API, a waiting CLI) listens.
+func (s *Store) notifications() *hub {
+	s.hubOnce.Do(func() { s.hub = newHub(s, s.pool.Config().ConnConfig.Copy()) })
+	return s.hub
 }
 
 // pollBook returns the poll recorder, starting it on first use.
@@ -59,6 +69,11 @@ type Options struct {
 	// URL sets pool_max_conns. A worker needs one per concurrent task, or its
 	// tasks queue for connections.
 	MaxConns int32
+	// AcquireTimeout bounds how long a statement waits for a pooled
+	// connection; past it the statement fails with
+	// context.DeadlineExceeded instead of queueing without end behind a
+	// saturated pool. 0 waits as long as the caller's context allows.
+	AcquireTimeout time.Duration
 }
 
 // Open connects to Postgres and checks the connection.
@@ -70,6 +85,9 @@ func Open(ctx context.Context, dsn string, opts ...Options) (*Store, error) {
 	for _, o := range opts {
 		if o.MaxConns > 0 && !strings.Contains(dsn, "pool_max_conns") {
 			cfg.MaxConns = o.MaxConns
+		}
+		if o.AcquireTimeout > 0 {
+			cfg.ConnConfig.Tracer = acquireBound{o.AcquireTimeout}
 		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -96,6 +114,10 @@ func (s *Store) Close() {
 	s.pollOnce.Do(func() {})
 	if s.polls != nil {
 		s.polls.close()
+	}
+	s.hubOnce.Do(func() {})
+	if s.hub != nil {
+		s.hub.close()
 	}
 	s.pool.Close()
 }
