@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/carryover/carryover/carryovertype"
+	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/jobs"
 	"github.com/carryover/carryover/internal/store"
 )
@@ -57,6 +58,13 @@ type Config struct {
 	// MaxConns caps the Postgres pool (0: pgx's default); each Watch holds
 	// one connection while it runs.
 	MaxConns int32
+	// WebhookAllow is the operator's webhook egress allow-list, written as
+	// CARRYOVER_WEBHOOK_ALLOW is (e.g. "http,127.0.0.0/8" for development);
+	// "" accepts only https webhook URLs whose host is not a reserved
+	// literal address. Give it the workers' setting: a URL refused here is
+	// refused with a field error naming webhook_url, and the workers check
+	// the addresses again when they connect.
+	WebhookAllow string
 }
 
 // Client is safe for concurrent use. Close it when done.
@@ -71,6 +79,10 @@ type Client struct {
 
 // New connects to Postgres and Redis.
 func New(ctx context.Context, cfg Config) (*Client, error) {
+	webhooks, err := egress.Parse(cfg.WebhookAllow)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
 	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: cfg.MaxConns})
 	if err != nil {
 		return nil, err
@@ -96,7 +108,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	d := jobs.NewDispatcher(q, queues, jobs.DefaultTaskOptions())
 	return &Client{store: st, rdb: rdb, queue: q, insp: asynq.NewInspectorFromRedisClient(rdb),
-		enq: jobs.NewEnqueuer(st, d, cfg.Logger), chunk: queues.Chunk}, nil
+		enq: jobs.NewEnqueuer(st, d, cfg.Logger, jobs.WithWebhookPolicy(webhooks)), chunk: queues.Chunk}, nil
 }
 
 // Close releases the connections.

@@ -27,6 +27,7 @@ func runAPI(args []string, stderr io.Writer) error {
 	addr := fs.String("addr", envOr("API_ADDR", "127.0.0.1:8080"), "listen address (env API_ADDR)")
 	opsAddr := fs.String("ops-addr", envOr("API_OPS_ADDR", "127.0.0.1:8081"), "operator-only listener for /metrics and /dashboard/; empty disables (env API_OPS_ADDR)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
+	cfg.RegisterWebhookAllowFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -37,7 +38,7 @@ func runAPI(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	c, err := client.New(ctx, client.Config{DatabaseURL: cfg.DatabaseURL, RedisURL: cfg.RedisURL,
-		ChunkQueue: cfg.ChunkQueue, MergeQueue: cfg.MergeQueue, Logger: log, MaxConns: 64})
+		ChunkQueue: cfg.ChunkQueue, MergeQueue: cfg.MergeQueue, Logger: log, MaxConns: 64, WebhookAllow: cfg.WebhookAllow})
 	if err != nil {
 		return err
 	}

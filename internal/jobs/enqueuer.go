@@ -12,23 +12,39 @@ import (
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/store"
 )
 
 // Enqueuer is the one way jobs enter the system, shared by the Go client, the
 // CLI and the HTTP API: validate, store, then enqueue the first chunk.
 type Enqueuer struct {
-	store  *store.Store
-	tasks  *Dispatcher
-	logger *slog.Logger
+	store    *store.Store
+	tasks    *Dispatcher
+	logger   *slog.Logger
+	webhooks egress.Policy
+}
+
+// EnqueuerOption adjusts an Enqueuer.
+type EnqueuerOption func(*Enqueuer)
+
+// WithWebhookPolicy checks webhook URLs against an operator's egress policy
+// (CARRYOVER_WEBHOOK_ALLOW) instead of the default (https, no reserved
+// literal address).
+func WithWebhookPolicy(p egress.Policy) EnqueuerOption {
+	return func(e *Enqueuer) { e.webhooks = p }
 }
 
 // NewEnqueuer builds an Enqueuer.
-func NewEnqueuer(s *store.Store, d *Dispatcher, logger *slog.Logger) *Enqueuer {
+func NewEnqueuer(s *store.Store, d *Dispatcher, logger *slog.Logger, opts ...EnqueuerOption) *Enqueuer {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Enqueuer{store: s, tasks: d, logger: logger}
+	e := &Enqueuer{store: s, tasks: d, logger: logger}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
 }
 
 // Enqueue validates req, stores the job and enqueues its first chunk. It
@@ -36,7 +52,7 @@ func NewEnqueuer(s *store.Store, d *Dispatcher, logger *slog.Logger) *Enqueuer {
 // the enqueue itself fails the job is still stored and the reconciler will
 // queue it; the error is returned so the caller knows it may be late.
 func (e *Enqueuer) Enqueue(ctx context.Context, req carryovertype.Request) (store.Job, bool, error) {
-	req, err := Normalize(req)
+	req, err := NormalizeFor(req, e.webhooks)
 	if err != nil {
 		return store.Job{}, false, err
 	}

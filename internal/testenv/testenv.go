@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/carryover/carryover/internal/jobs"
 	"github.com/carryover/carryover/internal/store"
 )
 
@@ -168,9 +169,9 @@ func Queue(t testing.TB) string {
 	return q
 }
 
-// DeleteQueue deletes every Redis key of queue q — tasks and asynq's daily
-// stats, which asynq's own DeleteQueue leaves for 90 days — so runs leave
-// nothing behind. Examples, which have no testing.TB, call it themselves.
+// DeleteQueue deletes every Redis key of queue q and of its webhook queue —
+// tasks and asynq's daily stats, which asynq's own DeleteQueue leaves for
+// 90 days — so runs leave nothing behind. Examples, which have no testing.TB, call it themselves.
 func DeleteQueue(q string) {
 	opt, err := redis.ParseURL(RedisURL())
 	if err != nil {
@@ -178,14 +179,16 @@ func DeleteQueue(q string) {
 	}
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	_ = asynq.NewInspectorFromRedisClient(rdb).DeleteQueue(q, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	iter := rdb.Scan(ctx, 0, "asynq:{"+q+"}:*", 500).Iterator()
-	for iter.Next(ctx) {
-		rdb.Del(ctx, iter.Val())
+	for _, name := range []string{q, jobs.WebhookQueue(q)} {
+		_ = asynq.NewInspectorFromRedisClient(rdb).DeleteQueue(name, true)
+		iter := rdb.Scan(ctx, 0, "asynq:{"+name+"}:*", 500).Iterator()
+		for iter.Next(ctx) {
+			rdb.Del(ctx, iter.Val())
+		}
+		rdb.SRem(ctx, "asynq:queues", name)
 	}
-	rdb.SRem(ctx, "asynq:queues", q)
 }
 
 // BuildWorker compiles cmd/worker into a temporary directory of tb and
