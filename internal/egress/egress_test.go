@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -230,5 +232,83 @@ func TestDialerRefuses(t *testing.T) {
 			t.Fatalf("%s: %v", policy, err)
 		}
 		conn.Close()
+	}
+}
+
+// Webhook SSRF at the connection: the webhook client, with only plain http
+// allowed, refuses every reserved address form after resolution and before
+// connecting — the loopback listener standing in for them sees nothing, and
+// the error is the dialer's refusal (the private addresses are never
+// actually tried: the check runs before the socket connects).
+func TestSecurityWebhookSSRFDial(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	addr := func(s string) netip.Addr { return netip.MustParseAddr(s) }
+	for _, c := range []struct {
+		url      string
+		resolves fakeResolver // what the name resolves to, for names
+	}{
+		{"http://127.0.0.1:" + port + "/hook", nil},
+		{"http://localhost:" + port + "/hook", fakeResolver{addr("127.0.0.1"), addr("::1")}},
+		{"http://[::1]:" + port + "/hook", nil},
+		{"http://[::ffff:127.0.0.1]:" + port + "/hook", nil},
+		{"http://0.0.0.0:" + port + "/hook", nil},
+		{"http://10.0.0.1:" + port + "/hook", nil},
+		{"http://169.254.169.254:" + port + "/latest/meta-data/", nil},
+		{"http://[fd00::1]:" + port + "/hook", nil},
+		{"http://[64:ff9b::7f00:1]:" + port + "/hook", nil},
+		{"http://metadata.internal.test:" + port + "/hook", fakeResolver{addr("169.254.169.254")}},
+		{"http://private.internal.test:" + port + "/hook", fakeResolver{addr("10.1.2.3"), addr("172.16.0.1"), addr("192.168.0.1"), addr("100.64.0.1")}},
+		{"http://mapped.internal.test:" + port + "/hook", fakeResolver{addr("::ffff:127.0.0.1")}},
+	} {
+		hc := NewClient(ClientConfig{Policy: Policy{AllowHTTP: true}, Resolver: c.resolves})
+		resp, err := hc.Post(c.url, "application/json", strings.NewReader(`{}`))
+		if resp != nil {
+			resp.Body.Close()
+		}
+		var re *RefusedError
+		if !errors.As(err, &re) {
+			t.Errorf("%s: %v, want the dialer's refusal", c.url, err)
+		}
+	}
+	if n := accepted.Load(); n != 0 {
+		t.Fatalf("the loopback listener accepted %d connections", n)
+	}
+}
+
+// The client does not follow redirects: a 3xx is the answer.
+func TestClientNoRedirects(t *testing.T) {
+	t.Parallel()
+	var second atomic.Int32
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { second.Add(1) }))
+	defer target.Close()
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
+	}))
+	defer first.Close()
+	p, _ := Parse("http,127.0.0.0/8")
+	resp, err := NewClient(ClientConfig{Policy: p}).Post(first.URL, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTemporaryRedirect || second.Load() != 0 {
+		t.Fatalf("status %d, the target got %d requests", resp.StatusCode, second.Load())
 	}
 }
