@@ -27,6 +27,10 @@ type Dialer struct {
 	Policy   Policy
 	Resolver Resolver      // nil: net.DefaultResolver
 	Timeout  time.Duration // connect timeout of each address; 0: 5s
+	// guard, in tests, sees each address the policy let through, last
+	// before the connect: a test that must never reach beyond loopback
+	// refuses the rest here, so even a broken policy sends them nothing.
+	guard func(address string) error
 }
 
 // control is the net.Dialer Control: it runs after the socket is created and
@@ -36,7 +40,13 @@ func (d *Dialer) control(network, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("egress refused: cannot read the address %q: %w", address, err)
 	}
-	return d.Policy.CheckIP(ap.Addr())
+	if err := d.Policy.CheckIP(ap.Addr()); err != nil {
+		return err
+	}
+	if d.guard != nil {
+		return d.guard(address)
+	}
+	return nil
 }
 
 // DialContext connects to addr ("host:port"): the host is resolved and each
@@ -108,8 +118,11 @@ type ClientConfig struct {
 // NewClient returns an HTTP client for webhooks: every connection goes
 // through a Dialer (or to the proxy), redirects are not followed (the 3xx
 // answer is returned as it is), and every delivery is bounded in time.
-func NewClient(c ClientConfig) *http.Client {
-	d := &Dialer{Policy: c.Policy, Resolver: c.Resolver}
+func NewClient(c ClientConfig) *http.Client { return newClient(c, nil) }
+
+// newClient is NewClient with a dial guard (see Dialer.guard).
+func newClient(c ClientConfig, guard func(string) error) *http.Client {
+	d := &Dialer{Policy: c.Policy, Resolver: c.Resolver, guard: guard}
 	t := &http.Transport{
 		DialContext:            d.DialContext,
 		TLSHandshakeTimeout:    5 * time.Second,

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -176,6 +177,20 @@ func (f fakeResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr
 	return f, nil
 }
 
+// loopbackOnly is a dial guard that fails the test, and refuses, if the
+// policy lets through an address beyond loopback: the tests never send a
+// packet off the machine, even when the code under test is wrong.
+func loopbackOnly(t *testing.T) func(string) error {
+	return func(address string) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil || !ap.Addr().Unmap().IsLoopback() {
+			t.Errorf("the policy let %s through", address)
+			return errors.New("test guard: not loopback")
+		}
+		return nil
+	}
+}
+
 // The dialer refuses a refused address before connecting: a loopback
 // listener sees no connection, and private addresses (never reachable from
 // a test) fail with the policy's error, not a network one.
@@ -210,7 +225,7 @@ func TestDialerRefuses(t *testing.T) {
 		{"name resolving to private", fakeResolver{netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("fd00::1")}, "hooks.example"},
 		{"mapped loopback", nil, "::ffff:127.0.0.1"},
 	} {
-		d := &Dialer{Resolver: c.resolver}
+		d := &Dialer{Resolver: c.resolver, guard: loopbackOnly(t)}
 		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(c.host, port))
 		var re *RefusedError
 		if !errors.As(err, &re) {
@@ -277,7 +292,7 @@ func TestSecurityWebhookSSRFDial(t *testing.T) {
 		{"http://private.internal.test:" + port + "/hook", fakeResolver{addr("10.1.2.3"), addr("172.16.0.1"), addr("192.168.0.1"), addr("100.64.0.1")}},
 		{"http://mapped.internal.test:" + port + "/hook", fakeResolver{addr("::ffff:127.0.0.1")}},
 	} {
-		hc := NewClient(ClientConfig{Policy: Policy{AllowHTTP: true}, Resolver: c.resolves})
+		hc := newClient(ClientConfig{Policy: Policy{AllowHTTP: true}, Resolver: c.resolves}, loopbackOnly(t))
 		resp, err := hc.Post(c.url, "application/json", strings.NewReader(`{}`))
 		if resp != nil {
 			resp.Body.Close()
@@ -310,5 +325,40 @@ func TestClientNoRedirects(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusTemporaryRedirect || second.Load() != 0 {
 		t.Fatalf("status %d, the target got %d requests", resp.StatusCode, second.Load())
+	}
+}
+
+// With a proxy, every request goes to it (the operator's, trusted, on
+// loopback here although no range is allowed) and names the webhook's host
+// for the proxy to resolve and filter; the URL checks are the caller's.
+func TestClientProxy(t *testing.T) {
+	t.Parallel()
+	var hosts []string
+	var mu sync.Mutex
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hosts = append(hosts, r.URL.Host)
+		mu.Unlock()
+	}))
+	defer proxy.Close()
+	pu, err := ParseProxy(proxy.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := newClient(ClientConfig{Policy: Policy{AllowHTTP: true}, Proxy: pu}, loopbackOnly(t))
+	resp, err := hc.Post("http://hooks.example.com/hook", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(hosts) != 1 || hosts[0] != "hooks.example.com" {
+		t.Fatalf("the proxy saw %v", hosts)
+	}
+	for _, bad := range []string{"socks5://p:1080", "p:3128", "http://"} {
+		if _, err := ParseProxy(bad); err == nil {
+			t.Errorf("ParseProxy(%q) accepted", bad)
+		}
 	}
 }
