@@ -130,6 +130,10 @@ func FromEnv() Config {
 		Background:        envBool("CARRYOVER_BACKGROUND", true),
 		BackgroundHold:    envDuration("CARRYOVER_BACKGROUND_HOLD", jobs.DefaultBackgroundHold),
 		DBConns:           envInt("CARRYOVER_DB_CONNS", DefaultDBConns),
+
+		WebhookAllow:       os.Getenv(egress.Setting),
+		WebhookProxy:       os.Getenv("CARRYOVER_WEBHOOK_PROXY"),
+		WebhookConcurrency: envInt("CARRYOVER_WEBHOOK_CONCURRENCY", DefaultWebhookConcurrency),
 	}
 }
 

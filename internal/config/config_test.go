@@ -34,3 +34,19 @@ func TestValidateWebhookSettings(t *testing.T) {
 		}
 	}
 }
+
+// The webhook settings are read from the environment, with their defaults.
+func TestFromEnvWebhookSettings(t *testing.T) {
+	t.Setenv("CARRYOVER_WEBHOOK_ALLOW", "")
+	t.Setenv("CARRYOVER_WEBHOOK_PROXY", "")
+	t.Setenv("CARRYOVER_WEBHOOK_CONCURRENCY", "")
+	if c := FromEnv(); c.WebhookAllow != "" || c.WebhookProxy != "" || c.WebhookConcurrency != DefaultWebhookConcurrency {
+		t.Fatalf("defaults: %q %q %d", c.WebhookAllow, c.WebhookProxy, c.WebhookConcurrency)
+	}
+	t.Setenv("CARRYOVER_WEBHOOK_ALLOW", "http,127.0.0.0/8")
+	t.Setenv("CARRYOVER_WEBHOOK_PROXY", "http://proxy.internal:3128")
+	t.Setenv("CARRYOVER_WEBHOOK_CONCURRENCY", "3")
+	if c := FromEnv(); c.WebhookAllow != "http,127.0.0.0/8" || c.WebhookProxy != "http://proxy.internal:3128" || c.WebhookConcurrency != 3 {
+		t.Fatalf("from the environment: %q %q %d", c.WebhookAllow, c.WebhookProxy, c.WebhookConcurrency)
+	}
+}
