@@ -82,9 +82,10 @@ func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) error {
 	}
 	// What the URL says is checked again here: the job may predate the
 	// policy, or have been enqueued where another allow-list applied.
-	u, err := url.Parse(*j.WebhookURL)
+	err = h.cfg.Webhooks.Policy.CheckURL(*j.WebhookURL)
+	var u *url.URL
 	if err == nil {
-		err = h.cfg.Webhooks.Policy.CheckURL(*j.WebhookURL)
+		u, err = url.Parse(*j.WebhookURL) // parses: CheckURL parsed it
 	}
 	if err != nil {
 		d.Error = "webhook_url " + err.Error()
