@@ -186,47 +186,54 @@ func TestSecurityWebhookCredentials(t *testing.T) {
 	}
 }
 
-// tarpit accepts connections and never answers, holding each open until
-// the test ends.
+// tarpit listens on n loopback ports, accepts connections and never
+// answers, holding each until the sender gives up or the test ends.
 type tarpit struct {
-	ln    net.Listener
+	lns   []net.Listener
 	mu    sync.Mutex
 	conns []net.Conn
 	open  atomic.Int32
 }
 
-func newTarpit(t *testing.T) *tarpit {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tp := &tarpit{ln: ln}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			tp.mu.Lock()
-			tp.conns = append(tp.conns, c)
-			tp.mu.Unlock()
-			tp.open.Add(1)
-			go func() { // read the request, answer nothing, count the sender giving up
-				buf := make([]byte, 32<<10)
-				for {
-					if _, err := c.Read(buf); err != nil {
-						tp.open.Add(-1)
-						return
-					}
-				}
-			}()
+func newTarpit(t *testing.T, n int) *tarpit {
+	tp := &tarpit{}
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
+		tp.lns = append(tp.lns, ln)
+		go tp.serve(ln)
+	}
 	return tp
 }
 
+func (tp *tarpit) serve(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		tp.mu.Lock()
+		tp.conns = append(tp.conns, c)
+		tp.mu.Unlock()
+		tp.open.Add(1)
+		go func() { // read the request, answer nothing, count the sender giving up
+			buf := make([]byte, 32<<10)
+			for {
+				if _, err := c.Read(buf); err != nil {
+					tp.open.Add(-1)
+					return
+				}
+			}
+		}()
+	}
+}
+
 func (tp *tarpit) close() {
-	tp.ln.Close()
+	for _, ln := range tp.lns {
+		ln.Close()
+	}
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
 	for _, c := range tp.conns {
@@ -234,22 +241,24 @@ func (tp *tarpit) close() {
 	}
 }
 
-// Sixteen jobs whose webhook is a tarpit do not hold up another job: webhook
-// deliveries run on their own queue and slots, so with two chunk slots the
-// other job still finishes while every tarpit connection is held open. (On
-// the merge queue, as before, each held delivery took a chunk slot for its
-// whole timeout and the other job waited behind them all.)
+// Sixteen jobs whose webhooks are tarpits do not hold up another job:
+// webhook deliveries run on their own queue and slots, so with two chunk
+// slots the other job still finishes while the tarpits hold their
+// connections. (On the merge queue, as before, each held delivery took a
+// chunk slot for its whole timeout and the other job waited behind them
+// all.) Each job has a tarpit of its own, so that no circuit breaker cuts
+// the deliveries short: the webhook slots stay full of held connections.
 func TestSecurityWebhookTarpit(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.cfg.WebhookSecret = hookSecret
 	h.cfg.Concurrency = 2
-	tp := newTarpit(t)
+	tp := newTarpit(t, 16)
 	h.startWorker()
 	t.Cleanup(tp.close) // before the worker stops: cleanups run last first
-	hook := "http://" + tp.ln.Addr().String() + "/hook"
 	var ids []string
-	for i := range 16 {
+	for i, ln := range tp.lns {
+		hook := "http://" + ln.Addr().String() + "/hook"
 		ids = append(ids, h.enqueue("format=text size=200 seed="+strconv.Itoa(100+i), client.Request{WebhookURL: hook}).id)
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -258,7 +267,7 @@ func TestSecurityWebhookTarpit(t *testing.T) {
 			t.Fatalf("job %s", st.Status)
 		}
 	}
-	waitFor(t, 5*time.Second, "the tarpit holds no delivery", func() bool { return tp.open.Load() >= 2 })
+	waitFor(t, 5*time.Second, "the tarpits hold no delivery", func() bool { return tp.open.Load() >= 2 })
 	start := time.Now()
 	other := h.enqueue("format=text size=600 seed=99", client.Request{})
 	if st := h.wait(other.id, 8*time.Second); st.Status != "succeeded" {
