@@ -94,7 +94,8 @@ func TestSecurityWebhookSSRF(t *testing.T) {
 		"https://[::]/hook", "https://10.1.2.3/hook", "https://172.16.0.1/hook", "https://192.168.1.1/hook",
 		"https://100.64.0.1/hook", "https://169.254.169.254/latest/meta-data/", "https://[fd00::1]/hook",
 		"https://[fe80::1]/hook", "https://[64:ff9b::a9fe:a9fe]/hook", "https://[2002:7f00:1::1]/hook",
-		"https://224.0.0.1/hook", "http://hooks.example.com/hook",
+		"https://224.0.0.1/hook", "https://2130706433/hook", "https://127.1/hook", "https://0x7f.0.0.1/hook",
+		"http://hooks.example.com/hook",
 	} {
 		_, err := strict.Enqueue(ctx, client.Request{Model: "gpt-4.1-mini", Input: client.Input{Prompt: "hi"}, WebhookURL: u})
 		if msg, ok := fieldError(err, "webhook_url"); !ok {

@@ -274,10 +274,30 @@ func (p Policy) CheckURL(raw string) error {
 		}
 		return nil
 	}
-	if h := strings.TrimSuffix(strings.ToLower(host), "."); h == "localhost" || strings.HasSuffix(h, ".localhost") {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return &URLError{fmt.Sprintf("points at %s, a loopback name (not allowed by %s)", host, Setting)}
 	}
+	if numericHost(h) {
+		// 127.1, 2130706433, 0x7f.0.0.1: no DNS name, but some resolvers
+		// read them as addresses (the dial-time check would still apply).
+		return &URLError{fmt.Sprintf("names %s, which is neither a host name nor an address in standard form", host)}
+	}
 	return nil
+}
+
+// numericHost reports whether a host that is not a standard address looks
+// like a numeric one: its last label is all digits or hexadecimal with 0x
+// (no top-level domain is).
+func numericHost(h string) bool {
+	last := h[strings.LastIndex(h, ".")+1:]
+	if last == "" {
+		return false
+	}
+	if strings.HasPrefix(last, "0x") {
+		return true
+	}
+	return strings.Trim(last, "0123456789") == ""
 }
 
 // Endpoint is a URL's scheme, host and port, lowercase, the key its

@@ -143,6 +143,11 @@ func TestCheckURL(t *testing.T) {
 		{"https://127.0.0.1/x", dev, ""},
 		{"http://localhost:8080/x", dev, ""},
 		{"https://[fe80::1%25eth0]/x", Policy{}, "zone"},
+		{"https://2130706433/x", Policy{}, "standard form"},
+		{"https://127.1/x", Policy{}, "standard form"},
+		{"https://0x7f.0.0.1/x", Policy{}, "standard form"},
+		{"https://10.0.0.0x1/x", Policy{}, "standard form"},
+		{"https://1e100.net/x", Policy{}, ""},
 	} {
 		err := c.policy.CheckURL(c.url)
 		switch {
