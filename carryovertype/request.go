@@ -61,7 +61,11 @@ type Request struct {
 	// IdempotencyKey, when set, makes a repeated submission return the job
 	// the first one created; reusing it with a different request is refused.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
-	// WebhookURL, when set, receives a signed event when the job ends.
+	// WebhookURL, when set, receives a signed event when the job ends. It
+	// must be https, carry no credentials (receivers check the signature),
+	// and lead to a public address: loopback, private, link-local and other
+	// reserved addresses are refused unless the operator allows them
+	// (CARRYOVER_WEBHOOK_ALLOW). Redirects are not followed.
 	WebhookURL string `json:"webhook_url,omitempty"`
 	// Tools are function tools offered to the model, in the Responses API's
 	// shape: [{"type":"function","name":...,"parameters":{...}}]. A response

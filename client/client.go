@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/carryover/carryover/carryovertype"
+	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/jobs"
 	"github.com/carryover/carryover/internal/store"
 )
@@ -71,6 +72,13 @@ type Config struct {
 	// nil checks no quota: a producer holding the database's credentials
 	// is trusted.
 	Quota *Quota
+	// WebhookAllow is the operator's webhook egress allow-list, written as
+	// CARRYOVER_WEBHOOK_ALLOW is (e.g. "http,127.0.0.0/8" for development);
+	// "" accepts only https webhook URLs whose host is not a reserved
+	// literal address. Give it the workers' setting: a URL refused here is
+	// refused with a field error naming webhook_url, and the workers check
+	// the addresses again when they connect.
+	WebhookAllow string
 }
 
 // Quota is a per-tenant quota; a tenant's row may override either value.
@@ -95,6 +103,10 @@ type Client struct {
 
 // New connects to Postgres and Redis.
 func New(ctx context.Context, cfg Config) (*Client, error) {
+	webhooks, err := egress.Parse(cfg.WebhookAllow)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
 	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: cfg.MaxConns, AcquireTimeout: cfg.AcquireTimeout})
 	if err != nil {
 		return nil, err
@@ -121,7 +133,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	queues.Lanes = cfg.ChunkLanes
 	d := jobs.NewDispatcher(q, queues, jobs.DefaultTaskOptions(), st)
 	return &Client{store: st, rdb: rdb, queue: q, insp: asynq.NewInspectorFromRedisClient(rdb),
-		enq: jobs.NewEnqueuer(st, d, cfg.Logger, cfg.Quota), tasks: d}, nil
+		enq: jobs.NewEnqueuer(st, d, cfg.Logger, cfg.Quota, jobs.WithWebhookPolicy(webhooks)), tasks: d}, nil
 }
 
 // Close releases the connections.

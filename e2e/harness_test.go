@@ -27,6 +27,11 @@ var dbURL string
 
 func TestMain(m *testing.M) { testenv.Main(m, &dbURL) }
 
+// devWebhookAllow lets webhooks reach the tests' receivers on loopback over
+// plain http, as a development setup would (CARRYOVER_WEBHOOK_ALLOW); the
+// security tests turn it off.
+const devWebhookAllow = "http,127.0.0.0/8,::1/128"
+
 // harness is one test's world: the simulator on loopback, a database and a
 // queue of its own, a client, and workers started on demand.
 type harness struct {
@@ -57,6 +62,7 @@ func newHarnessWith(t *testing.T, sc simulator.Config) *harness {
 		OpenAIBaseURL: h.simURL, Concurrency: 8, ChunkQueue: testenv.Queue(t), LogLevel: "warn",
 		ReconcileInterval: time.Second, StaleAfter: 3 * time.Second, MaxRetry: 3,
 		PollInterval: 50 * time.Millisecond, DelayedInterval: 100 * time.Millisecond,
+		WebhookAllow: devWebhookAllow,
 	}
 	// The worker's log is kept (from info up) and printed if the test
 	// fails, so that a failure seen once in CI can be read.
@@ -72,7 +78,8 @@ func newHarnessWith(t *testing.T, sc simulator.Config) *harness {
 	})
 	h.log = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	ctx := context.Background()
-	c, err := client.New(ctx, client.Config{DatabaseURL: db, RedisURL: h.cfg.RedisURL, ChunkQueue: h.cfg.ChunkQueue})
+	c, err := client.New(ctx, client.Config{DatabaseURL: db, RedisURL: h.cfg.RedisURL, ChunkQueue: h.cfg.ChunkQueue,
+		WebhookAllow: h.cfg.WebhookAllow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,7 @@ func runAPI(args []string, stderr io.Writer) error {
 	opsAddr := fs.String("ops-addr", envOr("API_OPS_ADDR", "127.0.0.1:8081"), "operator-only listener for /metrics and /dashboard/; empty disables (env API_OPS_ADDR)")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
 	cfg.RegisterAPIFlags(fs)
+	cfg.RegisterWebhookAllowFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,7 +56,7 @@ func runAPI(args []string, stderr io.Writer) error {
 	defer stop()
 	c, err := client.New(ctx, client.Config{DatabaseURL: cfg.DatabaseURL, RedisURL: cfg.RedisURL,
 		ChunkQueue: cfg.ChunkQueue, MergeQueue: cfg.MergeQueue, ChunkLanes: cfg.ChunkLanes, Logger: log, MaxConns: 64,
-		Quota: &quota, AcquireTimeout: bounds.DBAcquireTimeout})
+		Quota: &quota, AcquireTimeout: bounds.DBAcquireTimeout, WebhookAllow: cfg.WebhookAllow})
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,10 @@ type env struct {
 	st  *store.Store
 }
 
+// devWebhookAllow lets webhooks reach the tests' receivers on loopback over
+// plain http, as a development setup would (CARRYOVER_WEBHOOK_ALLOW).
+const devWebhookAllow = "http,127.0.0.0/8,::1/128"
+
 // webhookSecret signs the workers' webhook events in these tests.
 var webhookSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("api-test-secret-0123456789"))
 
@@ -47,7 +51,8 @@ func newEnv(t *testing.T, withWorker bool) env {
 	t.Helper()
 	q := testenv.Queue(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	c, err := client.New(context.Background(), client.Config{DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), ChunkQueue: q, Logger: log})
+	c, err := client.New(context.Background(), client.Config{DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), ChunkQueue: q, Logger: log,
+		WebhookAllow: devWebhookAllow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +77,8 @@ func newEnv(t *testing.T, withWorker bool) env {
 			done <- worker.Run(ctx, worker.Options{SkipMigrate: true, Logger: log, Config: config.Config{
 				DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-test", OpenAIBaseURL: sim.URL + "/v1",
 				Concurrency: 4, ChunkQueue: q, LogLevel: "warn", ReconcileInterval: time.Second, StaleAfter: time.Minute,
-				MaxRetry: 3, PollInterval: 50 * time.Millisecond, DelayedInterval: 100 * time.Millisecond, WebhookSecret: webhookSecret}})
+				MaxRetry: 3, PollInterval: 50 * time.Millisecond, DelayedInterval: 100 * time.Millisecond, WebhookSecret: webhookSecret,
+				WebhookAllow: devWebhookAllow}})
 		}()
 		t.Cleanup(func() { cancel(); <-done })
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/carryover/carryover/carryovertype"
+	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/jobs"
 	"github.com/carryover/carryover/internal/ratelimit"
 	"github.com/carryover/carryover/internal/store"
@@ -48,6 +49,16 @@ type Config struct {
 	DelayedInterval   time.Duration
 	Retention         time.Duration
 	WebhookSecret     string // secret: whsec_<base64>
+	// WebhookAllow is the webhook egress allow-list (egress.Parse's
+	// syntax, e.g. "http,127.0.0.0/8,::1/128" for development); "" allows
+	// only https to public addresses.
+	WebhookAllow string
+	// WebhookProxy is an http(s) proxy URL every webhook goes through; the
+	// proxy is trusted to filter destinations itself.
+	WebhookProxy string
+	// WebhookConcurrency is how many webhook deliveries a worker runs at
+	// once, on a queue and slots of their own.
+	WebhookConcurrency int
 	// Provider names the kind of server behind OPENAI_BASE_URL, which sets
 	// the default strategy: openai (stateful, the Responses API), vllm
 	// (prefill) or chat (history: any Chat Completions server).
@@ -159,6 +170,9 @@ func (c Config) BackgroundOn() bool {
 	return c.Background && (c.Provider == "" || c.Provider == "openai")
 }
 
+// DefaultWebhookConcurrency is Config.WebhookConcurrency by default.
+const DefaultWebhookConcurrency = 8
+
 // DefaultDBConns is the worker's Postgres pool by default: the chunk path
 // holds a pooled connection only for single statements (its locks and
 // saves go through the lock session), so a few serve any concurrency.
@@ -212,6 +226,10 @@ func FromEnv() Config {
 		TenantMaxJobs:     env("CARRYOVER_TENANT_MAX_JOBS", DefaultTenantMaxJobs),
 		TenantDailyUSD:    env("CARRYOVER_TENANT_DAILY_USD", "off"),
 		MemoryLimit:       env("CARRYOVER_MEMORY_LIMIT", "auto"),
+
+		WebhookAllow:       os.Getenv(egress.Setting),
+		WebhookProxy:       os.Getenv("CARRYOVER_WEBHOOK_PROXY"),
+		WebhookConcurrency: envInt("CARRYOVER_WEBHOOK_CONCURRENCY", DefaultWebhookConcurrency),
 	}
 }
 
@@ -244,12 +262,22 @@ func (c *Config) RegisterWorkerFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.BackgroundHold, "background-hold", c.BackgroundHold, "longest a task waits on a background call in its slot (only while at most half the slots are busy) before it polls later; 0 never holds (env CARRYOVER_BACKGROUND_HOLD)")
 	fs.IntVar(&c.DBConns, "db-conns", c.DBConns, "pooled Postgres connections, whatever the concurrency; the lock session is one more; 0 is the default (env CARRYOVER_DB_CONNS)")
 	fs.StringVar(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "the Go runtime's soft memory limit: auto (90% of the container's cgroup limit, unless GOMEMLIMIT is set), off, or a size like 1536MiB (env CARRYOVER_MEMORY_LIMIT)")
+	c.RegisterWebhookAllowFlag(fs)
+	fs.StringVar(&c.WebhookProxy, "webhook-proxy", c.WebhookProxy, "http(s) proxy URL every webhook goes through; the proxy filters destinations itself (env CARRYOVER_WEBHOOK_PROXY)")
+	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", c.WebhookConcurrency, "webhook deliveries at once, on their own queue and slots, apart from --concurrency (env CARRYOVER_WEBHOOK_CONCURRENCY)")
 	fs.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often an idle worker looks for tasks; asynq's 1s default stalls chained tasks (env CARRYOVER_POLL_INTERVAL)")
 }
 
 // Queues are the queues the configuration names.
 func (c Config) Queues() jobs.Queues {
 	return jobs.Queues{Chunk: c.ChunkQueue, Merge: c.MergeQueueOrDefault(), Lanes: c.ChunkLanes}
+}
+
+// RegisterWebhookAllowFlag adds --webhook-allow, which the worker and the
+// API process share: the API refuses URLs it says no to, the worker checks
+// every connection against it.
+func (c *Config) RegisterWebhookAllowFlag(fs *flag.FlagSet) {
+	fs.StringVar(&c.WebhookAllow, "webhook-allow", c.WebhookAllow, `webhook egress allow-list for development, comma-separated: "http", CIDR prefixes, addresses, host names, e.g. "http,127.0.0.0/8,::1/128"; empty allows only https to public addresses (env `+egress.Setting+`)`)
 }
 
 // MergeQueueOrDefault is the merge queue, or the chunk queue when unset.
@@ -288,6 +316,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max-retry must not be negative, got %d", c.MaxRetry)
 	case c.Provider != "" && c.Provider != "openai" && c.Provider != "vllm" && c.Provider != "chat":
 		return fmt.Errorf("provider must be openai, vllm or chat, got %q", c.Provider)
+	case c.WebhookConcurrency < 0:
+		return fmt.Errorf("webhook-concurrency must not be negative, got %d", c.WebhookConcurrency)
+	}
+	if _, err := egress.Parse(c.WebhookAllow); err != nil {
+		return err
+	}
+	if _, err := egress.ParseProxy(c.WebhookProxy); err != nil {
+		return err
 	}
 	if !carryovertype.ValidStrategy(carryovertype.Strategy(c.DefaultStrategy())) {
 		return fmt.Errorf("strategy must be one of %v, got %q", carryovertype.Strategies(), c.Strategy)

@@ -12,25 +12,41 @@ import (
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/store"
 )
 
 // Enqueuer is the one way jobs enter the system, shared by the Go client, the
 // CLI and the HTTP API: validate, store, then enqueue the first chunk.
 type Enqueuer struct {
-	store  *store.Store
-	tasks  *Dispatcher
-	logger *slog.Logger
-	quota  *store.Quota
+	store    *store.Store
+	tasks    *Dispatcher
+	logger   *slog.Logger
+	quota    *store.Quota
+	webhooks egress.Policy
+}
+
+// EnqueuerOption adjusts an Enqueuer.
+type EnqueuerOption func(*Enqueuer)
+
+// WithWebhookPolicy checks webhook URLs against an operator's egress policy
+// (CARRYOVER_WEBHOOK_ALLOW) instead of the default (https, no reserved
+// literal address).
+func WithWebhookPolicy(p egress.Policy) EnqueuerOption {
+	return func(e *Enqueuer) { e.webhooks = p }
 }
 
 // NewEnqueuer builds an Enqueuer. With a quota, a job whose tenant is at it
 // is refused with a *store.QuotaError; nil checks none.
-func NewEnqueuer(s *store.Store, d *Dispatcher, logger *slog.Logger, quota *store.Quota) *Enqueuer {
+func NewEnqueuer(s *store.Store, d *Dispatcher, logger *slog.Logger, quota *store.Quota, opts ...EnqueuerOption) *Enqueuer {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Enqueuer{store: s, tasks: d, logger: logger, quota: quota}
+	e := &Enqueuer{store: s, tasks: d, logger: logger, quota: quota}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
 }
 
 // Enqueue validates req, stores the job and enqueues its first chunk. It
@@ -38,7 +54,7 @@ func NewEnqueuer(s *store.Store, d *Dispatcher, logger *slog.Logger, quota *stor
 // the enqueue itself fails the job is still stored and the reconciler will
 // queue it; the error is returned so the caller knows it may be late.
 func (e *Enqueuer) Enqueue(ctx context.Context, req carryovertype.Request) (store.Job, bool, error) {
-	req, err := Normalize(req)
+	req, err := NormalizeFor(req, e.webhooks)
 	if err != nil {
 		return store.Job{}, false, err
 	}

@@ -14,7 +14,9 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/carryover/carryover/carryovertype"
+	"github.com/carryover/carryover/internal/breaker"
 	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/metrics"
 	"github.com/carryover/carryover/internal/store"
 )
@@ -28,6 +30,12 @@ type HandlerConfig struct {
 	Metrics  *metrics.Metrics // nil records nothing
 	// WebhookSecret signs webhook events; without it none are sent.
 	WebhookSecret []byte
+	// Webhooks says where and how webhooks are sent: the egress policy
+	// (checked on each URL, and on each address when connecting), the
+	// optional proxy, the timeouts.
+	Webhooks egress.ClientConfig
+	// WebhookBreaker configures the per-endpoint circuit breaker.
+	WebhookBreaker breaker.Config
 	// MaxRateLimitWaits bounds how often one chunk may be refused with 429
 	// before the job stops (waits do not use the retry budget).
 	MaxRateLimitWaits int
@@ -62,6 +70,7 @@ type Handlers struct {
 	prices   *priceCache
 	schemas  *schemaCache
 	webhooks *http.Client
+	breaker  *breaker.Breaker
 }
 
 // NewHandlers builds the handlers.
@@ -77,13 +86,21 @@ func NewHandlers(cfg HandlerConfig) *Handlers {
 	}
 	return &Handlers{cfg: cfg, log: cfg.Logger, prices: newPriceCache(cfg.Store, time.Minute), latency: newLatencyBook(),
 		schemas:  newSchemaCache(DefaultSchemaCacheSize, cfg.Metrics.SchemaCompiled),
-		webhooks: &http.Client{Timeout: 10 * time.Second}}
+		webhooks: egress.NewClient(cfg.Webhooks), breaker: breaker.New(cfg.WebhookBreaker)}
 }
 
-// Register adds the handlers to an asynq mux.
+// Register adds the handlers to an asynq mux. The webhook handler is among
+// them for webhook tasks queued on the merge queue by earlier versions;
+// RegisterWebhooks serves the webhook queue.
 func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypeChunk, h.timedChunk)
 	mux.HandleFunc(TypeMerge, h.HandleMerge)
+	mux.HandleFunc(TypeWebhook, h.HandleWebhook)
+}
+
+// RegisterWebhooks adds the webhook handler to the mux of the webhook
+// queue's server.
+func (h *Handlers) RegisterWebhooks(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypeWebhook, h.HandleWebhook)
 }
 

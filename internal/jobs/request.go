@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/merge"
 )
 
@@ -48,8 +48,17 @@ var tenantName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
 // Normalize fills a request's defaults and validates it. It returns a
 // *carryovertype.ValidationError naming every bad field, in the order of the
-// request's sections.
+// request's sections. A webhook_url must be https, without credentials, and
+// not a reserved literal address (the default egress policy).
 func Normalize(r carryovertype.Request) (carryovertype.Request, error) {
+	return NormalizeFor(r, egress.Policy{})
+}
+
+// NormalizeFor is Normalize with webhook_url checked against an operator's
+// egress policy (CARRYOVER_WEBHOOK_ALLOW). Only what the URL says can be
+// checked here; the worker checks the addresses a name resolves to when it
+// connects.
+func NormalizeFor(r carryovertype.Request, webhooks egress.Policy) (carryovertype.Request, error) {
 	r = withDefaults(r)
 	var v fieldErrors
 	v.model(r.Model)
@@ -57,7 +66,7 @@ func Normalize(r carryovertype.Request) (carryovertype.Request, error) {
 	v.output(r.MaxOutputTokens, r.Format)
 	r.Continuation.ErrorPolicy = v.continuation(r.Continuation, r.MaxOutputTokens)
 	v.options(r)
-	v.producer(r)
+	v.producer(r, webhooks)
 	v.noNUL(r)
 	if len(v) > 0 {
 		return r, &carryovertype.ValidationError{Fields: v}
@@ -210,12 +219,16 @@ func (v *fieldErrors) options(r carryovertype.Request) {
 }
 
 // producer checks who the job is for and how it reports back.
-func (v *fieldErrors) producer(r carryovertype.Request) {
+func (v *fieldErrors) producer(r carryovertype.Request, webhooks egress.Policy) {
 	if !tenantName.MatchString(r.Tenant) {
 		v.add("tenant", "must be 1-63 lowercase letters, digits, '-' or '_', got %q", r.Tenant)
 	}
-	if r.WebhookURL != "" && !validWebhookURL(r.WebhookURL) {
-		v.add("webhook_url", "must be an absolute http or https URL of at most %d bytes", maxWebhookURL)
+	if r.WebhookURL != "" {
+		if len(r.WebhookURL) > maxWebhookURL {
+			v.add("webhook_url", "is longer than %d bytes", maxWebhookURL)
+		} else if err := webhooks.CheckURL(r.WebhookURL); err != nil {
+			v.add("webhook_url", "%s", err.Error())
+		}
 	}
 	if len(r.IdempotencyKey) > maxIdempotencyKey {
 		v.add("idempotency_key", "is longer than %d characters", maxIdempotencyKey)
@@ -285,11 +298,6 @@ func findNUL(doc any, path string, found func(string) bool) bool {
 		}
 	}
 	return true
-}
-
-func validWebhookURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && len(s) <= maxWebhookURL
 }
 
 // requestHash identifies a normalized request (without its idempotency key), so a

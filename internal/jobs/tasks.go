@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -78,6 +79,14 @@ const DefaultLanes = 8
 
 // MaxLanes bounds Lanes: each lane is a queue every worker polls.
 const MaxLanes = 64
+
+// Webhook is the queue of webhook deliveries, WebhookQueue(q.Chunk).
+func (q Queues) Webhook() string { return WebhookQueue(q.Chunk) }
+
+// WebhookQueue is the queue of webhook deliveries for the chunk queue
+// chunkQueue: a queue of their own, which workers serve with their own small
+// concurrency, so that slow receivers never hold a chunk task's slot.
+func WebhookQueue(chunkQueue string) string { return chunkQueue + ":webhooks" }
 
 // DefaultQueues puts every task on the "carryover" queue, chunk tasks on
 // its lanes.
@@ -234,15 +243,42 @@ func (d *Dispatcher) enqueue(ctx context.Context, t *asynq.Task, taskID, queue s
 	return nil
 }
 
-// Webhook queues the delivery of a job's end event (one per final status;
-// retried with backoff for about a day).
+// Webhook queues the delivery of a job's end event (one per final status),
+// on the webhook queue, retried for about a day (WebhookRetryDelay).
 func (d *Dispatcher) Webhook(ctx context.Context, jobID, status string) error {
 	b, _ := json.Marshal(WebhookPayload{JobID: jobID, Status: status})
 	id := fmt.Sprintf("job:%s:webhook:%s", jobID, status)
-	_, err := d.client.EnqueueContext(ctx, asynq.NewTask(TypeWebhook, b), asynq.TaskID(id), asynq.Queue(d.queues.Merge),
-		asynq.MaxRetry(17), asynq.Timeout(time.Minute))
+	_, err := d.client.EnqueueContext(ctx, asynq.NewTask(TypeWebhook, b), asynq.TaskID(id), asynq.Queue(d.queues.Webhook()),
+		asynq.MaxRetry(WebhookMaxRetry), asynq.Timeout(WebhookTaskTimeout))
 	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		return fmt.Errorf("enqueue %s: %w", id, err)
 	}
 	return nil
+}
+
+// WebhookMaxRetry is how often a failed webhook delivery is retried: with
+// WebhookRetryDelay's schedule, the last retry comes about a day (23.8 h)
+// after the first attempt.
+const WebhookMaxRetry = 19
+
+// WebhookTaskTimeout is a webhook task's deadline: one delivery (bounded by
+// the webhook client's own 10 s timeout) and recording it.
+const WebhookTaskTimeout = 30 * time.Second
+
+// webhookBackoff is the delay before webhook retry n (0 for the first),
+// without jitter: 2 s, tripling, at most 2 hours — 2s, 6s, 18s, 54s, 2.7m,
+// 8.1m, 24m, 73m, then every 2 hours.
+func webhookBackoff(n int) time.Duration {
+	d := 2 * time.Second
+	for range min(n, 10) {
+		d *= 3
+	}
+	return min(d, 2*time.Hour)
+}
+
+// WebhookRetryDelay is the asynq RetryDelayFunc of the webhook queue:
+// webhookBackoff with ±10% jitter, so that deliveries failed together
+// (a receiver down) are not retried together.
+func WebhookRetryDelay(n int, _ error, _ *asynq.Task) time.Duration {
+	return time.Duration(float64(webhookBackoff(n)) * (0.9 + 0.2*rand.Float64()))
 }

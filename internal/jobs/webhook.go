@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/hibiken/asynq"
 
+	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/store"
 	"github.com/carryover/carryover/internal/webhook"
 )
@@ -78,8 +80,31 @@ func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) error {
 	if j.Error != nil {
 		data.Error = *j.Error
 	}
+	// What the URL says is checked again here: the job may predate the
+	// policy, or have been enqueued where another allow-list applied.
+	err = h.cfg.Webhooks.Policy.CheckURL(*j.WebhookURL)
+	var u *url.URL
+	if err == nil {
+		u, err = url.Parse(*j.WebhookURL) // parses: CheckURL parsed it
+	}
+	if err != nil {
+		d.Error = "webhook_url " + err.Error()
+		_ = h.cfg.Store.RecordWebhook(ctx, d)
+		h.log.Warn("webhook refused; not retried", "job_id", j.ID, "err", d.Error)
+		return fmt.Errorf("webhook of job %s: %s: %w", j.ID, d.Error, asynq.SkipRetry)
+	}
+	endpoint := egress.Endpoint(u)
+	if err := h.breaker.Allow(endpoint); err != nil {
+		// Failed fast, on record, and retried on the queue's schedule.
+		d.Error = err.Error()
+		if rerr := h.cfg.Store.RecordWebhook(ctx, d); rerr != nil {
+			return rerr
+		}
+		h.log.Warn("webhook not sent; will retry", "job_id", j.ID, "attempt", attempt, "err", err)
+		return fmt.Errorf("webhook of job %s: %w", j.ID, err)
+	}
 	body, _ := json.Marshal(Event{Type: "job." + p.Status, Timestamp: time.Now().UTC(), Data: data})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, *j.WebhookURL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
 		d.Error = err.Error()
 		_ = h.cfg.Store.RecordWebhook(ctx, d)
@@ -92,16 +117,31 @@ func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) error {
 	resp, err := h.webhooks.Do(req)
 	d.Latency = time.Since(start)
 	if err == nil {
+		// The answer's body is not wanted: read a little of it (so the
+		// connection can be reused) within the client's timeout, drop it.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		d.HTTPStatus = resp.StatusCode
 		d.Delivered = resp.StatusCode >= 200 && resp.StatusCode < 300
-		if !d.Delivered {
+		switch {
+		case d.Delivered:
+		case resp.StatusCode >= 300 && resp.StatusCode < 400:
+			err = fmt.Errorf("receiver answered %d; redirects are not followed", resp.StatusCode)
+		default:
 			err = fmt.Errorf("receiver answered %d", resp.StatusCode)
 		}
 	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		// A *url.Error quotes the whole URL, whose path or query may hold
+		// the receiver's token: name the endpoint only.
+		err = fmt.Errorf("%s %s: %w", ue.Op, endpoint, ue.Err)
+	}
 	if err != nil {
 		d.Error = err.Error()
+		h.breaker.Failure(endpoint)
+	} else {
+		h.breaker.Success(endpoint)
 	}
 	if rerr := h.cfg.Store.RecordWebhook(context.WithoutCancel(ctx), d); rerr != nil {
 		return rerr

@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/carryover/carryover/internal/jobs"
 	"github.com/carryover/carryover/internal/store"
 )
 
@@ -169,9 +170,9 @@ func Queue(t testing.TB) string {
 	return q
 }
 
-// DeleteQueue deletes every Redis key of queue q — tasks and asynq's daily
-// stats, which asynq's own DeleteQueue leaves for 90 days — so runs leave
-// nothing behind. Examples, which have no testing.TB, call it themselves.
+// DeleteQueue deletes every Redis key of queue q and of its webhook queue —
+// tasks and asynq's daily stats, which asynq's own DeleteQueue leaves for
+// 90 days — so runs leave nothing behind. Examples, which have no testing.TB, call it themselves.
 func DeleteQueue(q string) {
 	opt, err := redis.ParseURL(RedisURL())
 	if err != nil {
@@ -182,7 +183,7 @@ func DeleteQueue(q string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// The queue's chunk lanes (q.lane1, …; see jobs.Queues) go with it.
-	queues := []string{q}
+	queues := []string{q, jobs.WebhookQueue(q)}
 	all, _ := rdb.SMembers(ctx, "asynq:queues").Result()
 	for _, name := range all {
 		if strings.HasPrefix(name, q+".lane") {

@@ -22,6 +22,7 @@ import (
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/config"
 	"github.com/carryover/carryover/internal/continuation"
+	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/jobs"
 	"github.com/carryover/carryover/internal/maintenance"
 	"github.com/carryover/carryover/internal/metrics"
@@ -42,6 +43,9 @@ type Options struct {
 	// OnHealthListen, if set, is told the health listener's address (for
 	// HealthAddr "127.0.0.1:0" in tests).
 	OnHealthListen func(addr string)
+	// WebhookResolver, if set, resolves webhook host names instead of DNS
+	// (tests name hosts that must never reach a real resolver).
+	WebhookResolver egress.Resolver
 }
 
 // Run migrates, then processes tasks until ctx ends, then shuts down
@@ -77,7 +81,7 @@ func Run(ctx context.Context, o Options) error {
 		jobs.TaskOptions{MaxRetry: cfg.MaxRetry, Timeout: jobs.DefaultTaskOptions().Timeout}, st)
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	m := newMetrics(st, insp)
-	handlers, err := newHandlers(cfg, o.Provider, st, tasks, m, log)
+	handlers, err := newHandlers(cfg, o.Provider, o.WebhookResolver, st, tasks, m, log)
 	if err != nil {
 		return err
 	}
@@ -87,21 +91,32 @@ func Run(ctx context.Context, o Options) error {
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start asynq server: %w", err)
 	}
+	hooks := newWebhookServer(cfg, rdb, queues, log)
+	hookMux := asynq.NewServeMux()
+	handlers.RegisterWebhooks(hookMux)
+	if err := hooks.Start(hookMux); err != nil {
+		srv.Shutdown()
+		return fmt.Errorf("start the webhook server: %w", err)
+	}
 	stopMaintenance := startMaintenance(ctx, maintenanceServices(cfg, st, tasks, insp, log)...)
 	var health *http.Server
 	if cfg.HealthAddr != "" {
 		if health, err = serveHealth(cfg.HealthAddr, st, rdb, m, log, o.OnHealthListen); err != nil {
 			stopMaintenance()
+			hooks.Shutdown()
 			srv.Shutdown()
 			return err
 		}
 	}
 	log.Info("worker started", "concurrency", cfg.Concurrency, "queues", qweights, "database", store.Redact(cfg.DatabaseURL),
+		"webhook_queue", queues.Webhook(), "webhook_concurrency", webhookConcurrency(cfg), "webhook_allow", cfg.WebhookAllow,
+		"webhook_proxy", cfg.WebhookProxy != "",
 		"postgres_connections", cmp.Or(cfg.DBConns, config.DefaultDBConns)+1, "openai_base_url", cfg.OpenAIBaseURL, "background", cfg.BackgroundOn(),
 		"background_hold", cfg.BackgroundHold.String())
 	<-ctx.Done()
 	log.Info("worker shutting down")
 	stopMaintenance()
+	hooks.Shutdown()
 	srv.Shutdown()
 	if health != nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -112,13 +127,13 @@ func Run(ctx context.Context, o Options) error {
 }
 
 // openRedis connects to Redis with a pool large enough for every task slot
-// plus asynq's own loops.
+// (the webhook server's included) plus both asynq servers' own loops.
 func openRedis(ctx context.Context, cfg config.Config) (*redis.Client, error) {
 	ropt, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
 		return nil, fmt.Errorf("parse REDIS_URL: %w", err)
 	}
-	ropt.PoolSize = max(ropt.PoolSize, cfg.Concurrency+8)
+	ropt.PoolSize = max(ropt.PoolSize, cfg.Concurrency+webhookConcurrency(cfg)+12)
 	rdb := redis.NewClient(ropt)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		_ = rdb.Close()
@@ -129,7 +144,7 @@ func openRedis(ctx context.Context, cfg config.Config) (*redis.Client, error) {
 
 // newHandlers builds the task handlers; p, when nil, is the OpenAI provider
 // the configuration describes.
-func newHandlers(cfg config.Config, p continuation.Provider, st *store.Store, tasks *jobs.Dispatcher,
+func newHandlers(cfg config.Config, p continuation.Provider, resolver egress.Resolver, st *store.Store, tasks *jobs.Dispatcher,
 	m *metrics.Metrics, log *slog.Logger) (*jobs.Handlers, error) {
 	if p == nil {
 		var err error
@@ -144,9 +159,18 @@ func newHandlers(cfg config.Config, p continuation.Provider, st *store.Store, ta
 			return nil, fmt.Errorf("CARRYOVER_WEBHOOK_SECRET: %w", err)
 		}
 	}
+	allow, err := egress.Parse(cfg.WebhookAllow)
+	if err != nil {
+		return nil, err
+	}
+	proxy, err := egress.ParseProxy(cfg.WebhookProxy)
+	if err != nil {
+		return nil, err
+	}
 	return jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: p, Logger: log, Metrics: m,
-		WebhookSecret: secret, DefaultStrategy: carryovertype.Strategy(cfg.DefaultStrategy()),
-		CallTimeout: cfg.CallTimeout, Background: cfg.BackgroundOn(), BackgroundHold: cfg.BackgroundHold,
+		WebhookSecret: secret, Webhooks: egress.ClientConfig{Policy: allow, Proxy: proxy, Resolver: resolver},
+		DefaultStrategy: carryovertype.Strategy(cfg.DefaultStrategy()),
+		CallTimeout:     cfg.CallTimeout, Background: cfg.BackgroundOn(), BackgroundHold: cfg.BackgroundHold,
 		Concurrency: cfg.Concurrency}), nil
 }
 
@@ -201,6 +225,31 @@ func newServer(cfg config.Config, rdb *redis.Client, queues jobs.Queues, log *sl
 		LogLevel:                 asynq.WarnLevel,
 		ShutdownTimeout:          20 * time.Second,
 	}), qweights
+}
+
+// webhookConcurrency is the webhook server's slots.
+func webhookConcurrency(cfg config.Config) int {
+	return cmp.Or(cfg.WebhookConcurrency, config.DefaultWebhookConcurrency)
+}
+
+// newWebhookServer configures a second asynq server, for the webhook queue
+// alone: asynq has one concurrency per server, and deliveries must not take
+// the chunk tasks' slots (a receiver that never answers would hold one for
+// the whole delivery timeout), so they get slots of their own, and their
+// own retry schedule (about a day).
+func newWebhookServer(cfg config.Config, rdb *redis.Client, queues jobs.Queues, log *slog.Logger) *asynq.Server {
+	return asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Concurrency: webhookConcurrency(cfg),
+		Queues:      map[string]int{queues.Webhook(): 1},
+		// Nothing chains on a webhook: a slower poll than the chunk
+		// server's (50ms by default) saves idle calls to Redis at no cost.
+		TaskCheckInterval:        max(cfg.PollInterval, 500*time.Millisecond),
+		DelayedTaskCheckInterval: cfg.DelayedInterval,
+		RetryDelayFunc:           jobs.WebhookRetryDelay,
+		Logger:                   asynqLogger{log.With("component", "asynq-webhooks")},
+		LogLevel:                 asynq.WarnLevel,
+		ShutdownTimeout:          15 * time.Second,
+	})
 }
 
 // maintenanceServices are the worker's periodic loops: the reconciler, and
