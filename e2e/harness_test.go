@@ -96,6 +96,22 @@ func newHarnessWith(t *testing.T, sc simulator.Config) *harness {
 
 // startWorker runs a worker in-process until the test ends; opts may adjust
 // its options.
+// startWorkerWithHealth starts a worker with its operator listener (health,
+// readiness, metrics) on a free loopback port, and returns that address.
+func (h *harness) startWorkerWithHealth() string {
+	h.t.Helper()
+	h.cfg.HealthAddr = "127.0.0.1:0"
+	addrc := make(chan string, 1)
+	h.startWorker(func(o *worker.Options) { o.OnHealthListen = func(a string) { addrc <- a } })
+	select {
+	case addr := <-addrc:
+		return addr
+	case <-time.After(10 * time.Second):
+		h.t.Fatal("health listener never started")
+		return ""
+	}
+}
+
 func (h *harness) startWorker(opts ...func(*worker.Options)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/testenv"
-	"github.com/carryover/carryover/internal/worker"
 )
 
 // Tenants choose model names; reported as they are, each new name would be
@@ -20,15 +19,7 @@ func TestSecurityModelLabelBounded(t *testing.T) {
 	// Serial: asynq's queue metrics read every queue in Redis, and fail
 	// whole when a parallel test deletes its queue in between.
 	h := newHarness(t)
-	h.cfg.HealthAddr = "127.0.0.1:0"
-	addrc := make(chan string, 1)
-	h.startWorker(func(o *worker.Options) { o.OnHealthListen = func(a string) { addrc <- a } })
-	var addr string
-	select {
-	case addr = <-addrc:
-	case <-time.After(10 * time.Second):
-		t.Fatal("health listener never started")
-	}
+	addr := h.startWorkerWithHealth()
 	unpriced := testenv.RandomName("attacker-model-")
 	prefixed := testenv.RandomName("gpt-4.1-mini-attacker")
 	for _, model := range []string{unpriced, prefixed} {

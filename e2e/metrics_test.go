@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/carryover/carryover/client"
-	"github.com/carryover/carryover/internal/worker"
 )
 
 // The worker's operator listener serves health, readiness and Prometheus
@@ -18,15 +17,7 @@ func TestMetrics(t *testing.T) {
 	// Serial: asynq's queue metrics read every queue in Redis, and fail
 	// whole when a parallel test deletes its queue in between.
 	h := newHarness(t)
-	h.cfg.HealthAddr = "127.0.0.1:0"
-	addrc := make(chan string, 1)
-	h.startWorker(func(o *worker.Options) { o.OnHealthListen = func(a string) { addrc <- a } })
-	var addr string
-	select {
-	case addr = <-addrc:
-	case <-time.After(10 * time.Second):
-		t.Fatal("health listener never started")
-	}
+	addr := h.startWorkerWithHealth()
 	j := h.enqueue("format=csv size=1500 seed=71", client.Request{Format: "csv", MaxOutputTokens: 100})
 	if st := h.wait(j.id, 30*time.Second); st.Status != "succeeded" {
 		t.Fatalf("job %s", st.Status)
