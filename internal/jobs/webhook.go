@@ -72,14 +72,6 @@ func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) error {
 		_ = h.cfg.Store.RecordWebhook(ctx, d)
 		return fmt.Errorf("%s: %w", d.Error, asynq.SkipRetry)
 	}
-	data := EventData{ID: j.ID, Tenant: j.TenantID, Status: p.Status, Chunks: j.ChunkCount, CostUSD: j.CostUSD,
-		Result: "/v1/jobs/" + j.ID + "/result"}
-	if j.StopReason != nil {
-		data.StopReason = *j.StopReason
-	}
-	if j.Error != nil {
-		data.Error = *j.Error
-	}
 	// What the URL says is checked again here: the job may predate the
 	// policy, or have been enqueued where another allow-list applied.
 	err = h.cfg.Webhooks.Policy.CheckURL(*j.WebhookURL)
@@ -103,40 +95,11 @@ func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) error {
 		h.log.Warn("webhook not sent; will retry", "job_id", j.ID, "attempt", attempt, "err", err)
 		return fmt.Errorf("webhook of job %s: %w", j.ID, err)
 	}
-	body, _ := json.Marshal(Event{Type: "job." + p.Status, Timestamp: time.Now().UTC(), Data: data})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
-	if err != nil {
-		d.Error = err.Error()
-		_ = h.cfg.Store.RecordWebhook(ctx, d)
+	body, _ := json.Marshal(Event{Type: "job." + p.Status, Timestamp: time.Now().UTC(), Data: eventData(j, p.Status)})
+	if err := h.post(ctx, u, endpoint, eventID, body, &d); err != nil {
 		return fmt.Errorf("webhook of job %s: %w: %w", j.ID, err, asynq.SkipRetry)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "carryover-webhooks")
-	webhook.SetHeaders(req.Header, h.cfg.WebhookSecret, eventID, time.Now(), body)
-	start := time.Now()
-	resp, err := h.webhooks.Do(req)
-	d.Latency = time.Since(start)
-	if err == nil {
-		// The answer's body is not wanted: read a little of it (so the
-		// connection can be reused) within the client's timeout, drop it.
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		d.HTTPStatus = resp.StatusCode
-		d.Delivered = resp.StatusCode >= 200 && resp.StatusCode < 300
-		switch {
-		case d.Delivered:
-		case resp.StatusCode >= 300 && resp.StatusCode < 400:
-			err = fmt.Errorf("receiver answered %d; redirects are not followed", resp.StatusCode)
-		default:
-			err = fmt.Errorf("receiver answered %d", resp.StatusCode)
-		}
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		// A *url.Error quotes the whole URL, whose path or query may hold
-		// the receiver's token: name the endpoint only.
-		err = fmt.Errorf("%s %s: %w", ue.Op, endpoint, ue.Err)
-	}
+	err = deliveryError(d)
 	if err != nil {
 		d.Error = err.Error()
 		h.breaker.Failure(endpoint)
@@ -152,4 +115,66 @@ func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) error {
 	}
 	h.log.Info("webhook delivered", "job_id", j.ID, "event", d.EventType, "attempt", attempt)
 	return nil
+}
+
+// post sends one signed event to u and notes the answer's status and the
+// latency in d; a transport failure is d.Error. It returns an error only for
+// a request that cannot be built, which no retry mends (recorded in d).
+func (h *Handlers) post(ctx context.Context, u *url.URL, endpoint, eventID string, body []byte, d *store.WebhookDelivery) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		d.Error = err.Error()
+		_ = h.cfg.Store.RecordWebhook(ctx, *d)
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "carryover-webhooks")
+	webhook.SetHeaders(req.Header, h.cfg.WebhookSecret, eventID, time.Now(), body)
+	start := time.Now()
+	resp, err := h.webhooks.Do(req)
+	d.Latency = time.Since(start)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			// A *url.Error quotes the whole URL, whose path or query may hold
+			// the receiver's token: name the endpoint only.
+			err = fmt.Errorf("%s %s: %w", ue.Op, endpoint, ue.Err)
+		}
+		d.Error = err.Error()
+		return nil
+	}
+	// The answer's body is not wanted: read a little of it (so the
+	// connection can be reused) within the client's timeout, drop it.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	d.HTTPStatus = resp.StatusCode
+	d.Delivered = resp.StatusCode >= 200 && resp.StatusCode < 300
+	return nil
+}
+
+// deliveryError says why a sent event was not delivered, or nil.
+func deliveryError(d store.WebhookDelivery) error {
+	switch {
+	case d.Delivered:
+		return nil
+	case d.Error != "":
+		return errors.New(d.Error)
+	case d.HTTPStatus >= 300 && d.HTTPStatus < 400:
+		return fmt.Errorf("receiver answered %d; redirects are not followed", d.HTTPStatus)
+	default:
+		return fmt.Errorf("receiver answered %d", d.HTTPStatus)
+	}
+}
+
+// eventData describes a job that ended with status.
+func eventData(j store.Job, status string) EventData {
+	data := EventData{ID: j.ID, Tenant: j.TenantID, Status: status, Chunks: j.ChunkCount, CostUSD: j.CostUSD,
+		Result: "/v1/jobs/" + j.ID + "/result"}
+	if j.StopReason != nil {
+		data.StopReason = *j.StopReason
+	}
+	if j.Error != nil {
+		data.Error = *j.Error
+	}
+	return data
 }
