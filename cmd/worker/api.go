@@ -19,6 +19,7 @@ import (
 	"github.com/carryover/carryover/internal/api"
 	"github.com/carryover/carryover/internal/config"
 	"github.com/carryover/carryover/internal/ratelimit"
+	"github.com/carryover/carryover/internal/worker"
 )
 
 // runAPI serves the HTTP API until SIGINT/SIGTERM.
@@ -34,6 +35,7 @@ func runAPI(args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
 	cfg.RegisterAPIFlags(fs)
 	cfg.RegisterWebhookAllowFlag(fs)
+	cfg.RegisterMemoryLimitFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -42,6 +44,11 @@ func runAPI(args []string, stderr io.Writer) error {
 	}
 	log, err := cfg.Logger()
 	if err != nil {
+		return err
+	}
+	// Requests and streams are bounded one by one; many at once on a small
+	// container are not, as for the worker.
+	if _, err := worker.ApplyMemoryLimit(cfg.MemoryLimit, log); err != nil {
 		return err
 	}
 	perKey, authFailures, err := cfg.APILimits()

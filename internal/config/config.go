@@ -261,7 +261,7 @@ func (c *Config) RegisterWorkerFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Background, "background", c.Background, "run stateful calls in the Responses API's background mode: a crash resumes the call instead of paying again, and the wait holds no task slot; provider openai only (env CARRYOVER_BACKGROUND)")
 	fs.DurationVar(&c.BackgroundHold, "background-hold", c.BackgroundHold, "longest a task waits on a background call in its slot (only while at most half the slots are busy) before it polls later; 0 never holds (env CARRYOVER_BACKGROUND_HOLD)")
 	fs.IntVar(&c.DBConns, "db-conns", c.DBConns, "pooled Postgres connections, whatever the concurrency; the lock session is one more; 0 is the default (env CARRYOVER_DB_CONNS)")
-	fs.StringVar(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "the Go runtime's soft memory limit: auto (90% of the container's cgroup limit, unless GOMEMLIMIT is set), off, or a size like 1536MiB (env CARRYOVER_MEMORY_LIMIT)")
+	c.RegisterMemoryLimitFlag(fs)
 	c.RegisterWebhookAllowFlag(fs)
 	fs.StringVar(&c.WebhookProxy, "webhook-proxy", c.WebhookProxy, "http(s) proxy URL every webhook goes through; the proxy filters destinations itself (env CARRYOVER_WEBHOOK_PROXY)")
 	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", c.WebhookConcurrency, "webhook deliveries at once, on their own queue and slots, apart from --concurrency (env CARRYOVER_WEBHOOK_CONCURRENCY)")
@@ -271,6 +271,12 @@ func (c *Config) RegisterWorkerFlags(fs *flag.FlagSet) {
 // Queues are the queues the configuration names.
 func (c Config) Queues() jobs.Queues {
 	return jobs.Queues{Chunk: c.ChunkQueue, Merge: c.MergeQueueOrDefault(), Lanes: c.ChunkLanes}
+}
+
+// RegisterMemoryLimitFlag adds --memory-limit, which the worker and the API
+// process share.
+func (c *Config) RegisterMemoryLimitFlag(fs *flag.FlagSet) {
+	fs.StringVar(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "the Go runtime's soft memory limit: auto (90% of the container's cgroup limit, unless GOMEMLIMIT is set), off, or a size like 1536MiB (env CARRYOVER_MEMORY_LIMIT)")
 }
 
 // RegisterWebhookAllowFlag adds --webhook-allow, which the worker and the
