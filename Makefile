@@ -4,7 +4,7 @@ GO ?= go
 export DATABASE_URL ?= postgres://root@127.0.0.1:5432/carryover?sslmode=disable
 export REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: all build services demo test test-short vet fmt staticcheck bench bench-pipeline bench-inflight clean
+.PHONY: all build services demo test test-security test-short vet fmt staticcheck bench bench-pipeline bench-inflight clean
 
 all: build
 
@@ -23,6 +23,10 @@ demo:
 test: services vet
 	$(GO) test -count=1 -parallel 4 -timeout 8m ./...
 	@$(MAKE) --no-print-directory fuzz-short
+
+## test-security: the attack tests alone (each is also part of `make test`); README's Security section
+test-security: services
+	$(GO) test -count=1 -parallel 4 -run Security -v ./... 2>&1 | grep -E '^(--- |ok|FAIL|panic)'; exit $${PIPESTATUS[0]}
 
 test-short: services
 	$(GO) test -short -count=1 -parallel 4 ./...
