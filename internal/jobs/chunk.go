@@ -70,6 +70,9 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 	if err := decodePayload("chunk", t.Payload(), &p); err != nil {
 		return err
 	}
+	if q, ok := asynq.GetQueueName(ctx); ok {
+		ctx = h.cfg.Tasks.InLane(ctx, p.JobID, q)
+	}
 	claim, err := h.cfg.Store.ClaimChunk(ctx, p.JobID, p.Seq)
 	if err != nil {
 		return err

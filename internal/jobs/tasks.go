@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -138,6 +139,7 @@ type Dispatcher struct {
 	queues   Queues
 	opts     TaskOptions
 	ordinals Ordinals
+	laneList []string // queues.ChunkLanes()
 
 	mu    sync.Mutex
 	lanes map[string]string // job ID → its chunk queue (never changes)
@@ -155,7 +157,7 @@ const maxCachedLanes = 4096
 // NewDispatcher wraps an asynq client; ord finds a job's lane (nil puts
 // every chunk task on lane 0).
 func NewDispatcher(c *asynq.Client, q Queues, o TaskOptions, ord Ordinals) *Dispatcher {
-	return &Dispatcher{client: c, queues: q, opts: o, ordinals: ord, lanes: map[string]string{}}
+	return &Dispatcher{client: c, queues: q, opts: o, ordinals: ord, laneList: q.ChunkLanes(), lanes: map[string]string{}}
 }
 
 // Queues returns the queue names in use.
@@ -167,6 +169,9 @@ func (d *Dispatcher) Queues() Queues { return d.queues }
 func (d *Dispatcher) ChunkQueue(ctx context.Context, jobID string) (string, error) {
 	if d.ordinals == nil || d.queues.lanes() == 1 {
 		return d.queues.Chunk, nil
+	}
+	if h, ok := ctx.Value(laneKey{}).(lane); ok && h.jobID == jobID {
+		return h.queue, nil
 	}
 	d.mu.Lock()
 	q, ok := d.lanes[jobID]
@@ -186,6 +191,23 @@ func (d *Dispatcher) ChunkQueue(ctx context.Context, jobID string) (string, erro
 	d.lanes[jobID] = q
 	d.mu.Unlock()
 	return q, nil
+}
+
+type laneKey struct{}
+
+// lane is the chunk queue a running chunk task of a job came from.
+type lane struct{ jobID, queue string }
+
+// InLane returns ctx, inside a chunk task of jobID delivered from queue,
+// such that the job's next chunk tasks go to the same lane without a look
+// at Postgres (the delivery that makes a chunk enqueues the next one; with
+// thousands of jobs in flight the bounded cache would miss). A queue that
+// is not one of the dispatcher's lanes changes nothing.
+func (d *Dispatcher) InLane(ctx context.Context, jobID, queue string) context.Context {
+	if d != nil && slices.Contains(d.laneList, queue) {
+		return context.WithValue(ctx, laneKey{}, lane{jobID: jobID, queue: queue})
+	}
+	return ctx
 }
 
 // Chunk enqueues chunk seq of a job under its canonical TaskID.
