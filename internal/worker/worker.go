@@ -65,8 +65,11 @@ func Run(ctx context.Context, o Options) error {
 	// through the store's lock session (one connection more), and every
 	// other statement holds a pooled connection only while it runs — no
 	// task holds one across a model call — so tasks beyond the pool wait
-	// for a statement's turn, not for a call.
-	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cmp.Or(cfg.DBConns, config.DefaultDBConns))})
+	// for a statement's turn, not for a call. That turn is bounded: a task
+	// that cannot get a connection in AcquireTimeout fails and is retried
+	// by the queue rather than hanging in its slot.
+	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cmp.Or(cfg.DBConns, config.DefaultDBConns)),
+		AcquireTimeout: AcquireTimeout})
 	if err != nil {
 		return err
 	}
@@ -192,6 +195,11 @@ func newProvider(cfg config.Config) (continuation.Provider, error) {
 		}},
 	}), nil
 }
+
+// AcquireTimeout bounds a worker statement's wait for a pooled Postgres
+// connection. Statements hold connections for milliseconds, so a wait this
+// long means Postgres is stalled; the task fails and is retried.
+const AcquireTimeout = 30 * time.Second
 
 // newServer configures the asynq server, and says the queue weights it
 // serves. Every chunk lane weighs the same: asynq (StrictPriority off)
