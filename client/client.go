@@ -58,7 +58,11 @@ type Config struct {
 	// be the workers' setting (CARRYOVER_CHUNK_LANES). 0 is
 	// jobs.DefaultLanes.
 	ChunkLanes int
-	Logger     *slog.Logger
+	// Logger receives the client's log lines (a job enqueued, cancelled,
+	// resumed; a job stored whose first task is left to the reconciler).
+	// nil logs nothing: a library stays quiet unless given a logger, and
+	// never writes through the process's slog.Default.
+	Logger *slog.Logger
 	// MaxConns caps the Postgres pool (0: pgx's default). A Watch holds
 	// none of its connections while it waits.
 	MaxConns int32
@@ -107,7 +111,11 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: cfg.MaxConns, AcquireTimeout: cfg.AcquireTimeout})
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: cfg.MaxConns, AcquireTimeout: cfg.AcquireTimeout, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +141,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	queues.Lanes = cfg.ChunkLanes
 	d := jobs.NewDispatcher(q, queues, jobs.DefaultTaskOptions(), st)
 	return &Client{store: st, rdb: rdb, queue: q, insp: asynq.NewInspectorFromRedisClient(rdb),
-		enq: jobs.NewEnqueuer(st, d, cfg.Logger, cfg.Quota, jobs.WithWebhookPolicy(webhooks)), tasks: d}, nil
+		enq: jobs.NewEnqueuer(st, d, logger, cfg.Quota, jobs.WithWebhookPolicy(webhooks)), tasks: d}, nil
 }
 
 // Close releases the connections.
