@@ -94,8 +94,10 @@ type Continuation struct {
 	StopSequence         string  `json:"stop_sequence,omitempty"`           // a guard: stop once the answer contains it
 	MaxRecords           int64   `json:"max_records,omitempty"`             // a guard: stop once the answer holds this many records
 	// ErrorPolicy decides what a failed call does: a preset
-	// (stop_on_any_error, the default; retry_tool_errors(n);
-	// ignore_tool_errors; retry_all(n)) refined by per-type rules.
+	// (retry_transient_errors(n), the default with n=3: model, timeout and
+	// unknown errors retried, validation and tool errors stopping;
+	// stop_on_any_error; retry_tool_errors(n); ignore_tool_errors;
+	// retry_all(n)) refined by per-type rules. nil is the default preset.
 	ErrorPolicy *ErrorPolicy `json:"error_policy,omitempty"`
 	// Strategy is how the answer is continued: stateful, history, prefill or
 	// overlap; "" lets the worker choose its provider's default.
@@ -114,8 +116,8 @@ type Continuation struct {
 	Background *bool `json:"background,omitempty"`
 }
 
-// Policy is the job's error policy (the zero policy is stop_on_any_error;
-// RuleFor fills every default).
+// Policy is the job's error policy (the zero policy is the default preset,
+// retry_transient_errors(3); RuleFor fills every default).
 func (c Continuation) Policy() ErrorPolicy {
 	if c.ErrorPolicy == nil {
 		return ErrorPolicy{}

@@ -110,7 +110,7 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 	fs.StringVar(&req.IdempotencyKey, "idempotency-key", "", "the same key returns the same job (per tenant)")
 	fs.StringVar(&req.Tenant, "tenant", "default", "the tenant the job belongs to")
 	fs.Int64Var(&req.Continuation.MaxRecords, "max-records", 0, "guard: stop once the answer holds this many records (CSV rows, JSON Lines, lines)")
-	policy := fs.String("error-policy", "", "what a failed call does: stop_on_any_error (default), retry_tool_errors(N), ignore_tool_errors or retry_all(N), then TYPE=stop|ignore|retry[:N] rules, comma separated")
+	policy := fs.String("error-policy", "", "what a failed call does: retry_transient_errors(N) (default, N=3: model, timeout and unknown errors retried), stop_on_any_error, retry_tool_errors(N), ignore_tool_errors or retry_all(N), then TYPE=stop|ignore|retry[:N] rules, comma separated")
 	strategy := fs.String("strategy", "", "continuation strategy: stateful, history, prefill or overlap (default: the worker's provider's)")
 	fs.IntVar(&req.Continuation.OverlapLines, "overlap-lines", 0, "overlap strategy: lines the model repeats (default by format)")
 	fs.IntVar(&req.Continuation.MaxOutputTokensCeiling, "max-output-tokens-ceiling", 0, "reasoning models: raise a call's budget up to this when reasoning used it all")
