@@ -93,7 +93,7 @@ type Rule struct {
 // and what is stored is merged as a partial result, whatever on_failure says.
 type ErrorPolicy struct {
 	Preset     string             `json:"preset,omitempty"`      // "" is DefaultPreset
-	MaxRetries int                `json:"max_retries,omitempty"` // n of retry_transient_errors(n), retry_tool_errors(n) and retry_all(n)
+	MaxRetries int                `json:"max_retries,omitempty"` // n of retry_transient_errors(n), retry_tool_errors(n) and retry_all(n); 0 (Go) is DefaultPresetRetries
 	Rules      map[ErrorType]Rule `json:"rules,omitempty"`
 }
 
@@ -104,7 +104,9 @@ var presetForm = regexp.MustCompile(`^([a-z_]+)(?:\((\d+)\))?$`)
 // ("retry_transient_errors(3)", "stop_on_any_error", "retry_tool_errors(2)",
 // "ignore_tool_errors", "retry_all(3)"), optionally followed by per-type
 // rules, comma separated: "retry_all(3),validation=stop,tool=ignore,model=retry:5".
-// Rules alone refine the default preset: "model=retry:5".
+// Rules alone refine the default preset: "model=retry:5". A retry count
+// written as 0 ("retry_all(0)", "model=retry:0") is refused, wrapping
+// ErrExplicitZero: leave the count out for the default.
 func ParseErrorPolicy(s string) (ErrorPolicy, error) {
 	p, err := parsePolicy(s)
 	if err != nil {
@@ -134,6 +136,10 @@ func parsePolicy(s string) (ErrorPolicy, error) {
 			p.Preset = m[1]
 			if m[2] != "" {
 				p.MaxRetries, _ = strconv.Atoi(m[2])
+				if isZeroCount(m[2]) {
+					return p, fmt.Errorf("max_retries: %w: %q must retry 1 to %d times; write %s for the default (%d)",
+						ErrExplicitZero, part, MaxPolicyRetries, m[1], DefaultPresetRetries)
+				}
 			}
 			continue
 		}
@@ -145,6 +151,10 @@ func parsePolicy(s string) (ErrorPolicy, error) {
 				return p, fmt.Errorf("%q: retries must be an integer", part)
 			}
 			r.MaxConsecutiveRetries = v
+			if v == 0 {
+				return p, fmt.Errorf("rules.%s.max_consecutive_retries: %w: %q must retry 1 to %d times; write %s=%s for the default (%d)",
+					typ, ErrExplicitZero, part, MaxPolicyRetries, typ, action, DefaultPresetRetries)
+			}
 		}
 		if p.Rules == nil {
 			p.Rules = map[ErrorType]Rule{}

@@ -40,6 +40,12 @@ const (
 // Request is a completion job as a producer submits it. Validation refuses
 // a request with a *ValidationError naming every bad field, before anything
 // is stored or enqueued.
+//
+// In Go, a numeric field left at its zero value is "not given": it takes
+// its default (or, for a budget or guard, none). In JSON and on the command
+// line, where a 0 can be told from an absent field, a 0 for a field whose
+// range excludes it is refused instead of read as the default (see
+// RequestExplicitZeros).
 type Request struct {
 	// Model names the model every call of the job asks (required).
 	Model string `json:"model"`
@@ -87,7 +93,8 @@ type Continuation struct {
 	Enabled     *bool  `json:"enabled,omitempty"`      // default true
 	MaxAttempts int    `json:"max_attempts,omitempty"` // most chunks (model responses) per job; default 10, 1..50
 	OnFailure   string `json:"on_failure,omitempty"`   // return_partial (default) or raise_error
-	// Budgets; zero means none. Each stops the job with its own stop reason.
+	// Budgets; zero (absent) means none, a 0 in JSON is refused. Each
+	// stops the job with its own stop reason.
 	MaxTotalOutputTokens int64   `json:"max_total_output_tokens,omitempty"` // over all chunks, reasoning included
 	MaxCostUSD           float64 `json:"max_cost_usd,omitempty"`            // estimated; needs a priced model
 	TimeLimitSeconds     float64 `json:"time_limit_seconds,omitempty"`      // from this execution's start
@@ -179,7 +186,9 @@ func (e *ValidationError) Error() string {
 	return "invalid request: " + strings.Join(parts, "; ")
 }
 
-// ResumeOptions raise a stopped job's limits; zero keeps the current value.
+// ResumeOptions raise a stopped job's limits; a field left at its zero
+// value (in Go) or absent (in JSON, where a 0 is refused: see
+// ResumeExplicitZeros) keeps the job's current value.
 type ResumeOptions struct {
 	MaxAttempts          int     `json:"max_attempts,omitempty"`
 	MaxTotalOutputTokens int64   `json:"max_total_output_tokens,omitempty"`
