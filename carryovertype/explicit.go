@@ -34,6 +34,13 @@ import (
 // string form of an error policy) returns for a retry count written as 0.
 var ErrExplicitZero = errors.New("an explicit 0 is not a default")
 
+// explicitZeroError is a message naming a field given as 0; it is
+// ErrExplicitZero.
+type explicitZeroError string
+
+func (e explicitZeroError) Error() string        { return string(e) }
+func (e explicitZeroError) Is(target error) bool { return target == ErrExplicitZero }
+
 // ExplicitZero is the error for field (a request's JSON path, e.g.
 // "continuation.max_attempts") given as 0, or nil when 0 is within the
 // field's range or the field is not numeric. Resume options' fields are

@@ -137,8 +137,8 @@ func parsePolicy(s string) (ErrorPolicy, error) {
 			if m[2] != "" {
 				p.MaxRetries, _ = strconv.Atoi(m[2])
 				if isZeroCount(m[2]) {
-					return p, fmt.Errorf("max_retries: %w: %q must retry 1 to %d times; write %s for the default (%d)",
-						ErrExplicitZero, part, MaxPolicyRetries, m[1], DefaultPresetRetries)
+					return p, explicitZeroError(fmt.Sprintf("max_retries: must be between 1 and %d, got 0 in %q; write %s for the default (%d)",
+						MaxPolicyRetries, part, m[1], DefaultPresetRetries))
 				}
 			}
 			continue
@@ -152,8 +152,8 @@ func parsePolicy(s string) (ErrorPolicy, error) {
 			}
 			r.MaxConsecutiveRetries = v
 			if v == 0 {
-				return p, fmt.Errorf("rules.%s.max_consecutive_retries: %w: %q must retry 1 to %d times; write %s=%s for the default (%d)",
-					typ, ErrExplicitZero, part, MaxPolicyRetries, typ, action, DefaultPresetRetries)
+				return p, explicitZeroError(fmt.Sprintf("rules.%s.max_consecutive_retries: must be between 1 and %d, got 0 in %q; write %s=%s for the default (%d)",
+					typ, MaxPolicyRetries, part, typ, action, DefaultPresetRetries))
 			}
 		}
 		if p.Rules == nil {
