@@ -159,8 +159,20 @@ type Job struct {
 
 // Validate fills a request's defaults and checks it as Enqueue does,
 // without touching Postgres or Redis: a *ValidationError names every bad
-// field.
+// field. A numeric field left at its zero value is "not given" and takes
+// its default: Go cannot tell an explicit 0 from an absent field (see
+// carryovertype.Request).
 func Validate(req Request) (Request, error) { return jobs.Normalize(req) }
+
+// RequestExplicitZeros names every field of a JSON request given as 0
+// where its range excludes 0 (max_output_tokens, continuation.max_attempts,
+// a budget, ...). Decoded into a Request, such a 0 would read as the
+// default; a producer that takes requests as JSON refuses them with it, as
+// the HTTP API does.
+func RequestExplicitZeros(data []byte) []FieldError { return carryovertype.RequestExplicitZeros(data) }
+
+// ResumeExplicitZeros is RequestExplicitZeros for JSON resume options.
+func ResumeExplicitZeros(data []byte) []FieldError { return carryovertype.ResumeExplicitZeros(data) }
 
 // Enqueue validates and submits a job. A *ValidationError names every bad
 // field; nothing is stored or enqueued then.

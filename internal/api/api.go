@@ -254,7 +254,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 // decode reads a JSON body strictly: bounded size, no unknown fields, one
 // value, and errors that name the offending field. zeros names the fields
 // the body gives as an explicit 0 where their range excludes it
-// (carryovertype.RequestExplicitZeros): those are refused with the rest,
+// (client.RequestExplicitZeros): those are refused with the rest,
 // never read as the field's default.
 func decode(w http.ResponseWriter, r *http.Request, dst any, zeros func([]byte) []client.FieldError) bool {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
@@ -329,7 +329,7 @@ type Accepted struct {
 
 func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 	var req client.Request
-	if !decode(w, r, &req, carryovertype.RequestExplicitZeros) {
+	if !decode(w, r, &req, client.RequestExplicitZeros) {
 		return
 	}
 	if key := r.Header.Get("Idempotency-Key"); key != "" {
@@ -443,7 +443,7 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) resumeJob(w http.ResponseWriter, r *http.Request) {
 	var o client.ResumeOptions
-	if r.ContentLength != 0 && !decode(w, r, &o, carryovertype.ResumeExplicitZeros) {
+	if r.ContentLength != 0 && !decode(w, r, &o, client.ResumeExplicitZeros) {
 		return
 	}
 	st, err := s.c.Resume(r.Context(), r.PathValue("id"), o)
