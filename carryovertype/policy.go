@@ -74,9 +74,9 @@ type Rule struct {
 // refined by per-type rules. The default preset is retry_transient_errors(3):
 //
 //	error type   action
-//	model        retry, up to 3 consecutive times (5xx, failed or malformed response)
-//	timeout      retry, up to 3 consecutive times (call timeout, 408, 504)
-//	unknown      retry, up to 3 consecutive times (transport: connection refused, reset, dropped)
+//	model        retry, up to 3 times per chunk (5xx, failed or malformed response)
+//	timeout      retry, up to 3 times per chunk (call timeout, 408, 504)
+//	unknown      retry, up to 3 times per chunk (transport: connection refused, reset, dropped)
 //	validation   stop (4xx other than 408 and 429)
 //	tool         stop (an unusable tool call)
 //	rate_limit   wait as Retry-After says, outside the retry budget (every preset)
