@@ -9,11 +9,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/store"
+	"github.com/carryover/carryover/internal/tracing"
 )
 
 // Enqueuer is the one way jobs enter the system, shared by the Go client, the
@@ -24,6 +28,7 @@ type Enqueuer struct {
 	logger   *slog.Logger
 	quota    *store.Quota
 	webhooks egress.Policy
+	tracer   trace.Tracer
 }
 
 // EnqueuerOption adjusts an Enqueuer.
@@ -36,13 +41,23 @@ func WithWebhookPolicy(p egress.Policy) EnqueuerOption {
 	return func(e *Enqueuer) { e.webhooks = p }
 }
 
+// WithTracerProvider makes the enqueue spans with tp instead of the global
+// provider.
+func WithTracerProvider(tp trace.TracerProvider) EnqueuerOption {
+	return func(e *Enqueuer) {
+		if tp != nil {
+			e.tracer = tracing.Tracer(tp)
+		}
+	}
+}
+
 // NewEnqueuer builds an Enqueuer. With a quota, a job whose tenant is at it
 // is refused with a *store.QuotaError; nil checks none.
 func NewEnqueuer(s *store.Store, d *Dispatcher, logger *slog.Logger, quota *store.Quota, opts ...EnqueuerOption) *Enqueuer {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	e := &Enqueuer{store: s, tasks: d, logger: logger, quota: quota}
+	e := &Enqueuer{store: s, tasks: d, logger: logger, quota: quota, tracer: tracing.Tracer(nil)}
 	for _, o := range opts {
 		o(e)
 	}
@@ -53,7 +68,26 @@ func NewEnqueuer(s *store.Store, d *Dispatcher, logger *slog.Logger, quota *stor
 // returns created=false when the idempotency key names an existing job. If
 // the enqueue itself fails the job is still stored and the reconciler will
 // queue it; the error is returned so the caller knows it may be late.
-func (e *Enqueuer) Enqueue(ctx context.Context, req carryovertype.Request) (store.Job, bool, error) {
+//
+// The enqueue is the root span of the job's trace (SpanEnqueue), a child
+// of ctx's span if it has one; the job's tasks carry it on.
+func (e *Enqueuer) Enqueue(ctx context.Context, req carryovertype.Request) (job store.Job, created bool, err error) {
+	ctx, span := e.tracer.Start(ctx, SpanEnqueue, trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(semconv.GenAIRequestModel(req.Model), AttrFormat.String(req.Format)))
+	defer func() {
+		if job.ID != "" {
+			span.SetAttributes(AttrJobID.String(job.ID), AttrTenant.String(job.TenantID), AttrCreated.Bool(created))
+		}
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
+	return e.enqueue(ctx, req)
+}
+
+func (e *Enqueuer) enqueue(ctx context.Context, req carryovertype.Request) (store.Job, bool, error) {
 	req, err := NormalizeFor(req, e.webhooks)
 	if err != nil {
 		return store.Job{}, false, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/store"
@@ -49,11 +50,13 @@ func (h *Handlers) notify(ctx context.Context, j store.Job, status string) {
 
 // HandleWebhook delivers a job's end event, signed, and records the attempt;
 // a failed delivery is retried by the queue with backoff.
-func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) error {
+func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) (err error) {
 	var p WebhookPayload
 	if err := decodePayload("webhook", t.Payload(), &p); err != nil {
 		return err
 	}
+	ctx, span := startTask(ctx, h.tracer, SpanWebhook, p.Traceparent, p.JobID, AttrStatus.String(p.Status))
+	defer func() { endTask(span, err) }()
 	j, err := h.cfg.Store.GetJob(ctx, p.JobID)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -98,6 +101,9 @@ func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) error {
 	body, _ := json.Marshal(Event{Type: "job." + p.Status, Timestamp: time.Now().UTC(), Data: eventData(j, p.Status)})
 	if err := h.post(ctx, u, endpoint, eventID, body, &d); err != nil {
 		return fmt.Errorf("webhook of job %s: %w: %w", j.ID, err, asynq.SkipRetry)
+	}
+	if d.HTTPStatus != 0 {
+		span.SetAttributes(semconv.HTTPResponseStatusCode(d.HTTPStatus))
 	}
 	err = deliveryError(d)
 	if err != nil {
