@@ -77,7 +77,7 @@ func Setup(ctx context.Context, service string) (tp trace.TracerProvider, shutdo
 
 // checkEnv refuses an exporter or protocol this build does not have.
 func checkEnv(getenv func(string) string) error {
-	if exp := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); exp != "" && exp != "otlp" {
+	if exp := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); exp != "" && exp != "otlp" && exp != "none" {
 		return fmt.Errorf("OTEL_TRACES_EXPORTER=%q: only otlp (or none) is supported", exp)
 	}
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
