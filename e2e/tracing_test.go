@@ -30,7 +30,13 @@ func TestTracing(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 
-	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	hookTrace := make(chan string, 1) // the webhook request's traceparent
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case hookTrace <- r.Header.Get("Traceparent"):
+		default:
+		}
+	}))
 	defer recv.Close()
 	h := newHarness(t)
 	h.cfg.WebhookSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("test-secret-0123456789"))
@@ -81,6 +87,11 @@ func TestTracing(t *testing.T) {
 	}
 	root := enq.SpanContext.SpanID()
 	checkJobTrace(t, h, spans, j.ID, tid, root, true)
+	// The webhook's receiver is told the trace, under the delivery's span.
+	hook := one(t, find(spans, jobs.SpanWebhook, j.ID))
+	if got, want := <-hookTrace, "00-"+tid.String()+"-"+hook.SpanContext.SpanID().String()+"-01"; got != want {
+		t.Errorf("the webhook request's traceparent %q, want %q", got, want)
+	}
 
 	// The untraced job: no enqueue span; its first chunk task roots a
 	// trace that every later task joins.

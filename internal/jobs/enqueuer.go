@@ -78,13 +78,24 @@ func (e *Enqueuer) Enqueue(ctx context.Context, req carryovertype.Request) (job 
 		if job.ID != "" {
 			span.SetAttributes(AttrJobID.String(job.ID), AttrTenant.String(job.TenantID), AttrCreated.Bool(created))
 		}
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
-		}
-		span.End()
+		endOp(span, err)
 	}()
 	return e.enqueue(ctx, req)
+}
+
+// startOp starts the span of an operation on a stored job that queues its
+// next task (resume, remerge): that task's trace is the span's.
+func (e *Enqueuer) startOp(ctx context.Context, name, jobID string) (context.Context, trace.Span) {
+	return e.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(AttrJobID.String(jobID)))
+}
+
+// endOp ends a producer-side span, with its error if any.
+func endOp(span trace.Span, err error) {
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
 }
 
 func (e *Enqueuer) enqueue(ctx context.Context, req carryovertype.Request) (store.Job, bool, error) {
@@ -162,8 +173,13 @@ func (e *Enqueuer) Cancel(ctx context.Context, jobID string) (store.Job, bool, e
 // Remerge moves a finished or cancelled job with stored chunks back to
 // merging and queues its merge. It reports false when the job is still
 // generating or has no chunks.
-func (e *Enqueuer) Remerge(ctx context.Context, jobID string) (bool, error) {
-	ok, err := e.store.Remerge(ctx, jobID, e.quota)
+//
+// A job's trace is not stored, so the new merge roots a trace of its own
+// (SpanRemerge).
+func (e *Enqueuer) Remerge(ctx context.Context, jobID string) (ok bool, err error) {
+	ctx, span := e.startOp(ctx, SpanRemerge, jobID)
+	defer func() { endOp(span, err) }()
+	ok, err = e.store.Remerge(ctx, jobID, e.quota)
 	if err != nil || !ok {
 		return ok, err
 	}
@@ -178,7 +194,12 @@ var ErrNotResumable = errors.New("the job did not stop at a limit, a budget, a g
 // Resume continues a job stopped by a limit, a budget, exhausted retries or
 // a cancel, with raised limits, from its last stored response. Bad settings
 // are refused with a *ValidationError naming the field.
-func (e *Enqueuer) Resume(ctx context.Context, jobID string, o carryovertype.ResumeOptions) error {
+//
+// A job's trace is not stored, so the resumed run roots a trace of its own
+// (SpanResume).
+func (e *Enqueuer) Resume(ctx context.Context, jobID string, o carryovertype.ResumeOptions) (err error) {
+	ctx, span := e.startOp(ctx, SpanResume, jobID)
+	defer func() { endOp(span, err) }()
 	job, err := e.store.GetJob(ctx, jobID)
 	if err != nil {
 		return err

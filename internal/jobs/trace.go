@@ -23,6 +23,8 @@ const (
 	SpanChunk   = "carryover.chunk"
 	SpanMerge   = "carryover.merge"
 	SpanWebhook = "carryover.webhook"
+	SpanResume  = "carryover.resume"  // a resumed job's new run: a trace of its own
+	SpanRemerge = "carryover.remerge" // a job's new merge: a trace of its own
 )
 
 // carryover's own span attributes; model calls use the GenAI semantic

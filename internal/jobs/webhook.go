@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/carryover/carryover/internal/egress"
@@ -136,6 +137,8 @@ func (h *Handlers) post(ctx context.Context, u *url.URL, endpoint, eventID strin
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "carryover-webhooks")
 	webhook.SetHeaders(req.Header, h.cfg.WebhookSecret, eventID, time.Now(), body)
+	// With tracing on, the receiver can join the job's trace.
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	start := time.Now()
 	resp, err := h.webhooks.Do(req)
 	d.Latency = time.Since(start)
