@@ -250,7 +250,7 @@ func (d *Dispatcher) ChunkWithID(ctx context.Context, jobID string, seq int, tas
 // chunkTask is the task that makes chunk seq of a job, in the job's trace
 // as ctx carries it.
 func chunkTask(ctx context.Context, jobID string, seq int) *asynq.Task {
-	b, _ := json.Marshal(ChunkPayload{JobID: jobID, Seq: seq, Traceparent: tracing.Traceparent(ctx)})
+	b, _ := json.Marshal(ChunkPayload{JobID: jobID, Seq: seq, Traceparent: tracing.Traceparent(ctx, jobID)})
 	return asynq.NewTask(TypeChunk, b)
 }
 
@@ -261,7 +261,7 @@ func (d *Dispatcher) Merge(ctx context.Context, jobID string) error {
 
 // MergeWithID enqueues a job's merge under taskID (see ChunkWithID).
 func (d *Dispatcher) MergeWithID(ctx context.Context, jobID, taskID string) error {
-	b, _ := json.Marshal(MergePayload{JobID: jobID, Traceparent: tracing.Traceparent(ctx)})
+	b, _ := json.Marshal(MergePayload{JobID: jobID, Traceparent: tracing.Traceparent(ctx, jobID)})
 	return d.enqueue(ctx, asynq.NewTask(TypeMerge, b), taskID, d.queues.Merge)
 }
 
@@ -278,7 +278,7 @@ func (d *Dispatcher) enqueue(ctx context.Context, t *asynq.Task, taskID, queue s
 // Webhook queues the delivery of a job's end event (one per final status),
 // on the webhook queue, retried for about a day (WebhookRetryDelay).
 func (d *Dispatcher) Webhook(ctx context.Context, jobID, status string) error {
-	b, _ := json.Marshal(WebhookPayload{JobID: jobID, Status: status, Traceparent: tracing.Traceparent(ctx)})
+	b, _ := json.Marshal(WebhookPayload{JobID: jobID, Status: status, Traceparent: tracing.Traceparent(ctx, jobID)})
 	id := fmt.Sprintf("job:%s:webhook:%s", jobID, status)
 	_, err := d.client.EnqueueContext(ctx, asynq.NewTask(TypeWebhook, b), asynq.TaskID(id), asynq.Queue(d.queues.Webhook()),
 		asynq.MaxRetry(WebhookMaxRetry), asynq.Timeout(WebhookTaskTimeout))

@@ -74,7 +74,7 @@ func startTask(ctx context.Context, tracer trace.Tracer, name, traceparent, jobI
 	if !root.IsValid() {
 		root = span.SpanContext()
 	}
-	return tracing.WithJob(ctx, root), span
+	return tracing.WithJob(ctx, jobID, root), span
 }
 
 // endTask ends a task's span with the task's outcome: a RetryLater is a

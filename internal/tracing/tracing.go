@@ -91,13 +91,18 @@ func checkEnv(getenv func(string) string) error {
 	return nil
 }
 
-// Traceparent is the W3C traceparent that continues the job's trace from
-// ctx: the job's root span (see WithJob) if ctx carries one, else ctx's
-// current span. "" when neither is a valid span context (tracing off, or
-// no span).
-func Traceparent(ctx context.Context) string {
-	sc, ok := ctx.Value(jobKey{}).(trace.SpanContext)
-	if !ok {
+// Traceparent is the W3C traceparent a task of job jobID enqueued under ctx
+// carries: the job's root span if ctx is inside that job (see WithJob);
+// nothing if ctx is inside another job, whose trace this job's must not
+// join; else ctx's current span. "" when that is no valid span context
+// (tracing off, or no span).
+func Traceparent(ctx context.Context, jobID string) string {
+	var sc trace.SpanContext
+	if j, ok := ctx.Value(jobKey{}).(jobRoot); ok {
+		if j.jobID == jobID {
+			sc = j.root
+		}
+	} else {
 		sc = trace.SpanContextFromContext(ctx)
 	}
 	if !sc.IsValid() {
@@ -119,15 +124,22 @@ func Extract(ctx context.Context, traceparent string) context.Context {
 
 type jobKey struct{}
 
-// WithJob returns ctx carrying sc as its job's root span: the tasks a
-// handler enqueues under ctx name it as their parent (Traceparent), rather
-// than the handler's own span, so a job's chunk tasks are siblings under
-// the enqueue span instead of a chain as deep as the job is long.
-func WithJob(ctx context.Context, sc trace.SpanContext) context.Context {
-	if !sc.IsValid() {
+// jobRoot is the root span of the job a task works for.
+type jobRoot struct {
+	jobID string
+	root  trace.SpanContext
+}
+
+// WithJob returns ctx inside job jobID, whose trace's root span is root:
+// the job's tasks enqueued under ctx name root as their parent
+// (Traceparent), rather than the current task's span, so that a job's
+// chunk tasks are siblings under its enqueue span instead of a chain as
+// deep as the job is long.
+func WithJob(ctx context.Context, jobID string, root trace.SpanContext) context.Context {
+	if !root.IsValid() {
 		return ctx
 	}
-	return context.WithValue(ctx, jobKey{}, sc)
+	return context.WithValue(ctx, jobKey{}, jobRoot{jobID: jobID, root: root})
 }
 
 // TracerName is the instrumentation scope of carryover's spans.

@@ -78,11 +78,12 @@ func TestSetupOff(t *testing.T) {
 }
 
 // A traceparent carries a span context across the queue; inside a job
-// (WithJob) it names the job's root, not the current span.
+// (WithJob) it names the job's root, not the current span, and inside
+// another job nothing.
 func TestTraceparent(t *testing.T) {
 	tp := sdktrace.NewTracerProvider()
 	ctx, root := tp.Tracer("t").Start(context.Background(), "root")
-	tpRoot := Traceparent(ctx)
+	tpRoot := Traceparent(ctx, "job-1")
 	if !strings.HasPrefix(tpRoot, "00-"+root.SpanContext().TraceID().String()+"-"+root.SpanContext().SpanID().String()) {
 		t.Fatalf("traceparent %q does not name the root span", tpRoot)
 	}
@@ -90,11 +91,14 @@ func TestTraceparent(t *testing.T) {
 	if !remote.IsRemote() || remote.SpanID() != root.SpanContext().SpanID() || remote.TraceID() != root.SpanContext().TraceID() {
 		t.Fatalf("extracted %+v", remote)
 	}
-	task, child := tp.Tracer("t").Start(WithJob(Extract(context.Background(), tpRoot), remote), "task")
-	if Traceparent(task) != tpRoot {
-		t.Fatalf("inside a job a task enqueued %q, want the job's root %q", Traceparent(task), tpRoot)
+	task, child := tp.Tracer("t").Start(WithJob(Extract(context.Background(), tpRoot), "job-1", remote), "task")
+	if got := Traceparent(task, "job-1"); got != tpRoot {
+		t.Fatalf("inside the job a task enqueued %q, want the job's root %q", got, tpRoot)
 	}
-	if Traceparent(trace.ContextWithSpan(context.Background(), child)) == tpRoot {
+	if got := Traceparent(task, "job-2"); got != "" {
+		t.Fatalf("inside job-1 a task of job-2 carries %q, want none", got)
+	}
+	if Traceparent(trace.ContextWithSpan(context.Background(), child), "job-1") == tpRoot {
 		t.Fatal("outside a job the traceparent is not the current span's")
 	}
 	for _, bad := range []string{"", "garbage", "00-00000000000000000000000000000000-0000000000000000-01"} {
@@ -102,7 +106,7 @@ func TestTraceparent(t *testing.T) {
 			t.Errorf("Extract(%q) = %+v, want nothing", bad, sc)
 		}
 	}
-	if Traceparent(context.Background()) != "" {
+	if Traceparent(context.Background(), "job-1") != "" {
 		t.Error("a traceparent without a span")
 	}
 }
