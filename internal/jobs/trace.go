@@ -60,6 +60,11 @@ const genAIProvider = "openai"
 func startTask(ctx context.Context, tracer trace.Tracer, name, traceparent, jobID string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
 	ctx = tracing.Extract(ctx, traceparent)
 	root := trace.SpanContextFromContext(ctx)
+	ctx, span := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindConsumer))
+	if !span.IsRecording() {
+		// Tracing off (or this trace not sampled): nothing to describe.
+		return tracing.WithJob(ctx, jobID, root), span
+	}
 	attrs = append(attrs, AttrJobID.String(jobID))
 	if id, ok := asynq.GetTaskID(ctx); ok {
 		attrs = append(attrs, AttrTaskID.String(id))
@@ -70,7 +75,7 @@ func startTask(ctx context.Context, tracer trace.Tracer, name, traceparent, jobI
 	if q, ok := asynq.GetQueueName(ctx); ok {
 		attrs = append(attrs, AttrQueue.String(q))
 	}
-	ctx, span := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
+	span.SetAttributes(attrs...)
 	if !root.IsValid() {
 		root = span.SpanContext()
 	}
@@ -80,6 +85,10 @@ func startTask(ctx context.Context, tracer trace.Tracer, name, traceparent, jobI
 // endTask ends a task's span with the task's outcome: a RetryLater is a
 // wait, not an error.
 func endTask(span trace.Span, err error) {
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
 	var rl *RetryLater
 	switch {
 	case err == nil:
@@ -99,14 +108,18 @@ func endTask(span trace.Span, err error) {
 // startCall starts a model call's span, named and attributed as the GenAI
 // semantic conventions' inference span ("chat <model>", kind client).
 func startCall(ctx context.Context, tracer trace.Tracer, req continuation.CallRequest) (context.Context, trace.Span) {
-	return tracer.Start(ctx, "chat "+req.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
-		semconv.GenAIOperationNameChat,
-		semconv.GenAIProviderNameKey.String(genAIProvider),
-		AttrGenAISystem.String(genAIProvider),
-		semconv.GenAIRequestModel(req.Model),
-		semconv.GenAIRequestMaxTokens(req.MaxOutputTokens),
-		AttrStrategy.String(strategyName(req)),
-	))
+	ctx, span := tracer.Start(ctx, "chat "+req.Model, trace.WithSpanKind(trace.SpanKindClient))
+	if span.IsRecording() {
+		span.SetAttributes(
+			semconv.GenAIOperationNameChat,
+			semconv.GenAIProviderNameKey.String(genAIProvider),
+			AttrGenAISystem.String(genAIProvider),
+			semconv.GenAIRequestModel(req.Model),
+			semconv.GenAIRequestMaxTokens(req.MaxOutputTokens),
+			AttrStrategy.String(strategyName(req)),
+		)
+	}
+	return ctx, span
 }
 
 // strategyName is the call's strategy, stateful when unnamed.
