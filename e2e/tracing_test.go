@@ -85,6 +85,9 @@ func TestTracing(t *testing.T) {
 		t.Errorf("enqueue span: parent %s kind %s, want the producer's span %s, kind producer", enq.Parent.SpanID(), enq.SpanKind,
 			producer.SpanContext().SpanID())
 	}
+	if attr(enq, jobs.AttrModel).AsString() != "gpt-4.1-mini" || attr(enq, jobs.AttrFormat).AsString() != "text" || !attr(enq, jobs.AttrCreated).AsBool() {
+		t.Errorf("enqueue span attributes %v", enq.Attributes)
+	}
 	root := enq.SpanContext.SpanID()
 	checkJobTrace(t, h, spans, j.ID, tid, root, true)
 	// The webhook's receiver is told the trace, under the delivery's span.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/codes"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/carryover/carryover/carryovertype"
@@ -72,11 +71,11 @@ func NewEnqueuer(s *store.Store, d *Dispatcher, logger *slog.Logger, quota *stor
 // The enqueue is the root span of the job's trace (SpanEnqueue), a child
 // of ctx's span if it has one; the job's tasks carry it on.
 func (e *Enqueuer) Enqueue(ctx context.Context, req carryovertype.Request) (job store.Job, created bool, err error) {
-	ctx, span := e.tracer.Start(ctx, SpanEnqueue, trace.WithSpanKind(trace.SpanKindProducer),
-		trace.WithAttributes(semconv.GenAIRequestModel(req.Model), AttrFormat.String(req.Format)))
+	ctx, span := e.tracer.Start(ctx, SpanEnqueue, trace.WithSpanKind(trace.SpanKindProducer))
 	defer func() {
 		if job.ID != "" {
-			span.SetAttributes(AttrJobID.String(job.ID), AttrTenant.String(job.TenantID), AttrCreated.Bool(created))
+			span.SetAttributes(AttrJobID.String(job.ID), AttrTenant.String(job.TenantID), AttrCreated.Bool(created),
+				AttrModel.String(job.Model), AttrFormat.String(job.Format))
 		}
 		endOp(span, err)
 	}()

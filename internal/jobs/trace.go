@@ -33,6 +33,7 @@ const (
 	AttrJobID    = attribute.Key("carryover.job_id")
 	AttrSeq      = attribute.Key("carryover.seq")
 	AttrTenant   = attribute.Key("carryover.tenant")
+	AttrModel    = attribute.Key("carryover.model") // the job's model (its calls' spans say gen_ai.request.model)
 	AttrFormat   = attribute.Key("carryover.format")
 	AttrCreated  = attribute.Key("carryover.created")  // false: an idempotency key named an existing job
 	AttrTaskID   = attribute.Key("carryover.task_id")  // the asynq TaskID
