@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/egress"
@@ -83,6 +84,11 @@ type Config struct {
 	// refused with a field error naming webhook_url, and the workers check
 	// the addresses again when they connect.
 	WebhookAllow string
+	// TracerProvider makes the spans of Enqueue (the root of each job's
+	// trace, which the workers' task spans join); nil is the global
+	// provider (otel.GetTracerProvider), a no-op one unless the program
+	// set another.
+	TracerProvider trace.TracerProvider
 }
 
 // Quota is a per-tenant quota; a tenant's row may override either value.
@@ -141,7 +147,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	queues.Lanes = cfg.ChunkLanes
 	d := jobs.NewDispatcher(q, queues, jobs.DefaultTaskOptions(), st)
 	return &Client{store: st, rdb: rdb, queue: q, insp: asynq.NewInspectorFromRedisClient(rdb),
-		enq: jobs.NewEnqueuer(st, d, logger, cfg.Quota, jobs.WithWebhookPolicy(webhooks)), tasks: d}, nil
+		enq: jobs.NewEnqueuer(st, d, logger, cfg.Quota, jobs.WithWebhookPolicy(webhooks),
+			jobs.WithTracerProvider(cfg.TracerProvider)), tasks: d}, nil
 }
 
 // Close releases the connections.

@@ -59,11 +59,16 @@ func runAPI(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	tp, stopTracing, err := startTracing("carryover-api", log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	c, err := client.New(ctx, client.Config{DatabaseURL: cfg.DatabaseURL, RedisURL: cfg.RedisURL,
 		ChunkQueue: cfg.ChunkQueue, MergeQueue: cfg.MergeQueue, ChunkLanes: cfg.ChunkLanes, Logger: log, MaxConns: 64,
-		Quota: &quota, AcquireTimeout: bounds.DBAcquireTimeout, WebhookAllow: cfg.WebhookAllow})
+		Quota: &quota, AcquireTimeout: bounds.DBAcquireTimeout, WebhookAllow: cfg.WebhookAllow, TracerProvider: tp})
 	if err != nil {
 		return err
 	}

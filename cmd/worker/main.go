@@ -73,7 +73,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if _, err := worker.ApplyMemoryLimit(cfg.MemoryLimit, log); err != nil {
 		return err
 	}
+	tp, stopTracing, err := startTracing("carryover-worker", log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return worker.Run(ctx, worker.Options{Config: cfg, Logger: log})
+	return worker.Run(ctx, worker.Options{Config: cfg, Logger: log, TracerProvider: tp})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/jobs"
 	"github.com/carryover/carryover/internal/ratelimit"
+	"github.com/carryover/carryover/internal/tracing"
 )
 
 // OpenAPI is the API's OpenAPI 3 document (openapi.json, checked in; the
@@ -341,7 +342,10 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 		req.IdempotencyKey = key
 	}
 	req.Tenant = tenantOf(r)
-	job, err := s.c.Enqueue(r.Context(), req)
+	// A caller that sends a W3C traceparent gets the job's trace under its
+	// own span.
+	ctx := tracing.Extract(r.Context(), r.Header.Get("Traceparent"))
+	job, err := s.c.Enqueue(ctx, req)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -18,6 +18,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/config"
@@ -46,6 +47,9 @@ type Options struct {
 	// WebhookResolver, if set, resolves webhook host names instead of DNS
 	// (tests name hosts that must never reach a real resolver).
 	WebhookResolver egress.Resolver
+	// TracerProvider makes the spans of tasks and model calls; nil is the
+	// global provider (a no-op one unless the program set another).
+	TracerProvider trace.TracerProvider
 }
 
 // Run migrates, then processes tasks until ctx ends, then shuts down
@@ -84,7 +88,7 @@ func Run(ctx context.Context, o Options) error {
 		jobs.TaskOptions{MaxRetry: cfg.MaxRetry, Timeout: jobs.DefaultTaskOptions().Timeout}, st)
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	m := newMetrics(st, insp)
-	handlers, err := newHandlers(cfg, o.Provider, o.WebhookResolver, st, tasks, m, log)
+	handlers, err := newHandlers(cfg, o, st, tasks, m, log)
 	if err != nil {
 		return err
 	}
@@ -147,8 +151,9 @@ func openRedis(ctx context.Context, cfg config.Config) (*redis.Client, error) {
 
 // newHandlers builds the task handlers; p, when nil, is the OpenAI provider
 // the configuration describes.
-func newHandlers(cfg config.Config, p continuation.Provider, resolver egress.Resolver, st *store.Store, tasks *jobs.Dispatcher,
+func newHandlers(cfg config.Config, o Options, st *store.Store, tasks *jobs.Dispatcher,
 	m *metrics.Metrics, log *slog.Logger) (*jobs.Handlers, error) {
+	p := o.Provider
 	if p == nil {
 		var err error
 		if p, err = newProvider(cfg); err != nil {
@@ -171,10 +176,10 @@ func newHandlers(cfg config.Config, p continuation.Provider, resolver egress.Res
 		return nil, err
 	}
 	return jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: p, Logger: log, Metrics: m,
-		WebhookSecret: secret, Webhooks: egress.ClientConfig{Policy: allow, Proxy: proxy, Resolver: resolver},
+		WebhookSecret: secret, Webhooks: egress.ClientConfig{Policy: allow, Proxy: proxy, Resolver: o.WebhookResolver},
 		DefaultStrategy: carryovertype.Strategy(cfg.DefaultStrategy()),
 		CallTimeout:     cfg.CallTimeout, Background: cfg.BackgroundOn(), BackgroundHold: cfg.BackgroundHold,
-		Concurrency: cfg.Concurrency}), nil
+		Concurrency: cfg.Concurrency, TracerProvider: o.TracerProvider}), nil
 }
 
 // newProvider is the OpenAI-compatible provider the configuration names,
