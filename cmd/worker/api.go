@@ -13,12 +13,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/api"
 	"github.com/carryover/carryover/internal/config"
 	"github.com/carryover/carryover/internal/ratelimit"
+	"github.com/carryover/carryover/internal/redisconn"
 	"github.com/carryover/carryover/internal/worker"
 )
 
@@ -69,11 +68,10 @@ func runAPI(args []string, stderr io.Writer) error {
 	}
 	defer c.Close()
 	// The rate limits' buckets live in Redis, shared by every API process.
-	ropt, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := redisconn.Open(cfg.RedisURL)
 	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
+		return err
 	}
-	rdb := redis.NewClient(ropt)
 	defer rdb.Close()
 	limits := api.Limits{Limiter: ratelimit.New(rdb, "carryover:ratelimit:"), PerKey: perKey,
 		AuthFailures: authFailures, TrustForwarded: cfg.APITrustForwarded}
