@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/api"
 	"github.com/carryover/carryover/internal/config"
@@ -45,6 +47,7 @@ func runAPI(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	redis.SetLogger(redisconn.Logger{Log: log})
 	// Requests and streams are bounded one by one; many at once on a small
 	// container are not, as for the worker.
 	if _, err := worker.ApplyMemoryLimit(cfg.MemoryLimit, log); err != nil {

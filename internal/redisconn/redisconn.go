@@ -25,9 +25,11 @@
 package redisconn
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"strconv"
@@ -335,4 +337,15 @@ func Open(raw string) (redis.UniversalClient, error) {
 		return nil, err
 	}
 	return o.NewClient(), nil
+}
+
+// Logger carries go-redis's own messages — the sentinel it asked, the new
+// master after a failover, a node it cannot dial — to a structured log,
+// instead of the standard library's log package on stderr. A process
+// installs it once, at start: redis.SetLogger(redisconn.Logger{Log: log}).
+type Logger struct{ Log *slog.Logger }
+
+// Printf implements go-redis's logger interface.
+func (l Logger) Printf(ctx context.Context, format string, v ...any) {
+	l.Log.InfoContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
 }

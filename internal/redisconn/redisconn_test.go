@@ -1,6 +1,8 @@
 package redisconn_test
 
 import (
+	"context"
+	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,5 +153,16 @@ func TestParseRefuses(t *testing.T) {
 		if strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("%s: error shows the password: %v", c.url, err)
 		}
+	}
+}
+
+// go-redis's messages reach the structured log, tagged as its own.
+func TestLogger(t *testing.T) {
+	var buf strings.Builder
+	l := redisconn.Logger{Log: slog.New(slog.NewJSONHandler(&buf, nil))}
+	l.Printf(context.Background(), "sentinel: new master=%q addr=%q", "mymaster", "127.0.0.1:6380")
+	if got := buf.String(); !strings.Contains(got, `"msg":"sentinel: new master=\"mymaster\" addr=\"127.0.0.1:6380\""`) ||
+		!strings.Contains(got, `"component":"go-redis"`) {
+		t.Fatalf("log record %s", got)
 	}
 }
