@@ -21,7 +21,9 @@
 // sentinel's port defaults to 26379, a cluster node's to 6379. The other
 // options are go-redis's, snake-cased (dial_timeout=3s, pool_size=50,
 // read_timeout=5s, max_retries=5, skip_verify=true for TLS, …); an unknown
-// one is an error.
+// one is an error, and so are those that send commands to replicas
+// (replica_only, route_by_latency, route_randomly, read_only): asynq writes,
+// and the reconciler must read what was written.
 package redisconn
 
 import (
@@ -135,6 +137,15 @@ func parseMulti(rest, defaultPort string) (multi, error) {
 	for _, k := range []string{"addr", "master_name", "username", "password"} {
 		if m.query.Has(k) {
 			return m, fmt.Errorf("option %s is not accepted: give the hosts before the path and the credentials before the @", k)
+		}
+	}
+	// asynq's scripts write, and what the reconciler reads must be what
+	// they wrote: every command goes to a master, never to a replica that
+	// may lag (go-redis's NewFailoverClient even panics on the route_*
+	// options).
+	for _, k := range []string{"replica_only", "route_by_latency", "route_randomly", "read_only", "use_disconnected_replicas"} {
+		if m.query.Has(k) {
+			return m, fmt.Errorf("option %s is not accepted: carryover reads and writes on the master", k)
 		}
 	}
 	return m, nil

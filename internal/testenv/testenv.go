@@ -218,18 +218,6 @@ func deleteKeys(ctx context.Context, rdb redis.UniversalClient, pattern string) 
 	del(ctx, rdb)
 }
 
-// Redis is a client of the tests' Redis (RedisURL, in any of REDIS_URL's
-// forms), closed when tb ends.
-func Redis(tb testing.TB) redis.UniversalClient {
-	tb.Helper()
-	rdb, err := redisconn.Open(RedisURL())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = rdb.Close() })
-	return rdb
-}
-
 // BuildWorker compiles cmd/worker into a temporary directory of tb and
 // returns the binary's path, for tests and benchmarks that run the worker
 // as a process of its own (to kill it, or to measure it alone).
