@@ -134,7 +134,7 @@ func TestParseRefuses(t *testing.T) {
 		{"redis-sentinel://:hunter2@::1:26379/m", "IPv6"},
 		{"redis-sentinel://:hunter2@127.0.0.1:26379/m?password=x", "password"},
 		{"redis-sentinel://:hunter2@127.0.0.1:26379/m?bogus=1", "bogus"},
-		{"redis-sentinel://:hunter2@127.0.0.1:26379/m?skip_verify=true", "skip_verify"}, // TLS only
+		{"redis-sentinel://:hunter2@127.0.0.1:26379/m?skip_verify=true", "skip_verify"},       // TLS only
 		{"redis-sentinel://:hunter2@127.0.0.1:26379/m?route_randomly=true", "route_randomly"}, // would panic in NewFailoverClient
 		{"redis-sentinel://:hunter2@127.0.0.1:26379/m?replica_only=true", "master"},
 		{"redis-cluster://:hunter2@127.0.0.1:7000?read_only=true", "master"},
