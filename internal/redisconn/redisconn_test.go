@@ -2,6 +2,7 @@ package redisconn_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -167,5 +168,31 @@ func TestLogger(t *testing.T) {
 	if got := buf.String(); !strings.Contains(got, `"msg":"sentinel: new master=\"mymaster\" addr=\"127.0.0.1:6380\""`) ||
 		!strings.Contains(got, `"component":"go-redis"`) {
 		t.Fatalf("log record %s", got)
+	}
+}
+
+// asynqmon builds its clients from ConnOpt and panics unless each is a
+// redis.UniversalClient; NewClient gives the client type for each form.
+func TestClients(t *testing.T) {
+	cases := []struct{ url, want string }{
+		{"redis://127.0.0.1:6379/0", "*redis.Client"},
+		{"redis-sentinel://127.0.0.1:26379/mymaster", "*redis.Client"},
+		{"redis-cluster://127.0.0.1:7000,127.0.0.1:7001", "*redis.ClusterClient"},
+	}
+	for _, c := range cases {
+		o, err := redisconn.Parse(c.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb, ok := o.ConnOpt().MakeRedisClient().(redis.UniversalClient)
+		if !ok {
+			t.Fatalf("%s: ConnOpt makes no UniversalClient", c.url)
+		}
+		_ = rdb.Close()
+		rdb = o.NewClient()
+		if got := fmt.Sprintf("%T", rdb); got != c.want {
+			t.Fatalf("%s: NewClient gives %s, want %s", c.url, got, c.want)
+		}
+		_ = rdb.Close()
 	}
 }
