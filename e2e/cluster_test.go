@@ -3,6 +3,9 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -32,10 +35,16 @@ func TestClusterRunsJobs(t *testing.T) {
 	var nodes []*redisServer
 	for i := range 3 {
 		name := fmt.Sprintf("node%d", i)
-		// The cluster bus port is the client port + 10000 unless set, which
-		// can overflow: it gets a free port of its own.
-		n := startRedisServer(t, dir, name, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(freePort(t)),
-			"--cluster-config-file", filepath.Join(dir, name, "nodes.conf"))
+		// The cluster bus listens on the client port + 10000 (cluster-port
+		// sets it only from Redis 7): a client port with that one free too.
+		wd := filepath.Join(dir, name)
+		if err := os.MkdirAll(wd, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		n := startRedisProcess(t, name, clusterPort, func(port int) []string {
+			return []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+				"--dir", wd, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"}
+		})
 		nodes = append(nodes, n)
 		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", n.port))
 	}
@@ -111,4 +120,26 @@ func TestClusterRunsJobs(t *testing.T) {
 	if holding < 2 {
 		t.Fatalf("the queues' keys are on %d node(s) of 3", holding)
 	}
+}
+
+// clusterPort is a loopback port below 55536 that is free, and so is the
+// one 10000 above it (the cluster bus's), a moment ago.
+func clusterPort(t *testing.T) int {
+	t.Helper()
+	for range 100 {
+		port := 20000 + rand.IntN(35000)
+		a, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		b, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+10000))
+		a.Close()
+		if err != nil {
+			continue
+		}
+		b.Close()
+		return port
+	}
+	t.Fatal("no free port pair for a cluster node")
+	return 0
 }

@@ -151,7 +151,7 @@ func startRedisServer(t *testing.T, dir, name string, args ...string) *redisServ
 	if err := os.MkdirAll(wd, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	return startRedisProcess(t, name, func(port int) []string {
+	return startRedisProcess(t, name, freePort, func(port int) []string {
 		return append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 			"--dir", wd}, args...)
 	})
@@ -162,7 +162,7 @@ func startRedisServer(t *testing.T, dir, name string, args ...string) *redisServ
 func startSentinel(t *testing.T, dir string, masterPort int) *redisServer {
 	t.Helper()
 	conf := filepath.Join(dir, "sentinel.conf")
-	s := startRedisProcess(t, "sentinel", func(port int) []string {
+	s := startRedisProcess(t, "sentinel", freePort, func(port int) []string {
 		// The sentinel rewrites its configuration file: one per attempt.
 		text := fmt.Sprintf(`port %d
 bind 127.0.0.1
@@ -183,12 +183,12 @@ sentinel parallel-syncs mymaster 1
 }
 
 // startRedisProcess starts redis-server with the arguments args gives for a
-// port, trying another port if that one was taken meanwhile, and waits
-// until it answers.
-func startRedisProcess(t *testing.T, name string, args func(port int) []string) *redisServer {
+// port pick chose, trying another port if that one was taken meanwhile, and
+// waits until it answers.
+func startRedisProcess(t *testing.T, name string, pick func(*testing.T) int, args func(port int) []string) *redisServer {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
-		port := freePort(t)
+		port := pick(t)
 		cmd := exec.Command("redis-server", args(port)...)
 		if testing.Verbose() {
 			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
