@@ -109,6 +109,11 @@ func TestClusterRunsJobs(t *testing.T) {
 			t.Fatalf("job %s: document differs (%v)", j.id, err)
 		}
 	}
+	// The reconciler tells a dead worker's task by the servers asynq lists
+	// (their keys are spread over the nodes too): both of the worker's.
+	if servers, err := c.Inspector().Servers(); err != nil || len(servers) != 2 {
+		t.Fatalf("asynq lists %d servers on the cluster (%v), want the worker's 2", len(servers), err)
+	}
 	// The tasks really were spread over the cluster: more than one node
 	// holds asynq keys.
 	holding := 0
