@@ -20,6 +20,7 @@ import (
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/jobs"
+	"github.com/carryover/carryover/internal/redisconn"
 	"github.com/carryover/carryover/internal/store"
 )
 
@@ -111,7 +112,10 @@ type Client struct {
 	tasks *jobs.Dispatcher
 }
 
-// New connects to Postgres and Redis.
+// New connects to Postgres and Redis. Config.RedisURL names one server
+// (redis://, rediss://, unix://), a master behind Sentinel
+// (redis-sentinel://host:26379,…/master-name[/db]) or a cluster
+// (redis-cluster://host:7000,…); see the README.
 func New(ctx context.Context, cfg Config) (*Client, error) {
 	webhooks, err := egress.Parse(cfg.WebhookAllow)
 	if err != nil {
@@ -125,12 +129,11 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	ropt, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := redisconn.Open(cfg.RedisURL)
 	if err != nil {
 		st.Close()
-		return nil, fmt.Errorf("client: parse REDIS_URL: %w", err)
+		return nil, fmt.Errorf("client: %w", err)
 	}
-	rdb := redis.NewClient(ropt)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		st.Close()
 		_ = rdb.Close()

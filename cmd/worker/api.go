@@ -19,6 +19,7 @@ import (
 	"github.com/carryover/carryover/internal/api"
 	"github.com/carryover/carryover/internal/config"
 	"github.com/carryover/carryover/internal/ratelimit"
+	"github.com/carryover/carryover/internal/redisconn"
 	"github.com/carryover/carryover/internal/worker"
 )
 
@@ -46,6 +47,7 @@ func runAPI(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	redis.SetLogger(redisconn.Logger{Log: log})
 	// Requests and streams are bounded one by one; many at once on a small
 	// container are not, as for the worker.
 	if _, err := worker.ApplyMemoryLimit(cfg.MemoryLimit, log); err != nil {
@@ -74,11 +76,10 @@ func runAPI(args []string, stderr io.Writer) error {
 	}
 	defer c.Close()
 	// The rate limits' buckets live in Redis, shared by every API process.
-	ropt, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := redisconn.Open(cfg.RedisURL)
 	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
+		return err
 	}
-	rdb := redis.NewClient(ropt)
 	defer rdb.Close()
 	limits := api.Limits{Limiter: ratelimit.New(rdb, "carryover:ratelimit:"), PerKey: perKey,
 		AuthFailures: authFailures, TrustForwarded: cfg.APITrustForwarded}

@@ -17,7 +17,10 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/carryover/carryover/internal/config"
+	"github.com/carryover/carryover/internal/redisconn"
 	"github.com/carryover/carryover/internal/store"
 	"github.com/carryover/carryover/internal/worker"
 )
@@ -67,6 +70,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	redis.SetLogger(redisconn.Logger{Log: log})
 	// Before anything allocates much: a model reply is bounded, but many at
 	// once on a small container are not, and the collector should work
 	// harder before the kernel's OOM killer does.
