@@ -19,6 +19,7 @@ import (
 	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/metrics"
 	"github.com/carryover/carryover/internal/store"
+	"github.com/carryover/carryover/internal/throttle"
 )
 
 // HandlerConfig configures the chunk and merge handlers.
@@ -54,6 +55,9 @@ type HandlerConfig struct {
 	BackgroundHold time.Duration
 	// Concurrency is the worker's task slots, for that rule.
 	Concurrency int
+	// Throttle paces model calls to the provider's rate limits across
+	// every worker; nil calls without pacing.
+	Throttle *throttle.Throttle
 }
 
 // DefaultMaxRateLimitWaits is HandlerConfig.MaxRateLimitWaits when unset:
