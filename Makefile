@@ -4,7 +4,7 @@ GO ?= go
 export DATABASE_URL ?= postgres://root@127.0.0.1:5432/carryover?sslmode=disable
 export REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: all build services demo test test-security test-short vet fmt staticcheck bench bench-pipeline bench-inflight clean
+.PHONY: all build services demo test test-security test-short vet fmt staticcheck bench bench-pipeline bench-inflight bench-throttle clean
 
 all: build
 
@@ -40,7 +40,7 @@ staticcheck:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 ## bench: pipeline chunks/s against raw and durable asynq hops, chunks in flight on one worker, and merge MB/s
-bench: services bench-pipeline bench-inflight
+bench: services bench-pipeline bench-inflight bench-throttle
 	@$(MAKE) --no-print-directory bench-merge
 
 bench-pipeline:
@@ -49,6 +49,10 @@ bench-pipeline:
 ## bench-inflight: 10,000 jobs of 3 chunks at 20 s per call on one worker process, background mode on and off
 bench-inflight: services
 	$(GO) test -count=1 -run '^$$' -bench Inflight -benchtime 1x -timeout 40m ./bench/
+
+## bench-throttle: 3 worker processes against a simulator limited to 600 RPM: 429s and throughput vs the limit, throttle off and on
+bench-throttle: services
+	$(GO) test -count=1 -run '^$$' -bench Throttle -benchtime 1x -timeout 20m ./bench/
 
 clean:
 	rm -rf bin
