@@ -112,6 +112,10 @@ const BurstWindow = time.Second
 // last reply that stated it.
 const learnedTTL = 10 * time.Minute
 
+// maxLearned bounds the models a Throttle keeps learned limits for: model
+// names are the tenants' to choose.
+const maxLearned = 1024
+
 // Throttle paces calls to one provider deployment.
 type Throttle struct {
 	cfg Config
@@ -216,9 +220,7 @@ func (t *Throttle) Learn(ctx context.Context, model string, h Headers) error {
 		return nil
 	}
 	if h.LimitRequests > 0 || h.LimitTokens > 0 {
-		t.mu.Lock()
-		t.learned[model] = learned{Limits: Limits{RPM: h.LimitRequests, TPM: h.LimitTokens}, at: time.Now()}
-		t.mu.Unlock()
+		t.remember(model, Limits{RPM: h.LimitRequests, TPM: h.LimitTokens})
 	}
 	// The provider counted what was left when the request arrived and has
 	// refilled since: the bucket is capped at that count plus the refill,
@@ -237,4 +239,24 @@ func (t *Throttle) Learn(ctx context.Context, model string, h Headers) error {
 		}
 	}
 	return nil
+}
+
+// remember keeps model's learned limits, making room among at most
+// maxLearned models by dropping the expired ones (a model past that is
+// not learned until room is made).
+func (t *Throttle) remember(model string, l Limits) {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.learned[model]; !ok && len(t.learned) >= maxLearned {
+		for m, ln := range t.learned {
+			if now.Sub(ln.at) >= learnedTTL {
+				delete(t.learned, m)
+			}
+		}
+		if len(t.learned) >= maxLearned {
+			return
+		}
+	}
+	t.learned[model] = learned{Limits: l, at: now}
 }
