@@ -50,7 +50,7 @@ bench-pipeline:
 bench-inflight: services
 	$(GO) test -count=1 -run '^$$' -bench Inflight -benchtime 1x -timeout 40m ./bench/
 
-## bench-throttle: 3 worker processes against a simulator limited to 600 RPM: 429s and throughput vs the limit, throttle off and on
+## bench-throttle: 3 worker processes against a simulator limited to 600 RPM, then 100k TPM: 429s and throughput vs the limit, throttle off and on
 bench-throttle: services
 	$(GO) test -count=1 -run '^$$' -bench Throttle -benchtime 1x -timeout 20m ./bench/
 

@@ -19,7 +19,7 @@ import (
 // are no limit.
 type RateLimits struct {
 	RPM int // requests per minute
-	TPM int // tokens per minute: the request's input (about 4 bytes a token, the stored conversation of a previous_response_id included) plus its output budget
+	TPM int // tokens per minute: the request's input as its usage reports it (the stored conversation of a previous_response_id included) plus its output budget
 	// Window is how much of a minute's limit can be spent at once (each
 	// limit is a bucket of limit×Window/1m, refilled at limit per minute).
 	// Default one minute; OpenAI enforces shorter windows too, and a
@@ -86,21 +86,29 @@ func (s *Server) rateLimited(w http.ResponseWriter, r *http.Request) bool {
 		MaxOutputTokens     *int   `json:"max_output_tokens"`
 		MaxCompletionTokens *int   `json:"max_completion_tokens"`
 		MaxTokens           *int   `json:"max_tokens"`
+		// The text the call's input tokens are counted from.
+		Instructions any `json:"instructions"`
+		Input        any `json:"input"`
+		Messages     any `json:"messages"`
 	}
 	_ = json.Unmarshal(body, &req)
-	tokens := tokensOf(len(body)) + defaultMaxTokens
+	// Counted as OpenAI counts a request when it arrives: its input (the
+	// stored conversation of a previous response included) as the reply's
+	// usage will report it, plus its whole output budget.
+	chars := textChars(req.Instructions) + textChars(req.Input) + textChars(req.Messages)
+	if req.PreviousResponseID != "" {
+		s.mu.Lock()
+		if st, ok := s.responses[req.PreviousResponseID]; ok {
+			chars += st.convChars
+		}
+		s.mu.Unlock()
+	}
+	tokens := tokensOf(chars) + defaultMaxTokens
 	for _, m := range []*int{req.MaxOutputTokens, req.MaxCompletionTokens, req.MaxTokens} {
 		if m != nil && *m > 0 {
 			tokens += *m - defaultMaxTokens
 			break
 		}
-	}
-	if req.PreviousResponseID != "" {
-		s.mu.Lock()
-		if st, ok := s.responses[req.PreviousResponseID]; ok {
-			tokens += tokensOf(st.convChars)
-		}
-		s.mu.Unlock()
 	}
 	v := s.rates.take(req.Model, lim, tokens, s.now())
 	h := w.Header()
@@ -116,6 +124,7 @@ func (s *Server) rateLimited(w http.ResponseWriter, r *http.Request) bool {
 	}
 	if v.ok {
 		s.bg.modelCalls.Add(1)
+		s.bg.rateTokens.Add(int64(tokens))
 		return false
 	}
 	s.bg.rateLimited.Add(1)
@@ -191,4 +200,29 @@ func resetString(d time.Duration) string {
 		return (d + time.Millisecond - 1).Truncate(time.Millisecond).String()
 	}
 	return d.Round(time.Millisecond).String()
+}
+
+// textChars is the length of the text in a decoded JSON value: its strings'
+// lengths, nested ones included, except the roles and types that frame a
+// message.
+func textChars(v any) int {
+	switch v := v.(type) {
+	case string:
+		return len(v)
+	case []any:
+		n := 0
+		for _, e := range v {
+			n += textChars(e)
+		}
+		return n
+	case map[string]any:
+		n := 0
+		for k, e := range v {
+			if k != "role" && k != "type" {
+				n += textChars(e)
+			}
+		}
+		return n
+	}
+	return 0
 }

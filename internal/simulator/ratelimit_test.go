@@ -57,7 +57,7 @@ func TestRateLimits(t *testing.T) {
 	if res := call("a", 100); res.StatusCode != http.StatusOK {
 		t.Fatalf("after the Retry-After: %d", res.StatusCode)
 	}
-	if st := sim.BackgroundStats(); st.ModelCalls != 4 || st.RateLimited != 2 {
+	if st := sim.BackgroundStats(); st.ModelCalls != 4 || st.RateLimited != 2 || st.RateTokens < 400 {
 		t.Fatalf("stats %+v", st)
 	}
 }

@@ -3,6 +3,7 @@ package throttle_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"testing"
 	"time"
@@ -192,5 +193,40 @@ func TestLearn(t *testing.T) {
 	}
 	if _, wait, err := th.Admit(ctx, "n", 10); wait != 0 || err != nil {
 		t.Fatalf("another model was limited: wait %s, %v", wait, err)
+	}
+}
+
+// The transport feeds every reply's headers to the throttle — a 429's
+// too — for requests marked with their model; unmarked ones teach nothing.
+func TestTransportLearns(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("x-ratelimit-limit-requests", "120")
+		w.Header().Set("x-ratelimit-limit-tokens", "50000")
+		w.Header().Set("x-ratelimit-remaining-requests", "0")
+		w.Header().Set("x-ratelimit-reset-requests", "500ms")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	th := throttle.New(redisClient(t), throttle.Config{Learn: true, Prefix: testenv.RandomName("test:throttle:") + ":"})
+	hc := &http.Client{Transport: th.Transport(nil)}
+	get := func(ctx context.Context) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		res, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	get(context.Background())
+	if l := th.Limits("m"); l != (throttle.Limits{}) {
+		t.Fatalf("an unmarked request taught %+v", l)
+	}
+	get(throttle.WithModel(context.Background(), "m"))
+	if l := th.Limits("m"); l != (throttle.Limits{RPM: 120, TPM: 50000}) {
+		t.Fatalf("learned %+v", l)
+	}
+	if _, wait, err := th.Admit(context.Background(), "m", 10); wait <= 0 || err != nil {
+		t.Fatalf("none left, yet admitted: %s %v", wait, err)
 	}
 }
