@@ -28,17 +28,21 @@ func (e *throttled) Error() string {
 // about four characters a token for English and code.
 const charsPerToken = 4
 
-// estimateTokens is what the call counts against a tokens-per-minute limit
-// when it arrives: its input, estimated from its text (for a stateful
-// continuation the stored conversation, which the provider reads again, is
-// about the answer so far), plus its output budget.
-func estimateTokens(req continuation.CallRequest, cumOutput int64) int {
+// estimateTokens is what call seq counts against a tokens-per-minute limit
+// when it arrives: its input, estimated from its text, plus its output
+// budget. A stateful continuation's input is also the stored conversation,
+// which the provider reads again: the job's input (sent with every call
+// here too), the answer so far and the continuation prompts before this one.
+func estimateTokens(req continuation.CallRequest, seq int, cumOutput int64) int {
 	n := len(req.Instructions) + len(req.Input.Prompt) + len(req.Partial) + len(req.Prompt) + len(req.Tools)
 	for _, m := range req.Input.Messages {
 		n += len(m.Content)
 	}
 	if req.JSONSchema != nil {
 		n += len(req.JSONSchema.Schema)
+	}
+	if (req.Strategy == "" || req.Strategy == carryovertype.StrategyStateful) && req.PreviousID != "" && seq > 1 {
+		n += (seq - 1) * len(req.Prompt)
 	}
 	est := n/charsPerToken + 1
 	if (req.Strategy == "" || req.Strategy == carryovertype.StrategyStateful) && req.PreviousID != "" {
@@ -55,7 +59,7 @@ func (h *Handlers) admit(ctx context.Context, r *chunkRun) error {
 	if h.cfg.Throttle == nil {
 		return nil
 	}
-	tk, wait, err := h.cfg.Throttle.Admit(ctx, r.req.Model, estimateTokens(r.req, r.claim.CumOutput))
+	tk, wait, err := h.cfg.Throttle.Admit(ctx, r.req.Model, estimateTokens(r.req, r.seq, r.claim.CumOutput))
 	if err != nil {
 		r.log.Warn("the provider throttle could not be asked; calling without it", "err", err)
 		return nil

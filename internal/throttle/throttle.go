@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,12 +102,16 @@ type Config struct {
 	Prefix string
 }
 
-// BurstWindow is how much of a minute's limit a bucket holds: one second's
-// worth (at least one request). Providers enforce per-minute limits over
-// shorter windows too (OpenAI: "quantized"), so a bucket of a whole minute
-// would let a fleet spend the minute's budget in its first second and meet
-// 429s; a second's worth keeps the calls paced at the rate.
-const BurstWindow = time.Second
+// BurstWindow is how much of a minute's limit a bucket holds: most of one
+// second's worth (at least one request). Providers enforce per-minute
+// limits over shorter windows too (OpenAI: "quantized"), so a bucket of a
+// whole minute would let a fleet spend the minute's budget in its first
+// second and meet 429s; about a second's worth keeps the calls paced at
+// the rate. The tenth of a second short of a second is for the request's
+// way to the provider: a provider whose bucket is full while a call is on
+// its way loses that much refill, which a bucket as big as its own would
+// not allow for.
+const BurstWindow = 900 * time.Millisecond
 
 // learnedTTL is how long a limit learned from headers is used after the
 // last reply that stated it.
@@ -132,6 +137,7 @@ type learned struct {
 
 // New builds a Throttle whose buckets live in rdb.
 func New(rdb redis.Scripter, cfg Config) *Throttle {
+	cfg.BaseURL = deployment(cfg.BaseURL)
 	return &Throttle{cfg: cfg, lim: ratelimit.New(rdb, cfg.Prefix+"throttle:"), learned: map[string]learned{}}
 }
 
@@ -155,10 +161,11 @@ func (t *Throttle) Limits(model string) Limits {
 	return l
 }
 
-// rule is the bucket for a per-minute limit.
+// rule is the bucket for a per-minute limit (rounded down: never more
+// than the provider's own window holds).
 func rule(perMinute int) ratelimit.Rule {
 	rate := float64(perMinute) / 60
-	return ratelimit.Rule{Rate: rate, Burst: max(1, int(math.Round(rate*BurstWindow.Seconds())))}
+	return ratelimit.Rule{Rate: rate, Burst: max(1, int(math.Floor(rate*BurstWindow.Seconds())))}
 }
 
 func (t *Throttle) key(kind, model string) string {
@@ -259,4 +266,15 @@ func (t *Throttle) remember(model string, l Limits) {
 		}
 	}
 	t.learned[model] = learned{Limits: l, at: now}
+}
+
+// deployment is the base URL as a bucket's name: without credentials or a
+// query, which keys and error messages must not carry.
+func deployment(baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return "unparsed"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return strings.TrimSuffix(u.String(), "/")
 }

@@ -144,19 +144,19 @@ func TestTokens(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cfg := throttle.Config{TPM: throttle.Setting{Default: 60000}, Prefix: testenv.RandomName("test:throttle:") + ":"}
-	th := throttle.New(redisClient(t), cfg) // a bucket of 1,000 tokens, 1,000 a second
-	tk, wait, err := th.Admit(ctx, "m", 900)
+	th := throttle.New(redisClient(t), cfg) // a bucket of 900 tokens, 1,000 a second
+	tk, wait, err := th.Admit(ctx, "m", 800)
 	if wait != 0 || err != nil {
 		t.Fatalf("first call: %s %v", wait, err)
 	}
-	if _, wait, _ = th.Admit(ctx, "m", 900); wait <= 0 {
-		t.Fatal("a second 900-token call fit in a 1,000-token bucket")
+	if _, wait, _ = th.Admit(ctx, "m", 800); wait <= 0 {
+		t.Fatal("a second 800-token call fit in a 900-token bucket")
 	}
 	if err := th.Settle(ctx, tk, 100); err != nil {
 		t.Fatal(err)
 	}
-	if _, wait, err = th.Admit(ctx, "m", 900); wait != 0 || err != nil {
-		t.Fatalf("after settling at 100 tokens the bucket should hold 900: wait %s, %v", wait, err)
+	if _, wait, err = th.Admit(ctx, "m", 800); wait != 0 || err != nil {
+		t.Fatalf("after settling at 100 tokens the bucket should hold 800: wait %s, %v", wait, err)
 	}
 	time.Sleep(time.Second)
 	if _, wait, err = th.Admit(ctx, "m", 5000); wait != 0 || err != nil {
