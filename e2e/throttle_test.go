@@ -46,4 +46,8 @@ func TestThrottleWaitFreesSlot(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// A wait is neither a failed call nor a lost one in the audit.
+	if n := h.count(`SELECT count(*) FROM call_failures WHERE job_id = $1::uuid`, slow.id); n != 0 {
+		t.Fatalf("%d call_failures rows for a job whose calls only waited for the throttle", n)
+	}
 }
