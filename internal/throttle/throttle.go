@@ -168,8 +168,10 @@ func rule(perMinute int) ratelimit.Rule {
 	return ratelimit.Rule{Rate: rate, Burst: max(1, int(math.Floor(rate*BurstWindow.Seconds())))}
 }
 
+// key names a bucket. The braces are a Redis Cluster hash tag: a model's
+// two buckets are in one slot, as one script takes from both.
 func (t *Throttle) key(kind, model string) string {
-	return kind + ":" + t.cfg.BaseURL + "|" + model
+	return kind + ":{" + t.cfg.BaseURL + "|" + model + "}"
 }
 
 // Ticket is an admitted call, to Settle once its usage is known.
