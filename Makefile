@@ -4,7 +4,7 @@ GO ?= go
 export DATABASE_URL ?= postgres://root@127.0.0.1:5432/carryover?sslmode=disable
 export REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: all build services demo test test-security test-short vet fmt staticcheck bench bench-pipeline bench-inflight clean
+.PHONY: all build services demo test test-security test-short vet fmt staticcheck bench bench-pipeline bench-inflight bench-throttle bench-tracing clean
 
 all: build
 
@@ -39,8 +39,8 @@ vet:
 staticcheck:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
-## bench: pipeline chunks/s against raw and durable asynq hops, chunks in flight on one worker, and merge MB/s
-bench: services bench-pipeline bench-inflight
+## bench: pipeline chunks/s against raw and durable asynq hops, chunks in flight on one worker, the provider throttle, span cost, and merge MB/s
+bench: services bench-pipeline bench-inflight bench-throttle bench-tracing
 	@$(MAKE) --no-print-directory bench-merge
 
 bench-pipeline:
@@ -53,6 +53,10 @@ bench-inflight: services
 ## bench-tracing: what the spans add to one chunk task, tracing off (no OTEL_* set) and on
 bench-tracing:
 	$(GO) test -count=1 -run '^$$' -bench TaskSpans -benchtime 50000x ./internal/jobs/
+
+## bench-throttle: 3 worker processes against a simulator limited to 600 RPM, then 100k TPM: 429s and throughput vs the limit, throttle off and on
+bench-throttle: services
+	$(GO) test -count=1 -run '^$$' -bench Throttle -benchtime 1x -timeout 20m ./bench/
 
 clean:
 	rm -rf bin

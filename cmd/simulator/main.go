@@ -1,7 +1,7 @@
 // Command simulator serves the OpenAI-compatible model simulator for demos and
 // manual testing. Point OPENAI_BASE_URL at http://<addr>/v1 and use any API key.
 //
-//	simulator [--addr 127.0.0.1:8089] [--latency 0s] [--max-responses N] [--background-retention 10m]
+//	simulator [--addr 127.0.0.1:8089] [--latency 0s] [--max-responses N] [--background-retention 10m] [--rpm N] [--tpm N] [--rate-window 1m]
 //
 // The address defaults to $SIMULATOR_ADDR, else 127.0.0.1:8089: loopback only
 // unless asked otherwise, since the simulator accepts any key.
@@ -56,9 +56,13 @@ func run(args []string, log *slog.Logger) error {
 	latency := fs.Duration("latency", 0, "latency added to every model reply")
 	maxResponses := fs.Int("max-responses", 0, "stored responses before the oldest are evicted (0 = default)")
 	retention := fs.Duration("background-retention", 0, "how long a background response is kept after it ended (0 = OpenAI's 10m)")
+	var limits simulator.RateLimits
+	fs.IntVar(&limits.RPM, "rpm", 0, "requests per minute each model allows; past it a call is answered 429 (0 = no limit)")
+	fs.IntVar(&limits.TPM, "tpm", 0, "tokens per minute each model allows (input plus output budget); 0 = no limit")
+	fs.DurationVar(&limits.Window, "rate-window", 0, "how much of a minute's limit can be spent at once (0 = a whole minute)")
 	fs.Usage = func() {
 		out := fs.Output()
-		fmt.Fprintf(out, "Usage: simulator [--addr %s] [--latency 0s] [--max-responses N] [--background-retention 10m]\n\n", defaultAddr)
+		fmt.Fprintf(out, "Usage: simulator [--addr %s] [--latency 0s] [--max-responses N] [--background-retention 10m] [--rpm N] [--tpm N] [--rate-window 1m]\n\n", defaultAddr)
 		fmt.Fprintln(out, "An OpenAI-compatible model simulator (Responses API and Chat Completions).")
 		fmt.Fprintln(out, "Point OPENAI_BASE_URL at http://<addr>/v1 and use any API key.")
 		fmt.Fprintln(out)
@@ -82,10 +86,11 @@ func run(args []string, log *slog.Logger) error {
 	}
 	srv := &http.Server{
 		Handler: simulator.New(simulator.Config{Latency: *latency, MaxResponses: *maxResponses, Logger: log,
-			BackgroundRetention: *retention}),
+			BackgroundRetention: *retention, RateLimits: limits}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
-	log.Info("simulator listening", "addr", ln.Addr().String(), "base_url", "http://"+ln.Addr().String()+"/v1", "latency", *latency)
+	log.Info("simulator listening", "addr", ln.Addr().String(), "base_url", "http://"+ln.Addr().String()+"/v1", "latency", *latency,
+		"rpm", limits.RPM, "tpm", limits.TPM)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

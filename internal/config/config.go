@@ -19,6 +19,7 @@ import (
 	"github.com/carryover/carryover/internal/jobs"
 	"github.com/carryover/carryover/internal/ratelimit"
 	"github.com/carryover/carryover/internal/store"
+	"github.com/carryover/carryover/internal/throttle"
 )
 
 // Defaults point at the local services of a development machine.
@@ -100,6 +101,15 @@ type Config struct {
 	// "auto" (90% of the container's limit, unless GOMEMLIMIT is set),
 	// "off", or a size such as 1536MiB.
 	MemoryLimit string
+	// ProviderRPM and ProviderTPM are the provider deployment's requests
+	// and tokens per minute, as throttle.ParseSetting reads them: a
+	// default, then per-model overrides ("600,gpt-4o=100"); "" sets none.
+	// ProviderThrottle "on" paces calls to them and to the limits the
+	// provider's x-ratelimit-* headers state, across every worker; "off"
+	// calls unpaced and meets 429s.
+	ProviderRPM      string
+	ProviderTPM      string
+	ProviderThrottle string
 }
 
 // Defaults of the API's limits: a producer polling a few jobs or posting a
@@ -226,6 +236,9 @@ func FromEnv() Config {
 		TenantMaxJobs:     env("CARRYOVER_TENANT_MAX_JOBS", DefaultTenantMaxJobs),
 		TenantDailyUSD:    env("CARRYOVER_TENANT_DAILY_USD", "off"),
 		MemoryLimit:       env("CARRYOVER_MEMORY_LIMIT", "auto"),
+		ProviderRPM:       os.Getenv("CARRYOVER_PROVIDER_RPM"),
+		ProviderTPM:       os.Getenv("CARRYOVER_PROVIDER_TPM"),
+		ProviderThrottle:  env("CARRYOVER_PROVIDER_THROTTLE", "on"),
 
 		WebhookAllow:       os.Getenv(egress.Setting),
 		WebhookProxy:       os.Getenv("CARRYOVER_WEBHOOK_PROXY"),
@@ -265,6 +278,9 @@ func (c *Config) RegisterWorkerFlags(fs *flag.FlagSet) {
 	c.RegisterWebhookAllowFlag(fs)
 	fs.StringVar(&c.WebhookProxy, "webhook-proxy", c.WebhookProxy, "http(s) proxy URL every webhook goes through; the proxy filters destinations itself (env CARRYOVER_WEBHOOK_PROXY)")
 	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", c.WebhookConcurrency, "webhook deliveries at once, on their own queue and slots, apart from --concurrency (env CARRYOVER_WEBHOOK_CONCURRENCY)")
+	fs.StringVar(&c.ProviderRPM, "provider-rpm", c.ProviderRPM, `the provider's requests per minute, shared by every worker: a default, then per-model overrides, e.g. "600,gpt-4o=100,gpt-4.1-mini=500"; empty or 0 for none (env CARRYOVER_PROVIDER_RPM)`)
+	fs.StringVar(&c.ProviderTPM, "provider-tpm", c.ProviderTPM, `the provider's tokens per minute (input plus output budget), shared by every worker, in --provider-rpm's form, e.g. "200000,gpt-4o=30000" (env CARRYOVER_PROVIDER_TPM)`)
+	fs.StringVar(&c.ProviderThrottle, "provider-throttle", c.ProviderThrottle, "on: pace model calls to --provider-rpm/--provider-tpm and to the limits the provider's x-ratelimit-* headers state, re-scheduling a chunk that must wait; off: call unpaced and wait out 429s (env CARRYOVER_PROVIDER_THROTTLE)")
 	fs.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often an idle worker looks for tasks; asynq's 1s default stalls chained tasks (env CARRYOVER_POLL_INTERVAL)")
 }
 
@@ -328,6 +344,9 @@ func (c Config) Validate() error {
 	if _, err := egress.Parse(c.WebhookAllow); err != nil {
 		return err
 	}
+	if _, err := c.Throttle(); err != nil {
+		return err
+	}
 	if _, err := egress.ParseProxy(c.WebhookProxy); err != nil {
 		return err
 	}
@@ -377,4 +396,24 @@ func envDuration(key string, def time.Duration) time.Duration {
 		return d
 	}
 	return def
+}
+
+// Throttle is the provider throttle's configuration, nil when off.
+func (c Config) Throttle() (*throttle.Config, error) {
+	switch c.ProviderThrottle {
+	case "", "on":
+	case "off":
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("provider-throttle (CARRYOVER_PROVIDER_THROTTLE) must be on or off, got %q", c.ProviderThrottle)
+	}
+	rpm, err := throttle.ParseSetting("provider-rpm (CARRYOVER_PROVIDER_RPM)", c.ProviderRPM)
+	if err != nil {
+		return nil, err
+	}
+	tpm, err := throttle.ParseSetting("provider-tpm (CARRYOVER_PROVIDER_TPM)", c.ProviderTPM)
+	if err != nil {
+		return nil, err
+	}
+	return &throttle.Config{BaseURL: c.OpenAIBaseURL, RPM: rpm, TPM: tpm, Learn: true, Prefix: "carryover:" + c.ChunkQueue + ":"}, nil
 }

@@ -102,3 +102,41 @@ func TestFromEnvWebhookSettings(t *testing.T) {
 		t.Fatalf("from the environment: %q %q %d", c.WebhookAllow, c.WebhookProxy, c.WebhookConcurrency)
 	}
 }
+
+// The provider throttle's settings are checked at start, naming the
+// setting at fault; on by default, learning from headers, off on request.
+func TestProviderThrottleSettings(t *testing.T) {
+	t.Parallel()
+	base := Config{OpenAIAPIKey: "sk-test", Concurrency: 1, ChunkQueue: "q", Provider: "openai", OpenAIBaseURL: "http://127.0.0.1:8089/v1"}
+	for _, c := range []struct {
+		name string
+		edit func(*Config)
+		want string // "" for valid
+	}{
+		{"defaults", func(*Config) {}, ""},
+		{"limits", func(c *Config) { c.ProviderRPM, c.ProviderTPM = "600,gpt-4o=100", "200000,gpt-4o=30000" }, ""},
+		{"bad rpm", func(c *Config) { c.ProviderRPM = "fast" }, "CARRYOVER_PROVIDER_RPM"},
+		{"negative tpm", func(c *Config) { c.ProviderTPM = "gpt-4o=-1" }, "CARRYOVER_PROVIDER_TPM"},
+		{"bad switch", func(c *Config) { c.ProviderThrottle = "maybe" }, "CARRYOVER_PROVIDER_THROTTLE"},
+		{"off", func(c *Config) { c.ProviderThrottle = "off" }, ""},
+	} {
+		cfg := base
+		c.edit(&cfg)
+		err := cfg.Validate()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want an error naming %s", c.name, err, c.want)
+		}
+	}
+	tc, err := base.Throttle()
+	if err != nil || tc == nil || !tc.Learn || tc.BaseURL != base.OpenAIBaseURL || tc.Prefix != "carryover:q:" {
+		t.Fatalf("default throttle: %+v %v", tc, err)
+	}
+	off := base
+	off.ProviderThrottle = "off"
+	if tc, err := off.Throttle(); tc != nil || err != nil {
+		t.Fatalf("off: %+v %v", tc, err)
+	}
+}

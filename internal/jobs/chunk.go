@@ -17,6 +17,7 @@ import (
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/store"
+	"github.com/carryover/carryover/internal/throttle"
 )
 
 // leasedRetry is how soon a delivery that found the job locked looks again:
@@ -61,6 +62,9 @@ type chunkRun struct {
 	// scrubbed counts the NULs and invalid UTF-8 sequences of the reply's
 	// text and tool calls replaced with U+FFFD to make it storable.
 	scrubbed int
+	// ticket is the call's admission by the provider throttle, settled
+	// once the reply's usage is known.
+	ticket throttle.Ticket
 }
 
 // HandleChunk produces one chunk: claim (lock, no write), prepare, call,
@@ -188,6 +192,12 @@ func (h *Handlers) callModel(ctx context.Context, r *chunkRun) (proceed bool, er
 	if w := (*waiting)(nil); errors.As(callErr, &w) {
 		return false, &RetryLater{Delay: w.delay, Reason: w.Error()}
 	}
+	if t := (*throttled)(nil); errors.As(callErr, &t) {
+		// Not held in the slot: the task comes back when the throttle
+		// says, and its next delivery calls.
+		r.log.Debug("provider throttle: re-scheduling the chunk", "model", t.model, "wait", t.delay)
+		return false, &RetryLater{Delay: t.delay, Reason: t.Error()}
+	}
 	if callErr != nil {
 		if errors.Is(callErr, context.Canceled) && h.cancelled(ctx, r.claim.Job.ID) {
 			return false, h.callCancelled(ctx, r)
@@ -247,13 +257,22 @@ func (h *Handlers) callRaisingBudget(ctx context.Context, r *chunkRun) (callErr,
 // store; a reply past the bounds is a malformed model error for the error
 // policy, its absurd usage neither billed nor counted.
 func (h *Handlers) callOnce(ctx context.Context, r *chunkRun) (err error) {
+	ctx = h.withModel(ctx, r.req.Model)
 	r.started = time.Now()
 	ctx, span := startCall(ctx, h.tracer, r.req)
 	defer func() { endCall(span, r.resp, err) }()
 	if r.detacher == nil {
+		if err = h.admit(ctx, r); err != nil {
+			return err
+		}
+		r.started = time.Now()
 		r.resp, err = h.call(ctx, r.req)
 	} else {
 		r.resp, err = h.detached(ctx, r)
+	}
+	h.settle(ctx, r)
+	if _, ok := err.(*throttled); ok {
+		return err
 	}
 	if _, ok := err.(*waiting); !ok {
 		if cerr := continuation.CheckReply(&r.resp, r.req.MaxOutputTokens); cerr != nil {

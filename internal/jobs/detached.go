@@ -210,7 +210,9 @@ func (h *Handlers) startNext(ctx context.Context, jobID string, seq int) error {
 	}
 	n.started = time.Now()
 	resp, err := h.startBackground(ctx, n)
-	if err != nil {
+	if t := (*throttled)(nil); errors.As(err, &t) {
+		n.log.Debug("provider throttle: the next chunk's task makes the call", "wait", t.delay)
+	} else if err != nil {
 		n.log.Warn("could not start the next chunk's background call; its task will", "err", err)
 	} else {
 		n.log.Debug("next chunk's background call started", "response_id", resp.ID, "poll_in", wait)
@@ -225,8 +227,11 @@ func (h *Handlers) startNext(ctx context.Context, jobID string, seq int) error {
 // startBackground creates the call in background mode and commits its id
 // before anything waits on it.
 func (h *Handlers) startBackground(ctx context.Context, r *chunkRun) (continuation.Response, error) {
+	if err := h.admit(ctx, r); err != nil {
+		return continuation.Response{}, err
+	}
 	created := time.Now()
-	resp, err := r.detacher.Start(ctx, r.req)
+	resp, err := r.detacher.Start(h.withModel(ctx, r.req.Model), r.req)
 	if err != nil {
 		return resp, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/metrics"
 	"github.com/carryover/carryover/internal/store"
+	"github.com/carryover/carryover/internal/throttle"
 	"github.com/carryover/carryover/internal/tracing"
 )
 
@@ -59,6 +60,9 @@ type HandlerConfig struct {
 	// TracerProvider makes the spans of tasks and model calls; nil is the
 	// global provider (a no-op one unless the program set another).
 	TracerProvider trace.TracerProvider
+	// Throttle paces model calls to the provider's rate limits across
+	// every worker; nil calls without pacing.
+	Throttle *throttle.Throttle
 }
 
 // DefaultMaxRateLimitWaits is HandlerConfig.MaxRateLimitWaits when unset:

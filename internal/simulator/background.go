@@ -418,11 +418,17 @@ type BackgroundStats struct {
 	Cancelled     int64 `json:"cancelled"`      // responses a cancel stopped (a repeated cancel is not counted)
 	Expired       int64 `json:"expired"`        // GETs, streams and cancels answered 404 because retention had passed
 	InFlight      int64 `json:"in_flight"`      // responses not ended now
+	// Under Config.RateLimits: model calls let through, and refused (429).
+	// RateTokens is the tokens those calls counted against the TPM limit.
+	ModelCalls  int64 `json:"model_calls"`
+	RateLimited int64 `json:"rate_limited"`
+	RateTokens  int64 `json:"rate_tokens"`
 }
 
 // bgBook is the Server's account of background responses.
 type bgBook struct {
 	created, polls, resumes, cancelled, expired atomic.Int64
+	modelCalls, rateLimited, rateTokens         atomic.Int64
 
 	// Guarded by Server.mu.
 	live          deadlines // ends of the responses not ended when last looked
@@ -436,7 +442,8 @@ func (s *Server) BackgroundStats() BackgroundStats {
 	s.mu.Unlock()
 	b := &s.bg
 	return BackgroundStats{Created: b.created.Load(), Polls: b.polls.Load(), StreamResumes: b.resumes.Load(),
-		Cancelled: b.cancelled.Load(), Expired: b.expired.Load(), InFlight: int64(inFlight)}
+		Cancelled: b.cancelled.Load(), Expired: b.expired.Load(), InFlight: int64(inFlight),
+		ModelCalls: b.modelCalls.Load(), RateLimited: b.rateLimited.Load(), RateTokens: b.rateTokens.Load()}
 }
 
 // addBackground counts a new background response and books its end.

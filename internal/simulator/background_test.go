@@ -659,7 +659,8 @@ func TestBackgroundManyInFlight(t *testing.T) {
 	}
 
 	st := simStats(t, base)
-	want := map[string]int64{"created": int64(n) + 1, "polls": 2 * int64(n), "stream_resumes": 0, "cancelled": 0, "expired": 0, "in_flight": 1}
+	want := map[string]int64{"created": int64(n) + 1, "polls": 2 * int64(n), "stream_resumes": 0, "cancelled": 0, "expired": 0, "in_flight": 1,
+		"model_calls": 0, "rate_limited": 0, "rate_tokens": 0}
 	for k, v := range want {
 		if st[k] != v {
 			t.Errorf("/sim/stats %s = %d, want %d (%v)", k, st[k], v, st)

@@ -41,6 +41,9 @@ type Config struct {
 	// has ended; after that it is unknown (404), as OpenAI keeps one for
 	// about ten minutes. Default 10 minutes.
 	BackgroundRetention time.Duration
+	// RateLimits are the requests and tokens per minute each model allows;
+	// zero is none (and no x-ratelimit-* headers).
+	RateLimits RateLimits
 }
 
 // Server is the simulator's http.Handler. It is safe for concurrent use and
@@ -59,6 +62,7 @@ type Server struct {
 	calls     []Call // ring, oldest at callsHead once full
 	callsHead int
 	bg        bgBook // background responses' counters and deadlines
+	rates     rateBook
 
 	// creating is read-locked while a create stores its response and sends
 	// its id; HoldCreates write-locks it.
@@ -174,6 +178,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
+	if (path == "/responses" || path == "/chat/completions") && r.Method == http.MethodPost && s.rateLimited(w, r) {
+		return
+	}
 	switch {
 	case path == "/responses" && r.Method == http.MethodPost:
 		s.handleResponses(w, r)

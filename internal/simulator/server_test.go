@@ -112,7 +112,7 @@ func TestHTTPSurface(t *testing.T) {
 		{"POST", "/v1/responses/resp_missing/cancel", "Bearer k", "", 404, "No response found with id 'resp_missing'."},
 		{"POST", "/v1/responses", "Bearer k", `{"model":"m","input":"hi","background":true,"store":false}`, 400, `"param":"background"`},
 		{"POST", "/v1/responses", "Bearer k", `{"model":"m","input":"[[sim size=10]]","background":true}`, 200, `"status":"queued"`},
-		{"GET", "/sim/stats", "", "", 200, `{"created":1,"polls":0,"stream_resumes":0,"cancelled":0,"expired":0,"in_flight":0}`},
+		{"GET", "/sim/stats", "", "", 200, `{"created":1,"polls":0,"stream_resumes":0,"cancelled":0,"expired":0,"in_flight":0,"model_calls":0,"rate_limited":0,"rate_tokens":0}`},
 		{"GET", "/v1/sim/stats", "Bearer k", "", 404, "unknown_url"},
 		{"GET", "/v1/nope", "Bearer k", "", 404, "unknown_url"},
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/carryover/carryover/internal/provider"
 	"github.com/carryover/carryover/internal/redisconn"
 	"github.com/carryover/carryover/internal/store"
+	"github.com/carryover/carryover/internal/throttle"
 	"github.com/carryover/carryover/internal/webhook"
 )
 
@@ -89,7 +90,7 @@ func Run(ctx context.Context, o Options) error {
 		jobs.TaskOptions{MaxRetry: cfg.MaxRetry, Timeout: jobs.DefaultTaskOptions().Timeout}, st)
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	m := newMetrics(st, insp)
-	handlers, err := newHandlers(cfg, o, st, tasks, m, log)
+	handlers, err := newHandlers(cfg, o, st, rdb, tasks, m, log)
 	if err != nil {
 		return err
 	}
@@ -155,12 +156,19 @@ func openRedis(ctx context.Context, cfg config.Config, log *slog.Logger) (redis.
 
 // newHandlers builds the task handlers; p, when nil, is the OpenAI provider
 // the configuration describes.
-func newHandlers(cfg config.Config, o Options, st *store.Store, tasks *jobs.Dispatcher,
+func newHandlers(cfg config.Config, o Options, st *store.Store, rdb redis.UniversalClient, tasks *jobs.Dispatcher,
 	m *metrics.Metrics, log *slog.Logger) (*jobs.Handlers, error) {
 	p := o.Provider
+	tcfg, err := cfg.Throttle()
+	if err != nil {
+		return nil, err
+	}
+	var thr *throttle.Throttle
+	if tcfg != nil {
+		thr = throttle.New(rdb, *tcfg)
+	}
 	if p == nil {
-		var err error
-		if p, err = newProvider(cfg); err != nil {
+		if p, err = newProvider(cfg, thr); err != nil {
 			return nil, err
 		}
 	}
@@ -183,25 +191,30 @@ func newHandlers(cfg config.Config, o Options, st *store.Store, tasks *jobs.Disp
 		WebhookSecret: secret, Webhooks: egress.ClientConfig{Policy: allow, Proxy: proxy, Resolver: o.WebhookResolver},
 		DefaultStrategy: carryovertype.Strategy(cfg.DefaultStrategy()),
 		CallTimeout:     cfg.CallTimeout, Background: cfg.BackgroundOn(), BackgroundHold: cfg.BackgroundHold,
-		Concurrency: cfg.Concurrency, TracerProvider: o.TracerProvider}), nil
+		Concurrency: cfg.Concurrency, TracerProvider: o.TracerProvider, Throttle: thr}), nil
 }
 
 // newProvider is the OpenAI-compatible provider the configuration names,
-// with an idle pool sized to keep a connection per task slot warm.
-func newProvider(cfg config.Config) (continuation.Provider, error) {
+// with an idle pool sized to keep a connection per task slot warm; with a
+// throttle, every reply's rate-limit headers feed it.
+func newProvider(cfg config.Config, thr *throttle.Throttle) (continuation.Provider, error) {
 	prefill, err := cfg.Prefill()
 	if err != nil {
 		return nil, err
 	}
+	var rt http.RoundTripper = &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		MaxIdleConns:        cfg.Concurrency * 2,
+		MaxIdleConnsPerHost: cfg.Concurrency * 2,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   true,
+	}
+	if thr != nil {
+		rt = thr.Transport(rt)
+	}
 	return provider.New(provider.Config{
 		BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, PrefillFields: prefill,
-		HTTPClient: &http.Client{Transport: &http.Transport{
-			Proxy:               http.ProxyFromEnvironment,
-			MaxIdleConns:        cfg.Concurrency * 2,
-			MaxIdleConnsPerHost: cfg.Concurrency * 2,
-			IdleConnTimeout:     90 * time.Second,
-			ForceAttemptHTTP2:   true,
-		}},
+		HTTPClient: &http.Client{Transport: rt},
 	}), nil
 }
 
