@@ -90,6 +90,9 @@ func (h *Handlers) detached(ctx context.Context, r *chunkRun) (continuation.Resp
 	// A delivery that finds the call in flight waited in the queue (or
 	// replaces one that died): it polls at once.
 	pollNow := c.Background != nil
+	if pollNow {
+		r.sent.Store(true) // an earlier delivery sent it
+	}
 	if c.Background == nil {
 		resp, err := h.startBackground(ctx, r)
 		if err != nil || !resp.Pending() {
@@ -225,8 +228,11 @@ func (h *Handlers) startNext(ctx context.Context, jobID string, seq int) error {
 // startBackground creates the call in background mode and commits its id
 // before anything waits on it.
 func (h *Handlers) startBackground(ctx context.Context, r *chunkRun) (continuation.Response, error) {
+	if err := r.claim.StartCall(ctx, r.taskID, r.attempt); err != nil {
+		return continuation.Response{}, &notStarted{err}
+	}
 	created := time.Now()
-	resp, err := r.detacher.Start(ctx, r.req)
+	resp, err := r.detacher.Start(traceSent(ctx, &r.sent), r.req)
 	if err != nil {
 		return resp, err
 	}

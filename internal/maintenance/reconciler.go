@@ -129,6 +129,17 @@ func (r *Reconciler) resume(ctx context.Context, s *scan, j store.StaleJob) (boo
 		return false, err // locked: a delivery is working on it (a long model call)
 	}
 	defer unlock()
+	if j.Status != store.StatusMerging {
+		// Nobody holds the job: calls started and not recorded belong to
+		// deliveries that are gone (a worker killed, whose task may be
+		// recovered here, or whose task Redis lost). A delivery that died
+		// before its call started none.
+		if n, err := r.cfg.Store.RecordLost(ctx, j.ID); err != nil {
+			return false, err
+		} else if n > 0 {
+			r.log.Warn("recorded calls whose delivery died after sending them as lost", "job_id", j.ID, "lost", n)
+		}
+	}
 	var queue, taskID string
 	if j.Status == store.StatusMerging {
 		queue, taskID = r.cfg.Tasks.Queues().Merge, jobs.MergeTaskID(j.ID)
@@ -165,11 +176,6 @@ func (r *Reconciler) resume(ctx context.Context, s *scan, j store.StaleJob) (boo
 		if !r.suspects[taskID] {
 			s.suspects[taskID] = true
 			return false, nil
-		}
-		if j.Status != store.StatusMerging {
-			if err := r.cfg.Store.RecordLost(ctx, j.ID, j.NextSeq, taskID, info.Retried); err != nil {
-				return false, err
-			}
 		}
 		rid := fmt.Sprintf("%s:recover:%d", taskID, time.Now().UnixNano())
 		r.log.Warn("reconciler recovering a job whose worker died", "job_id", j.ID, "seq", j.NextSeq, "task_id", rid)
