@@ -376,3 +376,42 @@ func startPrivateRedis(t *testing.T) *server {
 	t.Cleanup(s.stop)
 	return s
 }
+
+// A request that never left — the provider's port refuses the connection —
+// is a failed attempt whose request did not reach the provider, and no
+// lost call; an answered one (a 500) reached it.
+func TestAuditRequestSent(t *testing.T) {
+	t.Parallel()
+	stop, _ := client.ParseErrorPolicy("stop_on_any_error")
+	t.Run("refused", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		h.cfg.OpenAIBaseURL = fmt.Sprintf("http://127.0.0.1:%d/v1", freePort(t))
+		h.startWorker()
+		j := h.enqueue("format=text size=300 seed=3", client.Request{Continuation: client.Continuation{ErrorPolicy: &stop}})
+		if st := h.wait(j.id, 30*time.Second); st.Status != "failed" {
+			t.Fatalf("status %s", st.Status)
+		}
+		if n := h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND status = 'failed' AND NOT request_sent`, j.id); n != 1 {
+			t.Fatalf("%d failed attempts recorded as not sent, want 1", n)
+		}
+		if n := h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND (request_sent OR status = 'lost')`, j.id); n != 0 {
+			t.Fatalf("%d attempts recorded as sent or lost; nothing reached a provider", n)
+		}
+	})
+	t.Run("answered", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		h.startWorker()
+		j := h.enqueue("format=text size=300 seed=3 faults=500@0", client.Request{Continuation: client.Continuation{ErrorPolicy: &stop}})
+		if st := h.wait(j.id, 30*time.Second); st.Status != "failed" {
+			t.Fatalf("status %s", st.Status)
+		}
+		if n := h.count(`SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND status = 'failed' AND http_status = 500 AND request_sent`, j.id); n != 1 {
+			t.Fatalf("%d answered failures recorded as sent, want 1", n)
+		}
+		if got := len(h.sim.Calls(j.tag)); got != 1 {
+			t.Fatalf("the simulator received %d calls, want 1", got)
+		}
+	})
+}

@@ -130,11 +130,12 @@ func (c *Claim) Failures(ctx context.Context, errorType string) (int, error) {
 // reasoning-only reply made again with a larger budget; a background call
 // the provider forgot before it was read; a reply to a chunk another
 // delivery stored first) and keeps the claim; the call's start, if it is
-// this delivery's call, ends with it. An attempt
-// with a response id is recorded once however often it is reported (a
-// delivery that died after recording it reports it again), and the
-// background call of that id, if any, is closed as f.CloseBackground says
-// in the same statement.
+// this delivery's call, ends with it. An attempt with a response id is
+// recorded once however often it is reported (a delivery that died after
+// recording it reports it again), and not at all when it is a stored
+// chunk's (two deliveries read one background call); the background call of
+// that id, if any, is closed as f.CloseBackground says in the same
+// statement.
 func (c *Claim) RecordAttempt(ctx context.Context, f CallFailure) error {
 	f.clean()
 	u := Usage{}
@@ -156,6 +157,7 @@ WITH f AS (
 	SELECT $1::uuid, $2, $3, $4, $5, $17, nullif($6, ''), nullif($7, ''), $18, $8, $9, $10, $11, $12, $13, $14, $15, $16,
 	       true, nullif($20, '')::uuid
 	WHERE $7 = '' OR NOT EXISTS (SELECT 1 FROM call_failures WHERE job_id = $1::uuid AND seq = $2 AND response_id = $7)
+		AND NOT EXISTS (SELECT 1 FROM chunks WHERE job_id = $1::uuid AND seq = $2 AND response_id = $7)
 ), s AS (
 	DELETE FROM call_starts WHERE id = nullif($20, '')::uuid RETURNING id
 ), l AS (
