@@ -318,6 +318,9 @@ func (s *lockSession) save(saves, starts []*lockReq) {
 		live = append(live, r)
 	}
 	starts = live
+	if len(saves) == 0 && len(starts) == 0 {
+		return
+	}
 	// Only locks taken on this connection are still held; the others went
 	// with the connection that took them.
 	var keys []int32
