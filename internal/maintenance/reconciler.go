@@ -39,6 +39,13 @@ const (
 	BatchDefault             = 500
 )
 
+// leftoverStart is how old a call's start with no outcome must be for the
+// reconciler to record it as lost whatever its job's state: older than a
+// chunk task's timeout and the saves after it (a delivery that died leaves
+// its start to the chunk's next claim, unless the job was cancelled or
+// stopped meanwhile).
+func leftoverStart() time.Duration { return jobs.DefaultTaskOptions().Timeout + 2*time.Minute }
+
 // Reconciler resumes live jobs whose queue state is gone: the task was never
 // enqueued (a crash right after the insert), Redis lost its keys, or the
 // worker running it died. It re-enqueues the job's next task under the same
@@ -97,6 +104,11 @@ func every(ctx context.Context, interval time.Duration, fn func(ctx context.Cont
 // Scan looks at stale jobs once and returns how many it resumed. Run calls
 // it; it is not safe for concurrent use.
 func (r *Reconciler) Scan(ctx context.Context) (int, error) {
+	if n, err := r.cfg.Store.RecordLostBefore(ctx, time.Now().Add(-leftoverStart())); err != nil {
+		return 0, err
+	} else if n > 0 {
+		r.log.Warn("recorded calls started longer ago than any delivery lasts, with no outcome, as lost", "lost", n)
+	}
 	stale, err := r.cfg.Store.StaleJobs(ctx, time.Now().Add(-r.cfg.StaleAfter), r.cfg.Batch)
 	if err != nil {
 		return 0, err

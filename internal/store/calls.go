@@ -149,9 +149,9 @@ const endCallSQL = `WITH s AS (DELETE FROM call_starts WHERE id = nullif($1, '')
 DELETE FROM call_failures WHERE $1 <> '' AND job_id = $2::uuid AND seq = $3 AND call_id = nullif($1, '')::uuid
 	AND status = 'lost' AND NOT EXISTS (SELECT 1 FROM s)`
 
-// lostCallsSQL turns call starts with no outcome into lost calls; $1 is the
-// job, and the caller adds which of its starts.
-const lostCallsSQL = `WITH s AS (DELETE FROM call_starts WHERE job_id = $1::uuid %s RETURNING *)
+// lostCallsSQL turns call starts with no outcome into lost calls; the
+// caller says which (a WHERE condition).
+const lostCallsSQL = `WITH s AS (DELETE FROM call_starts WHERE %s RETURNING *)
 INSERT INTO call_failures (job_id, seq, task_id, attempt, status, error_type, error, previous_response_id, started_at,
                            request_sent, call_id)
 SELECT job_id, seq, task_id, attempt, 'lost', 'unknown',
@@ -164,7 +164,7 @@ FROM s`
 // them: LostCalls). The claim holds the job's lock, so those deliveries
 // have ended. It returns how many there were.
 func (c *Claim) RecordLostCalls(ctx context.Context) (int, error) {
-	tag, err := c.store.pool.Exec(ctx, fmt.Sprintf(lostCallsSQL, "AND seq = $2"), c.Job.ID, c.Seq)
+	tag, err := c.store.pool.Exec(ctx, fmt.Sprintf(lostCallsSQL, "job_id = $1::uuid AND seq = $2"), c.Job.ID, c.Seq)
 	if err != nil {
 		return 0, fmt.Errorf("store: record lost calls of job %s chunk %d: %w", c.Job.ID, c.Seq, err)
 	}
@@ -177,9 +177,23 @@ func (c *Claim) RecordLostCalls(ctx context.Context) (int, error) {
 // A delivery that died before its call left nothing, and a background call
 // whose id was committed is resumed, not lost. It returns how many there were.
 func (s *Store) RecordLost(ctx context.Context, jobID string) (int, error) {
-	tag, err := s.pool.Exec(ctx, fmt.Sprintf(lostCallsSQL, ""), jobID)
+	tag, err := s.pool.Exec(ctx, fmt.Sprintf(lostCallsSQL, "job_id = $1::uuid"), jobID)
 	if err != nil {
 		return 0, fmt.Errorf("store: record lost calls of job %s: %w", jobID, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// RecordLostBefore records, as lost, every call started before t that has
+// no outcome, whatever its job's state: a start outlives its delivery only
+// if the delivery died, and no delivery outlives its task's timeout. It
+// catches the starts no claim of their chunk will see — the job was
+// cancelled or stopped meanwhile — for the reconciler. (call_starts holds
+// only calls under way and such leftovers: the scan is of a small table.)
+func (s *Store) RecordLostBefore(ctx context.Context, t time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, fmt.Sprintf(lostCallsSQL, "started_at < $1"), t)
+	if err != nil {
+		return 0, fmt.Errorf("store: record lost calls started before %s: %w", t.Format(time.RFC3339), err)
 	}
 	return int(tag.RowsAffected()), nil
 }

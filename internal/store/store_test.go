@@ -216,6 +216,24 @@ func TestLostCallsAreStartedCallsWithNoOutcome(t *testing.T) {
 	if n, err := s.RecordLost(ctx, id); err != nil || n != 1 {
 		t.Fatalf("reconciler recorded %d lost calls: %v", n, err)
 	}
+	// A leftover start of a job no claim will look at again (cancelled).
+	c, _ = s.ClaimChunk(ctx, id, 1)
+	if err := c.StartCall(ctx, "u", 1); err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	if _, err := s.Pool().Exec(ctx, `UPDATE jobs SET status = 'cancelled' WHERE id = $1::uuid`, id); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.RecordLostBefore(ctx, time.Now().Add(-time.Minute)); err != nil || n != 0 {
+		t.Fatalf("a start younger than the limit recorded as lost: %d %v", n, err)
+	}
+	if n, err := s.RecordLostBefore(ctx, time.Now().Add(time.Minute)); err != nil || n < 1 {
+		t.Fatalf("leftover starts recorded as lost: %d %v", n, err)
+	}
+	if n := count(t, s, `SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND status = 'lost'`, id); n != 3 {
+		t.Fatalf("%d lost calls, want 3", n)
+	}
 }
 
 // A claim whose lock went with its lock session (Postgres ended the
