@@ -50,6 +50,10 @@ bench-pipeline:
 bench-inflight: services
 	$(GO) test -count=1 -run '^$$' -bench Inflight -benchtime 1x -timeout 40m ./bench/
 
+## bench-tracing: what the spans add to one chunk task, tracing off (no OTEL_* set) and on
+bench-tracing:
+	$(GO) test -count=1 -run '^$$' -bench TaskSpans -benchtime 50000x ./internal/jobs/
+
 clean:
 	rm -rf bin
 

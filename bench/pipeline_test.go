@@ -28,6 +28,7 @@ import (
 	"github.com/carryover/carryover/internal/config"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/provider"
+	"github.com/carryover/carryover/internal/redisconn"
 	"github.com/carryover/carryover/internal/simulator"
 	"github.com/carryover/carryover/internal/store"
 	"github.com/carryover/carryover/internal/testenv"
@@ -200,13 +201,13 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-func redisClient(b *testing.B) *redis.Client {
-	opt, err := redis.ParseURL(testenv.RedisURL())
+func redisClient(b *testing.B) redis.UniversalClient {
+	opt, err := redisconn.Parse(testenv.RedisURL())
 	if err != nil {
 		b.Fatal(err)
 	}
-	opt.PoolSize = concurrency + 16
-	rdb := redis.NewClient(opt)
+	opt.MinPoolSize(concurrency + 16)
+	rdb := opt.NewClient()
 	b.Cleanup(func() { _ = rdb.Close() })
 	return rdb
 }

@@ -34,13 +34,24 @@ const (
 
 // Presets of an error policy.
 const (
+	// PresetRetryTransient retries the errors a second try may clear — a
+	// failed or malformed response or a 5xx (model), a timeout, a transport
+	// failure (unknown) — up to n consecutive times each, with backoff,
+	// then stops (retry_limit_reached); a refused request (validation) or
+	// an unusable tool call (tool) stops at once, since the same call would
+	// fail the same way. It is the default, as every durable queue and
+	// openai-go itself retry transient failures by default.
+	PresetRetryTransient  = "retry_transient_errors"
 	PresetStopOnAnyError  = "stop_on_any_error"
 	PresetRetryToolErrors = "retry_tool_errors"
 	PresetIgnoreToolErrs  = "ignore_tool_errors"
 	PresetRetryAll        = "retry_all"
 
-	// DefaultPresetRetries is n for retry_tool_errors and retry_all when
-	// the preset names none.
+	// DefaultPreset is the preset of a policy that names none (and of a job
+	// with no error policy).
+	DefaultPreset = PresetRetryTransient
+	// DefaultPresetRetries is n for retry_transient_errors,
+	// retry_tool_errors and retry_all when the preset names none.
 	DefaultPresetRetries = 3
 	// MaxPolicyRetries bounds any rule's consecutive retries.
 	MaxPolicyRetries = 20
@@ -60,7 +71,17 @@ type Rule struct {
 }
 
 // ErrorPolicy decides what a failed model call does to its job: a preset,
-// refined by per-type rules. The preset stop_on_any_error is the default.
+// refined by per-type rules. The default preset is retry_transient_errors(3):
+//
+//	error type   action
+//	model        retry, up to 3 times per chunk (5xx, failed or malformed response)
+//	timeout      retry, up to 3 times per chunk (call timeout, 408, 504)
+//	unknown      retry, up to 3 times per chunk (transport: connection refused, reset, dropped)
+//	validation   stop (4xx other than 408 and 429)
+//	tool         stop (an unusable tool call)
+//	rate_limit   wait as Retry-After says, outside the retry budget (every preset)
+//
+// stop_on_any_error, the default before, stops at the first error.
 //
 // A rate limit is the provider asking to wait, not a failure: under every
 // preset a 429 waits as its Retry-After says, without using up any retry
@@ -71,8 +92,8 @@ type Rule struct {
 // decide as for any response; any other ignored error ends generation there
 // and what is stored is merged as a partial result, whatever on_failure says.
 type ErrorPolicy struct {
-	Preset     string             `json:"preset,omitempty"`
-	MaxRetries int                `json:"max_retries,omitempty"` // n of retry_tool_errors(n) and retry_all(n)
+	Preset     string             `json:"preset,omitempty"`      // "" is DefaultPreset
+	MaxRetries int                `json:"max_retries,omitempty"` // n of retry_transient_errors(n), retry_tool_errors(n) and retry_all(n); 0 (Go) is DefaultPresetRetries
 	Rules      map[ErrorType]Rule `json:"rules,omitempty"`
 }
 
@@ -80,9 +101,12 @@ type ErrorPolicy struct {
 var presetForm = regexp.MustCompile(`^([a-z_]+)(?:\((\d+)\))?$`)
 
 // ParseErrorPolicy reads the short form used on command lines: a preset
-// ("stop_on_any_error", "retry_tool_errors(2)", "ignore_tool_errors",
-// "retry_all(3)"), optionally followed by per-type rules, comma separated:
-// "retry_all(3),validation=stop,tool=ignore,model=retry:5".
+// ("retry_transient_errors(3)", "stop_on_any_error", "retry_tool_errors(2)",
+// "ignore_tool_errors", "retry_all(3)"), optionally followed by per-type
+// rules, comma separated: "retry_all(3),validation=stop,tool=ignore,model=retry:5".
+// Rules alone refine the default preset: "model=retry:5". A retry count
+// written as 0 ("retry_all(0)", "model=retry:0") is refused, wrapping
+// ErrExplicitZero: leave the count out for the default.
 func ParseErrorPolicy(s string) (ErrorPolicy, error) {
 	p, err := parsePolicy(s)
 	if err != nil {
@@ -112,6 +136,10 @@ func parsePolicy(s string) (ErrorPolicy, error) {
 			p.Preset = m[1]
 			if m[2] != "" {
 				p.MaxRetries, _ = strconv.Atoi(m[2])
+				if isZeroCount(m[2]) {
+					return p, explicitZeroError(fmt.Sprintf("max_retries: must be between 1 and %d, got 0 in %q; write %s for the default (%d)",
+						MaxPolicyRetries, part, m[1], DefaultPresetRetries))
+				}
 			}
 			continue
 		}
@@ -123,6 +151,10 @@ func parsePolicy(s string) (ErrorPolicy, error) {
 				return p, fmt.Errorf("%q: retries must be an integer", part)
 			}
 			r.MaxConsecutiveRetries = v
+			if v == 0 {
+				return p, explicitZeroError(fmt.Sprintf("rules.%s.max_consecutive_retries: must be between 1 and %d, got 0 in %q; write %s=%s for the default (%d)",
+					typ, MaxPolicyRetries, part, typ, action, DefaultPresetRetries))
+			}
 		}
 		if p.Rules == nil {
 			p.Rules = map[ErrorType]Rule{}
@@ -153,17 +185,17 @@ func (p *ErrorPolicy) UnmarshalJSON(b []byte) error {
 // Validate reports the first problem with a policy, naming the part at fault.
 func (p ErrorPolicy) Validate() error {
 	switch p.Preset {
-	case "", PresetStopOnAnyError, PresetIgnoreToolErrs:
+	case PresetStopOnAnyError, PresetIgnoreToolErrs:
 		if p.MaxRetries != 0 {
 			return fmt.Errorf("preset: %s takes no retry count", p.presetName())
 		}
-	case PresetRetryToolErrors, PresetRetryAll:
+	case "", PresetRetryTransient, PresetRetryToolErrors, PresetRetryAll:
 		if p.MaxRetries < 0 || p.MaxRetries > MaxPolicyRetries {
 			return fmt.Errorf("max_retries: must be between 1 and %d, got %d", MaxPolicyRetries, p.MaxRetries)
 		}
 	default:
-		return fmt.Errorf("preset: must be one of %s, %s(n), %s, %s(n); got %q",
-			PresetStopOnAnyError, PresetRetryToolErrors, PresetIgnoreToolErrs, PresetRetryAll, p.Preset)
+		return fmt.Errorf("preset: must be one of %s(n), %s, %s(n), %s, %s(n); got %q",
+			PresetRetryTransient, PresetStopOnAnyError, PresetRetryToolErrors, PresetIgnoreToolErrs, PresetRetryAll, p.Preset)
 	}
 	for _, t := range slices.Sorted(maps.Keys(p.Rules)) {
 		r := p.Rules[t]
@@ -188,9 +220,14 @@ func (p ErrorPolicy) Validate() error {
 
 func (p ErrorPolicy) presetName() string {
 	if p.Preset == "" {
-		return PresetStopOnAnyError
+		return DefaultPreset
 	}
 	return p.Preset
+}
+
+// retries reports whether a preset takes a retry count.
+func retries(preset string) bool {
+	return preset == PresetRetryTransient || preset == PresetRetryToolErrors || preset == PresetRetryAll
 }
 
 // retriesOrDefault is a count of retries with its default filled: 0 means
@@ -205,7 +242,7 @@ func retriesOrDefault(n int) int {
 // Normalized fills the defaults: the preset, and n for presets that retry.
 func (p ErrorPolicy) Normalized() ErrorPolicy {
 	p.Preset = p.presetName()
-	if p.Preset == PresetRetryAll || p.Preset == PresetRetryToolErrors {
+	if retries(p.Preset) {
 		p.MaxRetries = retriesOrDefault(p.MaxRetries)
 	}
 	if len(p.Rules) > 0 {
@@ -226,7 +263,7 @@ func (p ErrorPolicy) String() string {
 	p = p.Normalized()
 	var b strings.Builder
 	b.WriteString(p.Preset)
-	if p.Preset == PresetRetryAll || p.Preset == PresetRetryToolErrors {
+	if retries(p.Preset) {
 		fmt.Fprintf(&b, "(%d)", p.MaxRetries)
 	}
 	for _, t := range slices.Sorted(maps.Keys(p.Rules)) {
@@ -253,9 +290,13 @@ func (p ErrorPolicy) RuleFor(t ErrorType) Rule {
 		return Rule{Action: ActionRetry}
 	}
 	retry := Rule{Action: ActionRetry, MaxConsecutiveRetries: retriesOrDefault(p.MaxRetries)}
-	switch p.Preset { // "" is stop_on_any_error, the default below
+	switch p.presetName() {
 	case PresetRetryAll:
 		return retry
+	case PresetRetryTransient:
+		if t == ErrModel || t == ErrTimeout || t == ErrUnknown {
+			return retry
+		}
 	case PresetRetryToolErrors:
 		if t == ErrTool {
 			return retry

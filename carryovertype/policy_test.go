@@ -13,7 +13,10 @@ func TestParseErrorPolicy(t *testing.T) {
 		want    string // String() of the parsed policy
 		wantErr string
 	}{
-		{in: "", want: "stop_on_any_error"},
+		{in: "", want: "retry_transient_errors(3)"},
+		{in: "retry_transient_errors", want: "retry_transient_errors(3)"},
+		{in: "retry_transient_errors(5),tool=ignore", want: "retry_transient_errors(5),tool=ignore"},
+		{in: "model=retry:5", want: "retry_transient_errors(3),model=retry:5"},
 		{in: "stop_on_any_error", want: "stop_on_any_error"},
 		{in: "retry_tool_errors(2)", want: "retry_tool_errors(2)"},
 		{in: "retry_tool_errors", want: "retry_tool_errors(3)"},
@@ -61,6 +64,11 @@ func TestRuleFor(t *testing.T) {
 		policy string
 		want   want
 	}{
+		// The default: transient errors retried, a refused request or an
+		// unusable tool call stopping at once, a rate limit waiting.
+		{"", want{ErrModel: "retry:3", ErrTimeout: "retry:3", ErrUnknown: "retry:3", ErrValidation: "stop", ErrTool: "stop", ErrRateLimit: "retry"}},
+		{"retry_transient_errors(2)", want{ErrModel: "retry:2", ErrTimeout: "retry:2", ErrUnknown: "retry:2", ErrValidation: "stop", ErrTool: "stop", ErrRateLimit: "retry"}},
+		{"validation=retry:1", want{ErrModel: "retry:3", ErrValidation: "retry:1", ErrTool: "stop"}},
 		{"stop_on_any_error", want{ErrTool: "stop", ErrModel: "stop", ErrValidation: "stop", ErrTimeout: "stop", ErrUnknown: "stop", ErrRateLimit: "retry"}},
 		{"retry_tool_errors(2)", want{ErrTool: "retry:2", ErrModel: "stop", ErrRateLimit: "retry"}},
 		{"ignore_tool_errors", want{ErrTool: "ignore", ErrTimeout: "stop"}},

@@ -40,6 +40,12 @@ const (
 // Request is a completion job as a producer submits it. Validation refuses
 // a request with a *ValidationError naming every bad field, before anything
 // is stored or enqueued.
+//
+// In Go, a numeric field left at its zero value is "not given": it takes
+// its default (or, for a budget or guard, none). In JSON and on the command
+// line, where a 0 can be told from an absent field, a 0 for a field whose
+// range excludes it is refused instead of read as the default (see
+// RequestExplicitZeros).
 type Request struct {
 	// Model names the model every call of the job asks (required).
 	Model string `json:"model"`
@@ -87,15 +93,18 @@ type Continuation struct {
 	Enabled     *bool  `json:"enabled,omitempty"`      // default true
 	MaxAttempts int    `json:"max_attempts,omitempty"` // most chunks (model responses) per job; default 10, 1..50
 	OnFailure   string `json:"on_failure,omitempty"`   // return_partial (default) or raise_error
-	// Budgets; zero means none. Each stops the job with its own stop reason.
+	// Budgets; zero (absent) means none, a 0 in JSON is refused. Each
+	// stops the job with its own stop reason.
 	MaxTotalOutputTokens int64   `json:"max_total_output_tokens,omitempty"` // over all chunks, reasoning included
 	MaxCostUSD           float64 `json:"max_cost_usd,omitempty"`            // estimated; needs a priced model
 	TimeLimitSeconds     float64 `json:"time_limit_seconds,omitempty"`      // from this execution's start
 	StopSequence         string  `json:"stop_sequence,omitempty"`           // a guard: stop once the answer contains it
 	MaxRecords           int64   `json:"max_records,omitempty"`             // a guard: stop once the answer holds this many records
 	// ErrorPolicy decides what a failed call does: a preset
-	// (stop_on_any_error, the default; retry_tool_errors(n);
-	// ignore_tool_errors; retry_all(n)) refined by per-type rules.
+	// (retry_transient_errors(n), the default with n=3: model, timeout and
+	// unknown errors retried, validation and tool errors stopping;
+	// stop_on_any_error; retry_tool_errors(n); ignore_tool_errors;
+	// retry_all(n)) refined by per-type rules. nil is the default preset.
 	ErrorPolicy *ErrorPolicy `json:"error_policy,omitempty"`
 	// Strategy is how the answer is continued: stateful, history, prefill or
 	// overlap; "" lets the worker choose its provider's default.
@@ -114,8 +123,8 @@ type Continuation struct {
 	Background *bool `json:"background,omitempty"`
 }
 
-// Policy is the job's error policy (the zero policy is stop_on_any_error;
-// RuleFor fills every default).
+// Policy is the job's error policy (the zero policy is the default preset,
+// retry_transient_errors(3); RuleFor fills every default).
 func (c Continuation) Policy() ErrorPolicy {
 	if c.ErrorPolicy == nil {
 		return ErrorPolicy{}
@@ -177,7 +186,9 @@ func (e *ValidationError) Error() string {
 	return "invalid request: " + strings.Join(parts, "; ")
 }
 
-// ResumeOptions raise a stopped job's limits; zero keeps the current value.
+// ResumeOptions raise a stopped job's limits; a field left at its zero
+// value (in Go) or absent (in JSON, where a 0 is refused: see
+// ResumeExplicitZeros) keeps the job's current value.
 type ResumeOptions struct {
 	MaxAttempts          int     `json:"max_attempts,omitempty"`
 	MaxTotalOutputTokens int64   `json:"max_total_output_tokens,omitempty"`

@@ -15,10 +15,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/jobs"
+	"github.com/carryover/carryover/internal/redisconn"
 	"github.com/carryover/carryover/internal/store"
 )
 
@@ -58,7 +60,11 @@ type Config struct {
 	// be the workers' setting (CARRYOVER_CHUNK_LANES). 0 is
 	// jobs.DefaultLanes.
 	ChunkLanes int
-	Logger     *slog.Logger
+	// Logger receives the client's log lines (a job enqueued, cancelled,
+	// resumed; a job stored whose first task is left to the reconciler).
+	// nil logs nothing: a library stays quiet unless given a logger, and
+	// never writes through the process's slog.Default.
+	Logger *slog.Logger
 	// MaxConns caps the Postgres pool (0: pgx's default). A Watch holds
 	// none of its connections while it waits.
 	MaxConns int32
@@ -79,6 +85,11 @@ type Config struct {
 	// refused with a field error naming webhook_url, and the workers check
 	// the addresses again when they connect.
 	WebhookAllow string
+	// TracerProvider makes the spans of Enqueue (the root of each job's
+	// trace, which the workers' task spans join); nil is the global
+	// provider (otel.GetTracerProvider), a no-op one unless the program
+	// set another.
+	TracerProvider trace.TracerProvider
 }
 
 // Quota is a per-tenant quota; a tenant's row may override either value.
@@ -101,22 +112,28 @@ type Client struct {
 	tasks *jobs.Dispatcher
 }
 
-// New connects to Postgres and Redis.
+// New connects to Postgres and Redis. Config.RedisURL names one server
+// (redis://, rediss://, unix://), a master behind Sentinel
+// (redis-sentinel://host:26379,…/master-name[/db]) or a cluster
+// (redis-cluster://host:7000,…); see the README.
 func New(ctx context.Context, cfg Config) (*Client, error) {
 	webhooks, err := egress.Parse(cfg.WebhookAllow)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: cfg.MaxConns, AcquireTimeout: cfg.AcquireTimeout})
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: cfg.MaxConns, AcquireTimeout: cfg.AcquireTimeout, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
-	ropt, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := redisconn.Open(cfg.RedisURL)
 	if err != nil {
 		st.Close()
-		return nil, fmt.Errorf("client: parse REDIS_URL: %w", err)
+		return nil, fmt.Errorf("client: %w", err)
 	}
-	rdb := redis.NewClient(ropt)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		st.Close()
 		_ = rdb.Close()
@@ -133,7 +150,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	queues.Lanes = cfg.ChunkLanes
 	d := jobs.NewDispatcher(q, queues, jobs.DefaultTaskOptions(), st)
 	return &Client{store: st, rdb: rdb, queue: q, insp: asynq.NewInspectorFromRedisClient(rdb),
-		enq: jobs.NewEnqueuer(st, d, cfg.Logger, cfg.Quota, jobs.WithWebhookPolicy(webhooks)), tasks: d}, nil
+		enq: jobs.NewEnqueuer(st, d, logger, cfg.Quota, jobs.WithWebhookPolicy(webhooks),
+			jobs.WithTracerProvider(cfg.TracerProvider)), tasks: d}, nil
 }
 
 // Close releases the connections.
@@ -151,8 +169,20 @@ type Job struct {
 
 // Validate fills a request's defaults and checks it as Enqueue does,
 // without touching Postgres or Redis: a *ValidationError names every bad
-// field.
+// field. A numeric field left at its zero value is "not given" and takes
+// its default: Go cannot tell an explicit 0 from an absent field (see
+// carryovertype.Request).
 func Validate(req Request) (Request, error) { return jobs.Normalize(req) }
+
+// RequestExplicitZeros names every field of a JSON request given as 0
+// where its range excludes 0 (max_output_tokens, continuation.max_attempts,
+// a budget, ...). Decoded into a Request, such a 0 would read as the
+// default; a producer that takes requests as JSON refuses them with it, as
+// the HTTP API does.
+func RequestExplicitZeros(data []byte) []FieldError { return carryovertype.RequestExplicitZeros(data) }
+
+// ResumeExplicitZeros is RequestExplicitZeros for JSON resume options.
+func ResumeExplicitZeros(data []byte) []FieldError { return carryovertype.ResumeExplicitZeros(data) }
 
 // Enqueue validates and submits a job. A *ValidationError names every bad
 // field; nothing is stored or enqueued then.

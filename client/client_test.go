@@ -1,10 +1,13 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hibiken/asynq"
@@ -126,5 +129,42 @@ func TestStatusResultCancel(t *testing.T) {
 	}
 	if _, err := e.c.Status(ctx, "6f1f7c0e-0000-4000-8000-000000000000"); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("unknown job: %v", err)
+	}
+}
+
+// A library logs nothing unless given a logger: with Config.Logger nil, an
+// enqueue writes nothing through the process's default logger. Not
+// parallel: it swaps slog.Default, which no other test may write to
+// meanwhile.
+func TestQuietWithoutLogger(t *testing.T) {
+	var buf bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	e := newEnv(t)
+	ctx := context.Background()
+	job, err := e.c.Enqueue(ctx, client.Request{Model: "gpt-4.1-mini", Input: client.Input{Prompt: "p"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Cancel(ctx, job.ID); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() != 0 {
+		t.Fatalf("the client logged through slog.Default with no Logger configured:\n%s", buf.String())
+	}
+	// Given a logger, it logs there.
+	var own bytes.Buffer
+	c, err := client.New(ctx, client.Config{DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), ChunkQueue: e.queue,
+		Logger: slog.New(slog.NewTextHandler(&own, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Enqueue(ctx, client.Request{Model: "gpt-4.1-mini", Input: client.Input{Prompt: "p"}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(own.String(), "job enqueued") || buf.Len() != 0 {
+		t.Fatalf("with a logger: its output %q, the default's %q", own.String(), buf.String())
 	}
 }

@@ -121,7 +121,12 @@ func TestResumeWithANewErrorPolicy(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t)
 	h.startWorker()
-	j := h.enqueue("format=csv size=1500 seed=91 faults=500@2", client.Request{Format: "csv", MaxOutputTokens: 100})
+	stop, err := client.ParseErrorPolicy("stop_on_any_error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := h.enqueue("format=csv size=1500 seed=91 faults=500@2", client.Request{Format: "csv", MaxOutputTokens: 100,
+		Continuation: client.Continuation{ErrorPolicy: &stop}})
 	st := h.wait(j.id, 30*time.Second)
 	if st.Status != "partial" || st.StopReason != "error_forbade" || st.Chunks != 2 {
 		t.Fatalf("before the resume: %s %s after %d chunks", st.Status, st.StopReason, st.Chunks)

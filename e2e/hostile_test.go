@@ -182,9 +182,16 @@ func runHostile(t *testing.T, c hostileCase) {
 		c.setup(h)
 	}
 	h.startWorker()
+	// stop_on_any_error: a hostile reply is a malformed model error, which
+	// the default policy would call again; here the model must be called
+	// exactly twice, so that no call past the recorded one goes unnoticed.
+	stop, err := client.ParseErrorPolicy("stop_on_any_error")
+	if err != nil {
+		t.Fatal(err)
+	}
 	j, err := h.client.Enqueue(context.Background(), client.Request{Model: "gpt-4.1-mini", Format: "text",
 		MaxOutputTokens: 64, Stream: c.stream, Input: client.Input{Prompt: "write"},
-		Continuation: client.Continuation{MaxAttempts: 5}})
+		Continuation: client.Continuation{MaxAttempts: 5, ErrorPolicy: &stop}})
 	if err != nil {
 		t.Fatal(err)
 	}

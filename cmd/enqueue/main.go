@@ -23,10 +23,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/config"
 )
@@ -110,7 +112,7 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 	fs.StringVar(&req.IdempotencyKey, "idempotency-key", "", "the same key returns the same job (per tenant)")
 	fs.StringVar(&req.Tenant, "tenant", "default", "the tenant the job belongs to")
 	fs.Int64Var(&req.Continuation.MaxRecords, "max-records", 0, "guard: stop once the answer holds this many records (CSV rows, JSON Lines, lines)")
-	policy := fs.String("error-policy", "", "what a failed call does: stop_on_any_error (default), retry_tool_errors(N), ignore_tool_errors or retry_all(N), then TYPE=stop|ignore|retry[:N] rules, comma separated")
+	policy := fs.String("error-policy", "", "what a failed call does: retry_transient_errors(N) (default, N=3: model, timeout and unknown errors retried), stop_on_any_error, retry_tool_errors(N), ignore_tool_errors or retry_all(N), then TYPE=stop|ignore|retry[:N] rules, comma separated")
 	strategy := fs.String("strategy", "", "continuation strategy: stateful, history, prefill or overlap (default: the worker's provider's)")
 	fs.IntVar(&req.Continuation.OverlapLines, "overlap-lines", 0, "overlap strategy: lines the model repeats (default by format)")
 	fs.IntVar(&req.Continuation.MaxOutputTokensCeiling, "max-output-tokens-ceiling", 0, "reasoning models: raise a call's budget up to this when reasoning used it all")
@@ -127,6 +129,7 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 	if err != nil {
 		return err
 	}
+	zeros := flagZeros(fs, requestFlags())
 	if *policy != "" {
 		p, err := client.ParseErrorPolicy(*policy)
 		if err != nil {
@@ -180,8 +183,14 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 		req.Metadata = json.RawMessage(*metadata)
 	}
 	// Validate before connecting, so bad input never touches a service.
-	if _, err := client.Validate(req); err != nil {
-		return err
+	if _, err := client.Validate(req); err != nil || len(zeros) > 0 {
+		var ve *client.ValidationError
+		if errors.As(err, &ve) {
+			zeros = append(zeros, ve.Fields...)
+		} else if err != nil {
+			return err
+		}
+		return &client.ValidationError{Fields: zeros}
 	}
 	c, err := connect(ctx, cfg)
 	if err != nil {
@@ -207,6 +216,43 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 		return fmt.Errorf("waiting for job %s: %w", job.ID, err)
 	}
 	return printOutcome(ctx, c, st, stdout, stderr)
+}
+
+// requestFlags and resumeFlags are the numeric flags whose fields' ranges
+// may exclude 0, with the field each sets (as its JSON names it).
+func requestFlags() map[string]string {
+	return map[string]string{"max-output-tokens": "max_output_tokens", "max-attempts": "continuation.max_attempts",
+		"max-total-output-tokens": "continuation.max_total_output_tokens", "max-cost-usd": "continuation.max_cost_usd",
+		"time-limit-seconds": "continuation.time_limit_seconds", "max-records": "continuation.max_records",
+		"overlap-lines": "continuation.overlap_lines", "max-output-tokens-ceiling": "continuation.max_output_tokens_ceiling"}
+}
+
+func resumeFlags() map[string]string {
+	return map[string]string{"max-attempts": "max_attempts", "max-total-output-tokens": "max_total_output_tokens",
+		"max-cost-usd": "max_cost_usd", "time-limit-seconds": "time_limit_seconds", "max-records": "max_records"}
+}
+
+// flagZeros names the field of every flag given on the command line as 0
+// where the field's range excludes it: a flag left out takes the default,
+// one given as 0 is refused, never read as the default (the flag's own
+// default value is 0, so only flag.Visit, which sees the flags set, can
+// tell the two apart).
+func flagZeros(fs *flag.FlagSet, fields map[string]string) []client.FieldError {
+	var out []client.FieldError
+	fs.Visit(func(f *flag.Flag) {
+		field, ok := fields[f.Name]
+		if !ok {
+			return
+		}
+		if v, err := strconv.ParseFloat(f.Value.String(), 64); err != nil || v != 0 {
+			return
+		}
+		if fe := carryovertype.ExplicitZero(field); fe != nil {
+			fe.Message = "--" + f.Name + " " + fe.Message
+			out = append(out, *fe)
+		}
+	})
+	return out
 }
 
 func progressLine(s client.Status) string {
@@ -265,6 +311,9 @@ func runJobCommand(ctx context.Context, cfg config.Config, cmd string, args []st
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
+	}
+	if zeros := flagZeros(fs, resumeFlags()); cmd == "resume" && len(zeros) > 0 {
+		return &client.ValidationError{Fields: zeros}
 	}
 	if *policy != "" {
 		p, err := client.ParseErrorPolicy(*policy)

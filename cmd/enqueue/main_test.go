@@ -90,3 +90,52 @@ func TestEnqueueStatusResultCancel(t *testing.T) {
 		t.Fatalf("status of a malformed ID: %v", err)
 	}
 }
+
+// A numeric flag given as 0 where its field's range excludes 0 is refused,
+// naming the field and the flag, and nothing is enqueued; left out, the
+// flag's field takes its default. Resume's flags likewise.
+func TestExplicitZeroFlagsRefused(t *testing.T) {
+	q := testenv.Queue(t)
+	tests := []struct {
+		args   []string
+		fields []string
+	}{
+		{[]string{"--max-output-tokens", "0", "write"}, []string{"max_output_tokens"}},
+		{[]string{"--max-attempts", "0", "write"}, []string{"continuation.max_attempts"}},
+		{[]string{"--max-total-output-tokens", "0", "write"}, []string{"continuation.max_total_output_tokens"}},
+		{[]string{"--max-cost-usd", "0.0", "write"}, []string{"continuation.max_cost_usd"}},
+		{[]string{"--time-limit-seconds", "0", "write"}, []string{"continuation.time_limit_seconds"}},
+		{[]string{"--max-records", "0", "write"}, []string{"continuation.max_records"}},
+		{[]string{"--overlap-lines", "0", "--strategy", "overlap", "write"}, []string{"continuation.overlap_lines"}},
+		{[]string{"--max-output-tokens-ceiling", "0", "write"}, []string{"continuation.max_output_tokens_ceiling"}},
+		{[]string{"--error-policy", "retry_all(0)", "write"}, []string{"max_retries"}},
+		{[]string{"--error-policy", "model=retry:0", "write"}, []string{"rules.model.max_consecutive_retries"}},
+		// With another bad field, both are named.
+		{[]string{"--max-attempts", "0", "--format", "xml", "write"}, []string{"continuation.max_attempts", "format"}},
+		{[]string{"resume", "6f1f7c0e-0000-4000-8000-000000000000", "--max-attempts", "0"}, []string{"max_attempts"}},
+		{[]string{"resume", "6f1f7c0e-0000-4000-8000-000000000000", "--max-cost-usd", "0"}, []string{"max_cost_usd"}},
+		{[]string{"resume", "6f1f7c0e-0000-4000-8000-000000000000", "--max-records", "0", "--time-limit-seconds", "0"},
+			[]string{"max_records", "time_limit_seconds"}},
+	}
+	for _, tt := range tests {
+		out, _, err := runCLI(t, q, tt.args...)
+		if err == nil || out != "" {
+			t.Errorf("%v: err %v, stdout %q; want it refused", tt.args, err, out)
+			continue
+		}
+		for _, f := range tt.fields {
+			if !strings.Contains(err.Error(), f+": ") || !strings.Contains(err.Error(), "got 0") {
+				t.Errorf("%v: %v; want it to name %s and say it got 0", tt.args, err, f)
+			}
+		}
+	}
+	// Left out, or given a value in range, the same flags are accepted.
+	out, _, err := runCLI(t, q, "--max-attempts", "3", "--max-records", "5", "--error-policy", "retry_all", "write")
+	if err != nil || len(strings.TrimSpace(out)) != 36 {
+		t.Fatalf("flags in range: %q %v", out, err)
+	}
+	id := strings.TrimSpace(out)
+	if out, _, err = runCLI(t, q, "status", id, "--max-attempts", "0"); err != nil || !strings.Contains(out, "queued") {
+		t.Fatalf("status ignores resume's flags: %q %v", out, err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/carryover/carryover/internal/api"
 	"github.com/carryover/carryover/internal/config"
 	"github.com/carryover/carryover/internal/ratelimit"
+	"github.com/carryover/carryover/internal/redisconn"
 	"github.com/carryover/carryover/internal/worker"
 )
 
@@ -46,6 +47,7 @@ func runAPI(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	redis.SetLogger(redisconn.Logger{Log: log})
 	// Requests and streams are bounded one by one; many at once on a small
 	// container are not, as for the worker.
 	if _, err := worker.ApplyMemoryLimit(cfg.MemoryLimit, log); err != nil {
@@ -59,21 +61,25 @@ func runAPI(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	tp, stopTracing, err := startTracing("carryover-api", log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	c, err := client.New(ctx, client.Config{DatabaseURL: cfg.DatabaseURL, RedisURL: cfg.RedisURL,
 		ChunkQueue: cfg.ChunkQueue, MergeQueue: cfg.MergeQueue, ChunkLanes: cfg.ChunkLanes, Logger: log, MaxConns: 64,
-		Quota: &quota, AcquireTimeout: bounds.DBAcquireTimeout, WebhookAllow: cfg.WebhookAllow})
+		Quota: &quota, AcquireTimeout: bounds.DBAcquireTimeout, WebhookAllow: cfg.WebhookAllow, TracerProvider: tp})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	// The rate limits' buckets live in Redis, shared by every API process.
-	ropt, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := redisconn.Open(cfg.RedisURL)
 	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
+		return err
 	}
-	rdb := redis.NewClient(ropt)
 	defer rdb.Close()
 	limits := api.Limits{Limiter: ratelimit.New(rdb, "carryover:ratelimit:"), PerKey: perKey,
 		AuthFailures: authFailures, TrustForwarded: cfg.APITrustForwarded}

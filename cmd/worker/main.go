@@ -17,7 +17,10 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/carryover/carryover/internal/config"
+	"github.com/carryover/carryover/internal/redisconn"
 	"github.com/carryover/carryover/internal/store"
 	"github.com/carryover/carryover/internal/worker"
 )
@@ -67,13 +70,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	redis.SetLogger(redisconn.Logger{Log: log})
 	// Before anything allocates much: a model reply is bounded, but many at
 	// once on a small container are not, and the collector should work
 	// harder before the kernel's OOM killer does.
 	if _, err := worker.ApplyMemoryLimit(cfg.MemoryLimit, log); err != nil {
 		return err
 	}
+	tp, stopTracing, err := startTracing("carryover-worker", log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return worker.Run(ctx, worker.Options{Config: cfg, Logger: log})
+	return worker.Run(ctx, worker.Options{Config: cfg, Logger: log, TracerProvider: tp})
 }

@@ -5,6 +5,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -18,9 +19,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/jobs"
 	"github.com/carryover/carryover/internal/ratelimit"
+	"github.com/carryover/carryover/internal/tracing"
 )
 
 // OpenAPI is the API's OpenAPI 3 document (openapi.json, checked in; the
@@ -250,39 +253,52 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // decode reads a JSON body strictly: bounded size, no unknown fields, one
-// value, and errors that name the offending field.
-func decode(w http.ResponseWriter, r *http.Request, dst any) bool {
+// value, and errors that name the offending field. zeros names the fields
+// the body gives as an explicit 0 where their range excludes it
+// (client.RequestExplicitZeros): those are refused with the rest,
+// never read as the field's default.
+func decode(w http.ResponseWriter, r *http.Request, dst any, zeros func([]byte) []client.FieldError) bool {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		problem(w, http.StatusUnsupportedMediaType, "unsupported media type", "send application/json")
 		return false
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(dst)
-	if err == nil && dec.More() {
-		err = errors.New("the body holds more than one JSON value")
-	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	var explicit []client.FieldError
 	if err == nil {
+		explicit = zeros(body)
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(dst)
+		if err == nil && dec.More() {
+			err = errors.New("the body holds more than one JSON value")
+		}
+	}
+	if err == nil && len(explicit) == 0 {
 		return true
+	}
+	refuse := func(field client.FieldError) {
+		fields := append([]client.FieldError{field}, explicit...)
+		problem(w, http.StatusBadRequest, "invalid request", (&client.ValidationError{Fields: fields}).Error(), fields...)
 	}
 	var tooBig *http.MaxBytesError
 	var typeErr *json.UnmarshalTypeError
 	var syn *json.SyntaxError
 	switch {
+	case err == nil, errors.Is(err, carryovertype.ErrExplicitZero) && len(explicit) > 0:
+		// An error policy's short form with a retry count of 0 fails to
+		// decode; the explicit zeros name it.
+		problem(w, http.StatusBadRequest, "invalid request", (&client.ValidationError{Fields: explicit}).Error(), explicit...)
 	case errors.As(err, &tooBig):
 		problem(w, http.StatusRequestEntityTooLarge, "request body too large", fmt.Sprintf("at most %d bytes", MaxBodyBytes))
 	case errors.As(err, &typeErr):
-		field := typeErr.Field
-		problem(w, http.StatusBadRequest, "invalid request", fmt.Sprintf("%s: must be %s", field, typeErr.Type),
-			client.FieldError{Field: field, Message: "must be " + typeErr.Type.String()})
+		refuse(client.FieldError{Field: typeErr.Field, Message: "must be " + typeErr.Type.String()})
 	case errors.As(err, &syn), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		problem(w, http.StatusBadRequest, "invalid JSON", err.Error())
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		problem(w, http.StatusBadRequest, "invalid request", "unknown field "+field,
-			client.FieldError{Field: field, Message: "is not a field of this request"})
+		refuse(client.FieldError{Field: field, Message: "is not a field of this request"})
 	default:
-		problem(w, http.StatusBadRequest, "invalid request", err.Error())
+		problem(w, http.StatusBadRequest, "invalid request", err.Error(), explicit...)
 	}
 	return false
 }
@@ -314,7 +330,7 @@ type Accepted struct {
 
 func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 	var req client.Request
-	if !decode(w, r, &req) {
+	if !decode(w, r, &req, client.RequestExplicitZeros) {
 		return
 	}
 	if key := r.Header.Get("Idempotency-Key"); key != "" {
@@ -326,7 +342,10 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 		req.IdempotencyKey = key
 	}
 	req.Tenant = tenantOf(r)
-	job, err := s.c.Enqueue(r.Context(), req)
+	// A caller that sends a W3C traceparent gets the job's trace under its
+	// own span.
+	ctx := tracing.Extract(r.Context(), r.Header.Get("Traceparent"))
+	job, err := s.c.Enqueue(ctx, req)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -428,7 +447,7 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) resumeJob(w http.ResponseWriter, r *http.Request) {
 	var o client.ResumeOptions
-	if r.ContentLength != 0 && !decode(w, r, &o) {
+	if r.ContentLength != 0 && !decode(w, r, &o, client.ResumeExplicitZeros) {
 		return
 	}
 	st, err := s.c.Resume(r.Context(), r.PathValue("id"), o)

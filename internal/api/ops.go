@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/hibiken/asynq"
 	asynqmetrics "github.com/hibiken/asynq/x/metrics"
 	"github.com/hibiken/asynqmon"
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/metrics"
+	"github.com/carryover/carryover/internal/redisconn"
 	"github.com/carryover/carryover/internal/store"
 )
 
@@ -24,11 +24,11 @@ func OpsHandler(c *client.Client, redisURL string) (http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(asynqmetrics.NewQueueMetricsCollector(c.Inspector()), metrics.JobsCollector(c.JobCounts, store.Statuses()),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	opt, err := asynq.ParseRedisURI(redisURL)
+	opt, err := redisconn.Parse(redisURL)
 	if err != nil {
-		return nil, fmt.Errorf("dashboard: REDIS_URL: %w", err)
+		return nil, fmt.Errorf("dashboard: %w", err)
 	}
-	dash := asynqmon.New(asynqmon.Options{RootPath: "/dashboard", RedisConnOpt: opt, ReadOnly: true})
+	dash := asynqmon.New(asynqmon.Options{RootPath: "/dashboard", RedisConnOpt: opt.ConnOpt(), ReadOnly: true})
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.Handle(dash.RootPath()+"/", dash)

@@ -236,7 +236,7 @@ func FromEnv() Config {
 // RegisterStoreFlags adds the flags every command shares.
 func (c *Config) RegisterStoreFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "Postgres URL (env DATABASE_URL)")
-	fs.StringVar(&c.RedisURL, "redis-url", c.RedisURL, "Redis URL (env REDIS_URL)")
+	fs.StringVar(&c.RedisURL, "redis-url", c.RedisURL, "Redis: redis://, rediss://, unix://, redis-sentinel://host:26379[,host:port…]/master[/db], redis-cluster://host:port[,host:port…] (env REDIS_URL)")
 	fs.StringVar(&c.ChunkQueue, "queue", c.ChunkQueue, "asynq queue for chunk tasks (env CARRYOVER_QUEUE)")
 	fs.StringVar(&c.MergeQueue, "merge-queue", c.MergeQueue, "asynq queue for merge tasks; default the chunk queue (env CARRYOVER_MERGE_QUEUE)")
 	fs.IntVar(&c.ChunkLanes, "chunk-lanes", c.ChunkLanes, "chunk queues tenants are spread over, one lane per tenant (lane 0 is the queue itself, lane i <queue>.lane<i>), so one tenant's backlog does not delay another's; every producer and worker must agree; 1 is a single queue (env CARRYOVER_CHUNK_LANES)")

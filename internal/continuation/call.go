@@ -52,6 +52,7 @@ type Usage struct {
 // Response is a provider's answer, normalized.
 type Response struct {
 	ID               string
+	Model            string // the model the provider says answered (maybe a snapshot of the one asked for); "" if unsaid
 	Text             string
 	RawStatus        string
 	IncompleteReason string

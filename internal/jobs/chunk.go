@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
@@ -71,11 +72,16 @@ type chunkRun struct {
 // HandleChunk produces one chunk: claim (lock, no write), prepare, call,
 // decide, save (one insert, one commit) and enqueue the next task. Each
 // phase is its own method; this one only sequences them.
-func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
+//
+// The delivery is a span of the job's trace (SpanChunk), and its model call
+// a span under it.
+func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) (err error) {
 	var p ChunkPayload
 	if err := decodePayload("chunk", t.Payload(), &p); err != nil {
 		return err
 	}
+	ctx, span := startTask(ctx, h.tracer, SpanChunk, p.Traceparent, p.JobID, AttrSeq.Int(p.Seq))
+	defer func() { endTask(span, err) }()
 	if q, ok := asynq.GetQueueName(ctx); ok {
 		ctx = h.cfg.Tasks.InLane(ctx, p.JobID, q)
 	}
@@ -104,6 +110,7 @@ func (h *Handlers) HandleChunk(ctx context.Context, t *asynq.Task) error {
 // call; every other outcome ends the delivery with the returned error.
 func (h *Handlers) claimed(ctx context.Context, r *chunkRun) (proceed bool, err error) {
 	claim, log := r.claim, r.log
+	trace.SpanFromContext(ctx).SetAttributes(AttrClaim.String(claim.Outcome.String()))
 	switch claim.Outcome {
 	case store.Claimed:
 		return true, nil
@@ -246,9 +253,10 @@ func (h *Handlers) callRaisingBudget(ctx context.Context, r *chunkRun) (callErr,
 // before anything counts or prices it, and scrubbed of what Postgres cannot
 // store; a reply past the bounds is a malformed model error for the error
 // policy, its absurd usage neither billed nor counted.
-func (h *Handlers) callOnce(ctx context.Context, r *chunkRun) error {
+func (h *Handlers) callOnce(ctx context.Context, r *chunkRun) (err error) {
 	r.started = time.Now()
-	var err error
+	ctx, span := startCall(ctx, h.tracer, r.req)
+	defer func() { endCall(span, r.resp, err) }()
 	if r.detacher == nil {
 		if err := r.claim.StartCall(ctx, r.taskID, r.attempt); err != nil {
 			return &notStarted{err}

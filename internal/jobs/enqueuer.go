@@ -9,11 +9,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/store"
+	"github.com/carryover/carryover/internal/tracing"
 )
 
 // Enqueuer is the one way jobs enter the system, shared by the Go client, the
@@ -24,6 +27,7 @@ type Enqueuer struct {
 	logger   *slog.Logger
 	quota    *store.Quota
 	webhooks egress.Policy
+	tracer   trace.Tracer
 }
 
 // EnqueuerOption adjusts an Enqueuer.
@@ -36,13 +40,23 @@ func WithWebhookPolicy(p egress.Policy) EnqueuerOption {
 	return func(e *Enqueuer) { e.webhooks = p }
 }
 
+// WithTracerProvider makes the enqueue spans with tp instead of the global
+// provider.
+func WithTracerProvider(tp trace.TracerProvider) EnqueuerOption {
+	return func(e *Enqueuer) {
+		if tp != nil {
+			e.tracer = tracing.Tracer(tp)
+		}
+	}
+}
+
 // NewEnqueuer builds an Enqueuer. With a quota, a job whose tenant is at it
 // is refused with a *store.QuotaError; nil checks none.
 func NewEnqueuer(s *store.Store, d *Dispatcher, logger *slog.Logger, quota *store.Quota, opts ...EnqueuerOption) *Enqueuer {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	e := &Enqueuer{store: s, tasks: d, logger: logger, quota: quota}
+	e := &Enqueuer{store: s, tasks: d, logger: logger, quota: quota, tracer: tracing.Tracer(nil)}
 	for _, o := range opts {
 		o(e)
 	}
@@ -53,7 +67,37 @@ func NewEnqueuer(s *store.Store, d *Dispatcher, logger *slog.Logger, quota *stor
 // returns created=false when the idempotency key names an existing job. If
 // the enqueue itself fails the job is still stored and the reconciler will
 // queue it; the error is returned so the caller knows it may be late.
-func (e *Enqueuer) Enqueue(ctx context.Context, req carryovertype.Request) (store.Job, bool, error) {
+//
+// The enqueue is the root span of the job's trace (SpanEnqueue), a child
+// of ctx's span if it has one; the job's tasks carry it on.
+func (e *Enqueuer) Enqueue(ctx context.Context, req carryovertype.Request) (job store.Job, created bool, err error) {
+	ctx, span := e.tracer.Start(ctx, SpanEnqueue, trace.WithSpanKind(trace.SpanKindProducer))
+	defer func() {
+		if job.ID != "" {
+			span.SetAttributes(AttrJobID.String(job.ID), AttrTenant.String(job.TenantID), AttrCreated.Bool(created),
+				AttrModel.String(job.Model), AttrFormat.String(job.Format))
+		}
+		endOp(span, err)
+	}()
+	return e.enqueue(ctx, req)
+}
+
+// startOp starts the span of an operation on a stored job that queues its
+// next task (resume, remerge): that task's trace is the span's.
+func (e *Enqueuer) startOp(ctx context.Context, name, jobID string) (context.Context, trace.Span) {
+	return e.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(AttrJobID.String(jobID)))
+}
+
+// endOp ends a producer-side span, with its error if any.
+func endOp(span trace.Span, err error) {
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+func (e *Enqueuer) enqueue(ctx context.Context, req carryovertype.Request) (store.Job, bool, error) {
 	req, err := NormalizeFor(req, e.webhooks)
 	if err != nil {
 		return store.Job{}, false, err
@@ -128,8 +172,13 @@ func (e *Enqueuer) Cancel(ctx context.Context, jobID string) (store.Job, bool, e
 // Remerge moves a finished or cancelled job with stored chunks back to
 // merging and queues its merge. It reports false when the job is still
 // generating or has no chunks.
-func (e *Enqueuer) Remerge(ctx context.Context, jobID string) (bool, error) {
-	ok, err := e.store.Remerge(ctx, jobID, e.quota)
+//
+// A job's trace is not stored, so the new merge roots a trace of its own
+// (SpanRemerge).
+func (e *Enqueuer) Remerge(ctx context.Context, jobID string) (ok bool, err error) {
+	ctx, span := e.startOp(ctx, SpanRemerge, jobID)
+	defer func() { endOp(span, err) }()
+	ok, err = e.store.Remerge(ctx, jobID, e.quota)
 	if err != nil || !ok {
 		return ok, err
 	}
@@ -144,7 +193,12 @@ var ErrNotResumable = errors.New("the job did not stop at a limit, a budget, a g
 // Resume continues a job stopped by a limit, a budget, exhausted retries or
 // a cancel, with raised limits, from its last stored response. Bad settings
 // are refused with a *ValidationError naming the field.
-func (e *Enqueuer) Resume(ctx context.Context, jobID string, o carryovertype.ResumeOptions) error {
+//
+// A job's trace is not stored, so the resumed run roots a trace of its own
+// (SpanResume).
+func (e *Enqueuer) Resume(ctx context.Context, jobID string, o carryovertype.ResumeOptions) (err error) {
+	ctx, span := e.startOp(ctx, SpanResume, jobID)
+	defer func() { endOp(span, err) }()
 	job, err := e.store.GetJob(ctx, jobID)
 	if err != nil {
 		return err

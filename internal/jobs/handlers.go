@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/breaker"
@@ -19,6 +20,7 @@ import (
 	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/metrics"
 	"github.com/carryover/carryover/internal/store"
+	"github.com/carryover/carryover/internal/tracing"
 )
 
 // HandlerConfig configures the chunk and merge handlers.
@@ -54,6 +56,9 @@ type HandlerConfig struct {
 	BackgroundHold time.Duration
 	// Concurrency is the worker's task slots, for that rule.
 	Concurrency int
+	// TracerProvider makes the spans of tasks and model calls; nil is the
+	// global provider (a no-op one unless the program set another).
+	TracerProvider trace.TracerProvider
 }
 
 // DefaultMaxRateLimitWaits is HandlerConfig.MaxRateLimitWaits when unset:
@@ -71,6 +76,7 @@ type Handlers struct {
 	schemas  *schemaCache
 	webhooks *http.Client
 	breaker  *breaker.Breaker
+	tracer   trace.Tracer
 }
 
 // NewHandlers builds the handlers.
@@ -86,7 +92,7 @@ func NewHandlers(cfg HandlerConfig) *Handlers {
 	}
 	return &Handlers{cfg: cfg, log: cfg.Logger, prices: newPriceCache(cfg.Store, time.Minute), latency: newLatencyBook(),
 		schemas:  newSchemaCache(DefaultSchemaCacheSize, cfg.Metrics.SchemaCompiled),
-		webhooks: egress.NewClient(cfg.Webhooks), breaker: breaker.New(cfg.WebhookBreaker)}
+		webhooks: egress.NewClient(cfg.Webhooks), breaker: breaker.New(cfg.WebhookBreaker), tracer: tracing.Tracer(cfg.TracerProvider)}
 }
 
 // Register adds the handlers to an asynq mux. The webhook handler is among

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/continuation"
@@ -98,11 +99,13 @@ type Durations struct {
 
 // HandleMerge merges a job's stored chunks and finishes the job. Running it
 // twice writes the same result twice.
-func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
+func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) (err error) {
 	var p MergePayload
 	if err := decodePayload("merge", t.Payload(), &p); err != nil {
 		return err
 	}
+	ctx, span := startTask(ctx, h.tracer, SpanMerge, p.Traceparent, p.JobID)
+	defer func() { endTask(span, err) }()
 	log := h.log.With("job_id", p.JobID)
 	in, err := h.cfg.Store.LoadMerge(ctx, p.JobID)
 	if err != nil {
@@ -155,6 +158,7 @@ func (h *Handlers) HandleMerge(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	h.cfg.Metrics.JobFinished(status, meta.StopReason)
+	span.SetAttributes(AttrStatus.String(status), attribute.Int("carryover.chunks", len(chunks)))
 	h.notify(ctx, job, status)
 	lvl := log.Info
 	if status != store.StatusSucceeded {

@@ -11,10 +11,13 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+
+	"github.com/carryover/carryover/internal/tracing"
 )
 
 // Task types. Payloads carry only IDs and sequence numbers, never content:
-// Postgres is the source of truth and Redis may lose everything.
+// Postgres is the source of truth and Redis may lose everything. Each also
+// carries the job's W3C traceparent when tracing is on (see Traceparent).
 const (
 	TypeChunk   = "carryover:chunk"
 	TypeMerge   = "carryover:merge"
@@ -23,19 +26,25 @@ const (
 
 // WebhookPayload asks for a job's end event to be delivered.
 type WebhookPayload struct {
-	JobID  string `json:"job_id"`
-	Status string `json:"status"`
+	JobID       string `json:"job_id"`
+	Status      string `json:"status"`
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 // ChunkPayload asks for chunk Seq of a job.
 type ChunkPayload struct {
 	JobID string `json:"job_id"`
 	Seq   int    `json:"seq"`
+	// Traceparent is the W3C traceparent of the job's root span (its
+	// enqueue, or the first task of a job the reconciler queued), whose
+	// child the task's span is; "" when tracing is off.
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 // MergePayload asks for a job's merge.
 type MergePayload struct {
-	JobID string `json:"job_id"`
+	JobID       string `json:"job_id"`
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 func (p *ChunkPayload) jobID() string   { return p.JobID }
@@ -223,7 +232,7 @@ func (d *Dispatcher) ChunkIn(ctx context.Context, jobID string, seq int, delay t
 	if err != nil {
 		return err
 	}
-	return d.enqueue(ctx, chunkTask(jobID, seq), ChunkTaskID(jobID, seq), queue,
+	return d.enqueue(ctx, chunkTask(ctx, jobID, seq), ChunkTaskID(jobID, seq), queue,
 		asynq.ProcessIn(roundUpToSecond(time.Now(), delay)))
 }
 
@@ -235,12 +244,13 @@ func (d *Dispatcher) ChunkWithID(ctx context.Context, jobID string, seq int, tas
 	if err != nil {
 		return err
 	}
-	return d.enqueue(ctx, chunkTask(jobID, seq), taskID, queue)
+	return d.enqueue(ctx, chunkTask(ctx, jobID, seq), taskID, queue)
 }
 
-// chunkTask is the task that makes chunk seq of a job.
-func chunkTask(jobID string, seq int) *asynq.Task {
-	b, _ := json.Marshal(ChunkPayload{JobID: jobID, Seq: seq})
+// chunkTask is the task that makes chunk seq of a job, in the job's trace
+// as ctx carries it.
+func chunkTask(ctx context.Context, jobID string, seq int) *asynq.Task {
+	b, _ := json.Marshal(ChunkPayload{JobID: jobID, Seq: seq, Traceparent: tracing.Traceparent(ctx, jobID)})
 	return asynq.NewTask(TypeChunk, b)
 }
 
@@ -251,7 +261,7 @@ func (d *Dispatcher) Merge(ctx context.Context, jobID string) error {
 
 // MergeWithID enqueues a job's merge under taskID (see ChunkWithID).
 func (d *Dispatcher) MergeWithID(ctx context.Context, jobID, taskID string) error {
-	b, _ := json.Marshal(MergePayload{JobID: jobID})
+	b, _ := json.Marshal(MergePayload{JobID: jobID, Traceparent: tracing.Traceparent(ctx, jobID)})
 	return d.enqueue(ctx, asynq.NewTask(TypeMerge, b), taskID, d.queues.Merge)
 }
 
@@ -268,7 +278,7 @@ func (d *Dispatcher) enqueue(ctx context.Context, t *asynq.Task, taskID, queue s
 // Webhook queues the delivery of a job's end event (one per final status),
 // on the webhook queue, retried for about a day (WebhookRetryDelay).
 func (d *Dispatcher) Webhook(ctx context.Context, jobID, status string) error {
-	b, _ := json.Marshal(WebhookPayload{JobID: jobID, Status: status})
+	b, _ := json.Marshal(WebhookPayload{JobID: jobID, Status: status, Traceparent: tracing.Traceparent(ctx, jobID)})
 	id := fmt.Sprintf("job:%s:webhook:%s", jobID, status)
 	_, err := d.client.EnqueueContext(ctx, asynq.NewTask(TypeWebhook, b), asynq.TaskID(id), asynq.Queue(d.queues.Webhook()),
 		asynq.MaxRetry(WebhookMaxRetry), asynq.Timeout(WebhookTaskTimeout))

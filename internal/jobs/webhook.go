@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/carryover/carryover/internal/egress"
 	"github.com/carryover/carryover/internal/store"
@@ -49,11 +51,13 @@ func (h *Handlers) notify(ctx context.Context, j store.Job, status string) {
 
 // HandleWebhook delivers a job's end event, signed, and records the attempt;
 // a failed delivery is retried by the queue with backoff.
-func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) error {
+func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) (err error) {
 	var p WebhookPayload
 	if err := decodePayload("webhook", t.Payload(), &p); err != nil {
 		return err
 	}
+	ctx, span := startTask(ctx, h.tracer, SpanWebhook, p.Traceparent, p.JobID, AttrStatus.String(p.Status))
+	defer func() { endTask(span, err) }()
 	j, err := h.cfg.Store.GetJob(ctx, p.JobID)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -99,6 +103,9 @@ func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) error {
 	if err := h.post(ctx, u, endpoint, eventID, body, &d); err != nil {
 		return fmt.Errorf("webhook of job %s: %w: %w", j.ID, err, asynq.SkipRetry)
 	}
+	if d.HTTPStatus != 0 {
+		span.SetAttributes(semconv.HTTPResponseStatusCode(d.HTTPStatus))
+	}
 	err = deliveryError(d)
 	if err != nil {
 		d.Error = err.Error()
@@ -130,6 +137,8 @@ func (h *Handlers) post(ctx context.Context, u *url.URL, endpoint, eventID strin
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "carryover-webhooks")
 	webhook.SetHeaders(req.Header, h.cfg.WebhookSecret, eventID, time.Now(), body)
+	// With tracing on, the receiver can join the job's trace.
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	start := time.Now()
 	resp, err := h.webhooks.Do(req)
 	d.Latency = time.Since(start)

@@ -66,7 +66,7 @@ func decodeChat(raw []byte, latency time.Duration) (continuation.Response, error
 	for _, tc := range ch.Message.ToolCalls {
 		calls = append(calls, carryovertype.ToolCall{ID: tc.ID, CallID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
-	c := chatReply{id: cc.ID, text: ch.Message.Content, calls: calls, usage: cc.Usage,
+	c := chatReply{id: cc.ID, model: cc.Model, text: ch.Message.Content, calls: calls, usage: cc.Usage,
 		finish: ch.FinishReason, finished: ch.JSON.FinishReason.Valid()}
 	return c.normalize(latency)
 }
@@ -75,6 +75,7 @@ func decodeChat(raw []byte, latency time.Duration) (continuation.Response, error
 // chunks; finished says a finish_reason arrived.
 type chatReply struct {
 	id       string
+	model    string
 	text     string
 	calls    []carryovertype.ToolCall
 	usage    openai.CompletionUsage
@@ -85,7 +86,7 @@ type chatReply struct {
 // normalize builds the Response of a completed (or streamed) completion.
 func (c *chatReply) normalize(latency time.Duration) (continuation.Response, error) {
 	u := c.usage
-	out := continuation.Response{ID: c.id, Text: c.text, Latency: latency, Usage: continuation.Usage{
+	out := continuation.Response{ID: c.id, Model: c.model, Text: c.text, Latency: latency, Usage: continuation.Usage{
 		Input: u.PromptTokens, Cached: u.PromptTokensDetails.CachedTokens,
 		Output: u.CompletionTokens, Reasoning: u.CompletionTokensDetails.ReasoningTokens,
 	}}

@@ -139,6 +139,7 @@ func normalizeResponse(resp *responses.Response, latency time.Duration) (continu
 	u := resp.Usage
 	out := continuation.Response{
 		ID:               resp.ID,
+		Model:            string(resp.Model),
 		RawStatus:        string(resp.Status),
 		IncompleteReason: resp.IncompleteDetails.Reason,
 		ErrorMessage:     resp.Error.Message,

@@ -133,6 +133,9 @@ func readChatStream(hr *http.Response, start time.Time, maxText int64) (continua
 		if chunk.ID != "" {
 			c.id = chunk.ID
 		}
+		if chunk.Model != "" {
+			c.model = chunk.Model
+		}
 		if chunk.JSON.Usage.Valid() {
 			c.usage = chunk.Usage
 		}

@@ -76,9 +76,9 @@ type hubJob struct {
 	gone       bool       // the last subscriber left (guarded by reg)
 }
 
-func newHub(st *Store, cfg *pgx.ConnConfig) *hub {
+func newHub(st *Store, cfg *pgx.ConnConfig, log *slog.Logger) *hub {
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &hub{st: st, cfg: cfg, log: slog.Default(), cancel: cancel, done: make(chan struct{}),
+	h := &hub{st: st, cfg: cfg, log: log, cancel: cancel, done: make(chan struct{}),
 		jobs: map[string]*hubJob{}, ready: make(chan struct{})}
 	go h.run(ctx)
 	return h

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"regexp"
 	"strings"
@@ -42,12 +43,13 @@ type Store struct {
 	polls    *pollBook
 	hubOnce  sync.Once
 	hub      *hub
+	log      *slog.Logger // the notification hub's warnings
 }
 
 // notifications returns the notification hub, starting it on first use:
 // only a process that watches jobs (the API, a waiting CLI) listens.
 func (s *Store) notifications() *hub {
-	s.hubOnce.Do(func() { s.hub = newHub(s, s.pool.Config().ConnConfig.Copy()) })
+	s.hubOnce.Do(func() { s.hub = newHub(s, s.pool.Config().ConnConfig.Copy(), s.log) })
 	return s.hub
 }
 
@@ -74,6 +76,9 @@ type Options struct {
 	// context.DeadlineExceeded instead of queueing without end behind a
 	// saturated pool. 0 waits as long as the caller's context allows.
 	AcquireTimeout time.Duration
+	// Logger receives the store's own warnings (the job-notification
+	// listener losing its connection); nil is slog.Default.
+	Logger *slog.Logger
 }
 
 // Open connects to Postgres and checks the connection.
@@ -82,7 +87,11 @@ func Open(ctx context.Context, dsn string, opts ...Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: parse DATABASE_URL: %w", err)
 	}
+	log := slog.Default()
 	for _, o := range opts {
+		if o.Logger != nil {
+			log = o.Logger
+		}
 		if o.MaxConns > 0 && !strings.Contains(dsn, "pool_max_conns") {
 			cfg.MaxConns = o.MaxConns
 		}
@@ -98,7 +107,7 @@ func Open(ctx context.Context, dsn string, opts ...Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: ping %s: %w", Redact(dsn), err)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, log: log}, nil
 }
 
 // Pool exposes the pool for callers that read with their own SQL (tests, views).

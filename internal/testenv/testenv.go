@@ -25,6 +25,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/carryover/carryover/internal/jobs"
+	"github.com/carryover/carryover/internal/redisconn"
 	"github.com/carryover/carryover/internal/store"
 )
 
@@ -174,11 +175,10 @@ func Queue(t testing.TB) string {
 // tasks and asynq's daily stats, which asynq's own DeleteQueue leaves for
 // 90 days — so runs leave nothing behind. Examples, which have no testing.TB, call it themselves.
 func DeleteQueue(q string) {
-	opt, err := redis.ParseURL(RedisURL())
+	rdb, err := redisconn.Open(RedisURL())
 	if err != nil {
 		return
 	}
-	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -193,16 +193,29 @@ func DeleteQueue(q string) {
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	for _, name := range queues {
 		_ = insp.DeleteQueue(name, true)
-		iter := rdb.Scan(ctx, 0, "asynq:{"+name+"}:*", 500).Iterator()
-		for iter.Next(ctx) {
-			rdb.Del(ctx, iter.Val())
-		}
+		deleteKeys(ctx, rdb, "asynq:{"+name+"}:*")
 		rdb.SRem(ctx, "asynq:queues", name)
 	}
-	iter := rdb.Scan(ctx, 0, "asynq:{"+q+".lane*}:*", 500).Iterator()
-	for iter.Next(ctx) {
-		rdb.Del(ctx, iter.Val())
+	deleteKeys(ctx, rdb, "asynq:{"+q+".lane*}:*")
+}
+
+// deleteKeys deletes the keys matching pattern, on every master of a
+// cluster (a SCAN sees one node's keys).
+func deleteKeys(ctx context.Context, rdb redis.UniversalClient, pattern string) {
+	del := func(ctx context.Context, c redis.Cmdable) {
+		iter := c.Scan(ctx, 0, pattern, 500).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
 	}
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		_ = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+			del(ctx, c)
+			return nil
+		})
+		return
+	}
+	del(ctx, rdb)
 }
 
 // BuildWorker compiles cmd/worker into a temporary directory of tb and

@@ -18,6 +18,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/internal/config"
@@ -27,6 +28,7 @@ import (
 	"github.com/carryover/carryover/internal/maintenance"
 	"github.com/carryover/carryover/internal/metrics"
 	"github.com/carryover/carryover/internal/provider"
+	"github.com/carryover/carryover/internal/redisconn"
 	"github.com/carryover/carryover/internal/store"
 	"github.com/carryover/carryover/internal/webhook"
 )
@@ -46,6 +48,9 @@ type Options struct {
 	// WebhookResolver, if set, resolves webhook host names instead of DNS
 	// (tests name hosts that must never reach a real resolver).
 	WebhookResolver egress.Resolver
+	// TracerProvider makes the spans of tasks and model calls; nil is the
+	// global provider (a no-op one unless the program set another).
+	TracerProvider trace.TracerProvider
 }
 
 // Run migrates, then processes tasks until ctx ends, then shuts down
@@ -74,7 +79,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer st.Close()
-	rdb, err := openRedis(ctx, cfg)
+	rdb, err := openRedis(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -84,7 +89,7 @@ func Run(ctx context.Context, o Options) error {
 		jobs.TaskOptions{MaxRetry: cfg.MaxRetry, Timeout: jobs.DefaultTaskOptions().Timeout}, st)
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	m := newMetrics(st, insp)
-	handlers, err := newHandlers(cfg, o.Provider, o.WebhookResolver, st, tasks, m, log)
+	handlers, err := newHandlers(cfg, o, st, tasks, m, log)
 	if err != nil {
 		return err
 	}
@@ -129,26 +134,30 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// openRedis connects to Redis with a pool large enough for every task slot
-// (the webhook server's included) plus both asynq servers' own loops.
-func openRedis(ctx context.Context, cfg config.Config) (*redis.Client, error) {
-	ropt, err := redis.ParseURL(cfg.RedisURL)
+// openRedis connects to Redis — one server, a Sentinel-monitored master or
+// a cluster, as REDIS_URL says (see redisconn) — with a pool (per node, for
+// a cluster) large enough for every task slot (the webhook server's
+// included) plus both asynq servers' own loops.
+func openRedis(ctx context.Context, cfg config.Config, log *slog.Logger) (redis.UniversalClient, error) {
+	ropt, err := redisconn.Parse(cfg.RedisURL)
 	if err != nil {
-		return nil, fmt.Errorf("parse REDIS_URL: %w", err)
+		return nil, err
 	}
-	ropt.PoolSize = max(ropt.PoolSize, cfg.Concurrency+webhookConcurrency(cfg)+12)
-	rdb := redis.NewClient(ropt)
+	ropt.MinPoolSize(cfg.Concurrency + webhookConcurrency(cfg) + 12)
+	rdb := ropt.NewClient()
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		_ = rdb.Close()
-		return nil, fmt.Errorf("redis ping: %w", err)
+		return nil, fmt.Errorf("redis ping (%s): %w", ropt, err)
 	}
+	log.Info("redis connected", "redis", ropt.String())
 	return rdb, nil
 }
 
 // newHandlers builds the task handlers; p, when nil, is the OpenAI provider
 // the configuration describes.
-func newHandlers(cfg config.Config, p continuation.Provider, resolver egress.Resolver, st *store.Store, tasks *jobs.Dispatcher,
+func newHandlers(cfg config.Config, o Options, st *store.Store, tasks *jobs.Dispatcher,
 	m *metrics.Metrics, log *slog.Logger) (*jobs.Handlers, error) {
+	p := o.Provider
 	if p == nil {
 		var err error
 		if p, err = newProvider(cfg); err != nil {
@@ -171,10 +180,10 @@ func newHandlers(cfg config.Config, p continuation.Provider, resolver egress.Res
 		return nil, err
 	}
 	return jobs.NewHandlers(jobs.HandlerConfig{Store: st, Tasks: tasks, Provider: p, Logger: log, Metrics: m,
-		WebhookSecret: secret, Webhooks: egress.ClientConfig{Policy: allow, Proxy: proxy, Resolver: resolver},
+		WebhookSecret: secret, Webhooks: egress.ClientConfig{Policy: allow, Proxy: proxy, Resolver: o.WebhookResolver},
 		DefaultStrategy: carryovertype.Strategy(cfg.DefaultStrategy()),
 		CallTimeout:     cfg.CallTimeout, Background: cfg.BackgroundOn(), BackgroundHold: cfg.BackgroundHold,
-		Concurrency: cfg.Concurrency}), nil
+		Concurrency: cfg.Concurrency, TracerProvider: o.TracerProvider}), nil
 }
 
 // newProvider is the OpenAI-compatible provider the configuration names,
@@ -208,7 +217,7 @@ const AcquireTimeout = 30 * time.Second
 // as many tasks as there are busy lanes, whatever the backlog in the
 // others. A merge queue of its own weighs as much as half the lanes
 // together: chunks before merges, two to one, when every lane is busy.
-func newServer(cfg config.Config, rdb *redis.Client, queues jobs.Queues, log *slog.Logger) (*asynq.Server, map[string]int) {
+func newServer(cfg config.Config, rdb redis.UniversalClient, queues jobs.Queues, log *slog.Logger) (*asynq.Server, map[string]int) {
 	lanes := queues.ChunkLanes()
 	qweights := make(map[string]int, len(lanes)+1)
 	for _, q := range lanes {
@@ -245,7 +254,7 @@ func webhookConcurrency(cfg config.Config) int {
 // the chunk tasks' slots (a receiver that never answers would hold one for
 // the whole delivery timeout), so they get slots of their own, and their
 // own retry schedule (about a day).
-func newWebhookServer(cfg config.Config, rdb *redis.Client, queues jobs.Queues, log *slog.Logger) *asynq.Server {
+func newWebhookServer(cfg config.Config, rdb redis.UniversalClient, queues jobs.Queues, log *slog.Logger) *asynq.Server {
 	return asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency: webhookConcurrency(cfg),
 		Queues:      map[string]int{queues.Webhook(): 1},
@@ -294,7 +303,7 @@ func startMaintenance(ctx context.Context, services ...service) (stop func()) {
 
 // serveHealth serves /healthz, /readyz and /metrics on the operator-only
 // listener.
-func serveHealth(addr string, st *store.Store, rdb *redis.Client, m *metrics.Metrics, log *slog.Logger, onListen func(string)) (*http.Server, error) {
+func serveHealth(addr string, st *store.Store, rdb redis.UniversalClient, m *metrics.Metrics, log *slog.Logger, onListen func(string)) (*http.Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
