@@ -215,17 +215,6 @@ type server struct {
 	cmd  *exec.Cmd
 }
 
-// freePort is a loopback TCP port nobody listens on.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // start runs the server and waits until it answers.
 func (s *server) start() {
 	s.t.Helper()

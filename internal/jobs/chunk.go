@@ -254,13 +254,17 @@ func (h *Handlers) callRaisingBudget(ctx context.Context, r *chunkRun) (callErr,
 // store; a reply past the bounds is a malformed model error for the error
 // policy, its absurd usage neither billed nor counted.
 func (h *Handlers) callOnce(ctx context.Context, r *chunkRun) (err error) {
+	if r.detacher == nil {
+		// Its start committed before the request (a background call's is
+		// committed in startBackground).
+		if err := r.claim.StartCall(ctx, r.taskID, r.attempt); err != nil {
+			return &notStarted{err}
+		}
+	}
 	r.started = time.Now()
 	ctx, span := startCall(ctx, h.tracer, r.req)
 	defer func() { endCall(span, r.resp, err) }()
 	if r.detacher == nil {
-		if err := r.claim.StartCall(ctx, r.taskID, r.attempt); err != nil {
-			return &notStarted{err}
-		}
 		r.resp, err = h.call(traceSent(ctx, &r.sent), r.req)
 	} else {
 		r.resp, err = h.detached(ctx, r)
