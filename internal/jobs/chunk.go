@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -53,6 +55,10 @@ type chunkRun struct {
 	// and the status the last poll saw.
 	resumed, resumeChecked bool
 	lastStatus             string
+
+	// sent: the current call's request reached the provider (written whole;
+	// see traceSent), for the record of a failed call.
+	sent atomic.Bool
 
 	// Filled by callModel.
 	started  time.Time
@@ -141,21 +147,19 @@ func (h *Handlers) claimed(ctx context.Context, r *chunkRun) (proceed bool, err 
 	}
 }
 
-// prepare records deliveries that died without a trace, then does
-// everything that can fail before the call — settings, price, the request —
-// so a failure never leaves a paid-for response unstored.
+// prepare records the calls of earlier deliveries that were sent and have
+// no outcome (the claim saw their starts), then does everything that can
+// fail before the call — settings, price, the request — so a failure never
+// leaves a paid-for response unstored.
 func (h *Handlers) prepare(ctx context.Context, r *chunkRun) error {
 	claim, job := r.claim, r.claim.Job
-	lost := r.attempt
-	if claim.Background != nil {
-		// A call is in flight: deliveries since the one that started it
-		// waited on it and made none.
-		lost = min(lost, claim.Background.Attempt)
-	}
-	if n, err := claim.RecordLostAttempts(ctx, r.taskID, lost); err != nil {
-		return err
-	} else if n > 0 {
-		r.log.Warn("earlier deliveries of this chunk died without a trace; recorded as lost attempts", "lost", n, "attempt", r.attempt)
+	if claim.LostCalls {
+		if n, err := claim.RecordLostCalls(ctx); err != nil {
+			return err
+		} else if n > 0 {
+			r.log.Warn("earlier deliveries of this chunk sent calls and died before recording them; recorded as lost calls",
+				"lost", n, "attempt", r.attempt)
+		}
 	}
 	var err error
 	if r.cont, err = decodeContinuation(job.Continuation); err != nil {
@@ -197,6 +201,9 @@ func (h *Handlers) callModel(ctx context.Context, r *chunkRun) (proceed bool, er
 		// says, and its next delivery calls.
 		r.log.Debug("provider throttle: re-scheduling the chunk", "model", t.model, "wait", t.delay)
 		return false, &RetryLater{Delay: t.delay, Reason: t.Error()}
+	}
+	if ns := (*notStarted)(nil); errors.As(callErr, &ns) {
+		return false, ns.retry(r.log)
 	}
 	if callErr != nil {
 		if errors.Is(callErr, context.Canceled) && h.cancelled(ctx, r.claim.Job.ID) {
@@ -258,20 +265,30 @@ func (h *Handlers) callRaisingBudget(ctx context.Context, r *chunkRun) (callErr,
 // policy, its absurd usage neither billed nor counted.
 func (h *Handlers) callOnce(ctx context.Context, r *chunkRun) (err error) {
 	ctx = h.withModel(ctx, r.req.Model)
+	if r.detacher == nil {
+		// The throttle first: a call it holds back is never started.
+		if err := h.admit(ctx, r); err != nil {
+			return err
+		}
+		// Its start committed before the request (a background call's is
+		// committed in startBackground).
+		if err := r.claim.StartCall(ctx, r.taskID, r.attempt); err != nil {
+			return &notStarted{err}
+		}
+	}
 	r.started = time.Now()
 	ctx, span := startCall(ctx, h.tracer, r.req)
 	defer func() { endCall(span, r.resp, err) }()
 	if r.detacher == nil {
-		if err = h.admit(ctx, r); err != nil {
-			return err
-		}
-		r.started = time.Now()
-		r.resp, err = h.call(ctx, r.req)
+		r.resp, err = h.call(traceSent(ctx, &r.sent), r.req)
 	} else {
 		r.resp, err = h.detached(ctx, r)
 	}
 	h.settle(ctx, r)
 	if _, ok := err.(*throttled); ok {
+		return err
+	}
+	if _, ok := err.(*notStarted); ok {
 		return err
 	}
 	if _, ok := err.(*waiting); !ok {
@@ -286,6 +303,37 @@ func (h *Handlers) callOnce(ctx context.Context, r *chunkRun) (err error) {
 		h.recordCall(r.price, r.resp, err)
 	}
 	return err
+}
+
+// notStarted is the error of a call that was not made because its start
+// could not be committed (StartCall): no request was sent.
+type notStarted struct{ err error }
+
+func (e *notStarted) Error() string { return "no call made: " + e.err.Error() }
+func (e *notStarted) Unwrap() error { return e.err }
+
+// retry is the delivery's error: a lock lost with the lock session waits a
+// moment without counting as a failure (the job is claimed afresh), anything
+// else (Postgres unreachable) is retried as asynq retries a failure.
+func (e *notStarted) retry(log *slog.Logger) error {
+	if errors.Is(e.err, store.ErrLockLost) {
+		log.Warn("the job's lock went with the lock session before the call; no call made, claiming again")
+		return &RetryLater{Delay: leasedRetry, Reason: e.Error()}
+	}
+	log.Warn("could not record the call's start; no call made", "err", e.err)
+	return e
+}
+
+// traceSent has sent set once the request on ctx has been written whole:
+// then it reached the provider (a dial that failed, or a write cut short,
+// sent nothing a provider would bill).
+func traceSent(ctx context.Context, sent *atomic.Bool) context.Context {
+	sent.Store(false)
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+		if i.Err == nil {
+			sent.Store(true)
+		}
+	}})
 }
 
 // replacing is how the background call whose answer was spent on
@@ -408,8 +456,12 @@ func (h *Handlers) saveAndAdvance(ctx context.Context, r *chunkRun, outcome cont
 	defer cancel()
 	status, err := r.claim.Save(saveCtx, nc)
 	if errors.Is(err, store.ErrChunkExists) {
+		// Still a call the provider answered (and billed): on record as one.
 		r.log.Warn("chunk was stored by another delivery; this call's response is discarded")
-		return nil
+		u := nc.Usage
+		return r.claim.RecordAttempt(saveCtx, store.CallFailure{TaskID: r.taskID, Attempt: r.attempt, Counted: false,
+			ResponseID: r.resp.ID, ErrorType: "duplicate", Usage: &u, CostUSD: nc.CostUSD, Started: r.started, Latency: r.resp.Latency,
+			Error: "another delivery stored this chunk first; this call's reply was discarded"})
 	}
 	if err != nil && store.IsDataError(err) {
 		// The reply cannot be stored, and would not be on a redelivery

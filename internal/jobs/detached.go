@@ -90,6 +90,9 @@ func (h *Handlers) detached(ctx context.Context, r *chunkRun) (continuation.Resp
 	// A delivery that finds the call in flight waited in the queue (or
 	// replaces one that died): it polls at once.
 	pollNow := c.Background != nil
+	if pollNow {
+		r.sent.Store(true) // an earlier delivery sent it
+	}
 	if c.Background == nil {
 		resp, err := h.startBackground(ctx, r)
 		if err != nil || !resp.Pending() {
@@ -230,8 +233,11 @@ func (h *Handlers) startBackground(ctx context.Context, r *chunkRun) (continuati
 	if err := h.admit(ctx, r); err != nil {
 		return continuation.Response{}, err
 	}
+	if err := r.claim.StartCall(ctx, r.taskID, r.attempt); err != nil {
+		return continuation.Response{}, &notStarted{err}
+	}
 	created := time.Now()
-	resp, err := r.detacher.Start(h.withModel(ctx, r.req.Model), r.req)
+	resp, err := r.detacher.Start(traceSent(h.withModel(ctx, r.req.Model), &r.sent), r.req)
 	if err != nil {
 		return resp, err
 	}

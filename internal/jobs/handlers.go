@@ -219,7 +219,8 @@ func (h *Handlers) callCancelled(ctx context.Context, r *chunkRun) error {
 		return h.cancelBackground(ctx, r.claim)
 	}
 	if _, err := r.claim.Fail(ctx, store.CallFailure{TaskID: r.taskID, Attempt: r.attempt, Counted: false, ErrorType: "cancelled",
-		Error: "the job was cancelled during the call; the call was aborted", Started: r.started, Latency: time.Since(r.started)}, nil); err != nil {
+		Error: "the job was cancelled during the call; the call was aborted", Started: r.started, Latency: time.Since(r.started),
+		Sent: r.sent.Load()}, nil); err != nil {
 		return err
 	}
 	r.log.Info("model call aborted: the job was cancelled")
@@ -328,7 +329,10 @@ func (r *chunkRun) stopFor(stop continuation.StopReason, rule carryovertype.Rule
 func (r *chunkRun) failure(ce *continuation.CallError, waiting bool) store.CallFailure {
 	f := store.CallFailure{TaskID: r.taskID, Attempt: r.attempt, Counted: !waiting,
 		ResponseID: r.resp.ID, HTTPStatus: ce.HTTPStatus, ErrorType: string(ce.Type), Error: ce.Error(),
-		Started: r.started, Latency: r.resp.Latency}
+		Started: r.started, Latency: r.resp.Latency,
+		// An answer (any status), a response id or a background call in
+		// flight says the provider had the request as surely as the trace.
+		Sent: r.sent.Load() || ce.HTTPStatus != 0 || r.resp.ID != "" || r.claim.Background != nil}
 	if bg := r.claim.Background; bg != nil && bg.ResponseID == r.resp.ID {
 		f.CloseBackground = store.BackgroundFailed // a retry makes a new call
 	}

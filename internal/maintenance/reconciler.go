@@ -39,6 +39,13 @@ const (
 	BatchDefault             = 500
 )
 
+// leftoverStart is how old a call's start with no outcome must be for the
+// reconciler to record it as lost whatever its job's state: older than a
+// chunk task's timeout and the saves after it (a delivery that died leaves
+// its start to the chunk's next claim, unless the job was cancelled or
+// stopped meanwhile).
+func leftoverStart() time.Duration { return jobs.DefaultTaskOptions().Timeout + 2*time.Minute }
+
 // Reconciler resumes live jobs whose queue state is gone: the task was never
 // enqueued (a crash right after the insert), Redis lost its keys, or the
 // worker running it died. It re-enqueues the job's next task under the same
@@ -97,6 +104,11 @@ func every(ctx context.Context, interval time.Duration, fn func(ctx context.Cont
 // Scan looks at stale jobs once and returns how many it resumed. Run calls
 // it; it is not safe for concurrent use.
 func (r *Reconciler) Scan(ctx context.Context) (int, error) {
+	if n, err := r.cfg.Store.RecordLostBefore(ctx, time.Now().Add(-leftoverStart())); err != nil {
+		return 0, err
+	} else if n > 0 {
+		r.log.Warn("recorded calls started longer ago than any delivery lasts, with no outcome, as lost", "lost", n)
+	}
 	stale, err := r.cfg.Store.StaleJobs(ctx, time.Now().Add(-r.cfg.StaleAfter), r.cfg.Batch)
 	if err != nil {
 		return 0, err
@@ -129,6 +141,17 @@ func (r *Reconciler) resume(ctx context.Context, s *scan, j store.StaleJob) (boo
 		return false, err // locked: a delivery is working on it (a long model call)
 	}
 	defer unlock()
+	if j.Status != store.StatusMerging {
+		// Nobody holds the job: calls started and not recorded belong to
+		// deliveries that are gone (a worker killed, whose task may be
+		// recovered here, or whose task Redis lost). A delivery that died
+		// before its call started none.
+		if n, err := r.cfg.Store.RecordLost(ctx, j.ID); err != nil {
+			return false, err
+		} else if n > 0 {
+			r.log.Warn("recorded calls whose delivery died after sending them as lost", "job_id", j.ID, "lost", n)
+		}
+	}
 	var queue, taskID string
 	if j.Status == store.StatusMerging {
 		queue, taskID = r.cfg.Tasks.Queues().Merge, jobs.MergeTaskID(j.ID)
@@ -165,11 +188,6 @@ func (r *Reconciler) resume(ctx context.Context, s *scan, j store.StaleJob) (boo
 		if !r.suspects[taskID] {
 			s.suspects[taskID] = true
 			return false, nil
-		}
-		if j.Status != store.StatusMerging {
-			if err := r.cfg.Store.RecordLost(ctx, j.ID, j.NextSeq, taskID, info.Retried); err != nil {
-				return false, err
-			}
 		}
 		rid := fmt.Sprintf("%s:recover:%d", taskID, time.Now().UnixNano())
 		r.log.Warn("reconciler recovering a job whose worker died", "job_id", j.ID, "seq", j.NextSeq, "task_id", rid)

@@ -34,16 +34,18 @@ const (
 // StartBackground commits the id of a background call just created for the
 // claim's chunk, before anyone waits on it. It is one short write on a pooled
 // connection, made as soon as the provider answered: a crash before it
-// commits is the one window in which a call can be paid for twice.
+// commits is the one window in which a call can be paid for twice (and the
+// call's start, removed by this statement, then records it as lost).
 func (c *Claim) StartBackground(ctx context.Context, b BackgroundCall) error {
 	_, err := c.store.pool.Exec(ctx, `
+WITH s AS (DELETE FROM call_starts WHERE id = nullif($8, '')::uuid)
 INSERT INTO background_calls (response_id, job_id, seq, task_id, attempt, max_output_tokens, created_at)
 VALUES ($1, $2::uuid, $3, $4, $5, $6, $7) ON CONFLICT (response_id) DO NOTHING`,
-		b.ResponseID, c.Job.ID, c.Seq, b.TaskID, b.Attempt, b.MaxOutputTokens, b.Created)
+		b.ResponseID, c.Job.ID, c.Seq, b.TaskID, b.Attempt, b.MaxOutputTokens, b.Created, c.callID)
 	if err != nil {
 		return fmt.Errorf("store: record background call %s of job %s chunk %d: %w", b.ResponseID, c.Job.ID, c.Seq, err)
 	}
-	c.Background = &b
+	c.Background, c.callID = &b, "" // the call is followed through its id now, not its start
 	return nil
 }
 

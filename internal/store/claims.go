@@ -74,13 +74,19 @@ type Claim struct {
 	// provider (committed by an earlier delivery), or nil: a delivery that
 	// finds one resumes it instead of paying for a new call.
 	Background *BackgroundCall
-	store      *Store
-	jobID      string
-	key        int32
-	sess       *lockSession
-	gen        uint64 // the session's connection that took the lock
-	locked     bool   // the session holds the lock for this claim
-	held       bool   // the key is in the worker's set of held keys
+	// LostCalls: earlier deliveries of the chunk started calls and recorded
+	// no outcome (they died after sending); RecordLostCalls records them.
+	LostCalls bool
+	// callID is the start of this delivery's call (StartCall) until its
+	// outcome is recorded; "" when no call is under way.
+	callID string
+	store  *Store
+	jobID  string
+	key    int32
+	sess   *lockSession
+	gen    uint64 // the session's connection that took the lock
+	locked bool   // the session holds the lock for this claim
+	held   bool   // the key is in the worker's set of held keys
 	// What the claim read, resolved into the fields above.
 	found                     bool
 	lastSeq                   *int
@@ -115,7 +121,9 @@ type Claim struct {
 // An auto or json job's content type is read from the last chunk once a
 // continuation recorded it; only before that are the input and the first
 // chunk's opening read to detect it. It also says whether anyone watches
-// the job, so that its save notifies.
+// the job, so that its save notifies, and whether calls started for the
+// chunk have no outcome (an index probe of call_starts, empty but for calls
+// in flight).
 const claimSQL = `SELECT j.id::text, coalesce(j.status, ''), coalesce(j.model, ''), coalesce(j.format, ''), coalesce(j.instructions, ''),
 	CASE WHEN t.seq = 0 OR last.strategy <> 'stateful' OR last.stream_broken OR (j.format = 'auto' AND last.content_kind IS NULL)
 		THEN j.input END,
@@ -127,7 +135,8 @@ const claimSQL = `SELECT j.id::text, coalesce(j.status, ''), coalesce(j.model, '
 		THEN (SELECT left(content, 2048) FROM chunks WHERE job_id = j.id AND seq = 0) END,
 	last.content_kind,
 	EXISTS (SELECT 1 FROM job_watchers w WHERE w.job_id = j.id),
-	bg.response_id, bg.task_id, bg.attempt, bg.max_output_tokens, bg.created_at, bg.polls
+	bg.response_id, bg.task_id, bg.attempt, bg.max_output_tokens, bg.created_at, bg.polls,
+	EXISTS (SELECT 1 FROM call_starts s WHERE s.job_id = j.id AND s.seq = t.seq)
 FROM unnest($1::uuid[], $2::int4[]) WITH ORDINALITY AS t(id, seq, i)
 LEFT JOIN jobs j ON j.id = t.id
 LEFT JOIN LATERAL (
@@ -148,7 +157,7 @@ func (c *Claim) scanRead(row pgx.Row) error {
 	err := row.Scan(&id, &j.Status, &j.Model, &j.Format, &j.Instructions, rawJSON(&j.Input), &j.MaxOutputTokens, rawJSON(&j.Continuation),
 		&j.WebhookURL, &j.StartedAt, &j.TenantID, rawJSON(&j.Options), &c.lastSeq, &c.prevResp, &c.prevSHA, &c.prevTl, &c.cumOut, &c.CumCost,
 		&c.cumRec, &c.inQuote, &c.prevStrategy, &c.prevBroken, &c.firstHead, &c.prevKind, &c.watched,
-		&c.bg.id, &c.bg.taskID, &c.bg.attempt, &c.bg.maxTokens, &c.bg.created, &c.bg.polls)
+		&c.bg.id, &c.bg.taskID, &c.bg.attempt, &c.bg.maxTokens, &c.bg.created, &c.bg.polls, &c.LostCalls)
 	if err != nil || id == nil {
 		return err
 	}

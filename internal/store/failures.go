@@ -28,6 +28,11 @@ type CallFailure struct {
 	// CloseBackground closes the background call of ResponseID with this
 	// status (RecordAttempt); "" leaves it.
 	CloseBackground string
+	// Sent: the request reached the provider (it was written whole, or an
+	// answer came back). False for a delivery that stopped before calling
+	// and for a request that never left (a refused connection). Fail
+	// records it; RecordAttempt's attempts were all sent.
+	Sent bool
 }
 
 // clean makes the failure's text storable: its error and response id may
@@ -44,7 +49,8 @@ type Stop struct {
 	Merge  bool
 }
 
-// Fail records a failed attempt and, with stop, ends the job's generation,
+// Fail records a failed attempt — and the end of its call's start, if it
+// made a call — and, with stop, ends the job's generation,
 // while still holding the lock; then it commits and releases the claim. It
 // returns, with stop, the job's status. (A caller that decides by the count
 // of earlier failures asks Failures first.)
@@ -65,13 +71,15 @@ func (c *Claim) Fail(ctx context.Context, f CallFailure, stop *Stop) (status str
 WITH f AS (
 	INSERT INTO call_failures (job_id, seq, task_id, attempt, counted, status, previous_response_id, response_id,
 	                           http_status, error_type, error, input_tokens, cached_tokens, output_tokens,
-	                           reasoning_tokens, cost_usd, latency_ms, started_at)
-	VALUES ($1::uuid, $2, $3, $4, $5, 'failed', nullif($6, ''), nullif($7, ''), $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+	                           reasoning_tokens, cost_usd, latency_ms, started_at, request_sent, call_id)
+	VALUES ($1::uuid, $2, $3, $4, $5, 'failed', nullif($6, ''), nullif($7, ''), $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+	        $18, nullif($19, '')::uuid)
 )
 INSERT INTO job_events (job_id, seq, level, type, message, data)
 VALUES ($1::uuid, $2, 'warn', 'call_failed', $10, jsonb_build_object('error_type', $9::text, 'http_status', $8::int, 'attempt', $4::int))`,
 		c.Job.ID, c.Seq, f.TaskID, f.Attempt, f.Counted, c.PrevResponseID, f.ResponseID, status0, f.ErrorType, f.Error,
-		u.Input, u.Cached, u.Output, u.Reasoning, f.CostUSD, f.Latency.Milliseconds(), f.Started)
+		u.Input, u.Cached, u.Output, u.Reasoning, f.CostUSD, f.Latency.Milliseconds(), f.Started, f.Sent, c.callID)
+	b.Queue(endCallSQL, c.callID, c.Job.ID, c.Seq)
 	if f.CloseBackground != "" {
 		b.Queue(`UPDATE background_calls SET status = $2, closed_at = now() WHERE response_id = $1 AND closed_at IS NULL`,
 			f.ResponseID, f.CloseBackground)
@@ -86,6 +94,7 @@ VALUES ($1::uuid, $2, 'warn', 'call_failed', $10, jsonb_build_object('error_type
 	br := c.store.pool.SendBatch(ctx, b)
 	_, e1 := br.Exec()
 	_, e2 := br.Exec()
+	_, e7 := br.Exec()
 	var e3 error
 	if f.CloseBackground != "" {
 		_, e3 = br.Exec()
@@ -99,9 +108,10 @@ VALUES ($1::uuid, $2, 'warn', 'call_failed', $10, jsonb_build_object('error_type
 	}
 	_, e5 := br.Exec()
 	e6 := br.Close()
-	if err := errors.Join(e1, e2, e3, e4, e5, e6); err != nil {
+	if err := errors.Join(e1, e2, e7, e3, e4, e5, e6); err != nil {
 		return "", fmt.Errorf("store: record failed call of job %s chunk %d: %w", c.Job.ID, c.Seq, err)
 	}
+	c.callID = ""
 	return status, nil
 }
 
@@ -118,11 +128,14 @@ func (c *Claim) Failures(ctx context.Context, errorType string) (int, error) {
 
 // RecordAttempt records a paid attempt whose response is not the chunk (a
 // reasoning-only reply made again with a larger budget; a background call
-// the provider forgot before it was read) and keeps the claim. An attempt
-// with a response id is recorded once however often it is reported (a
-// delivery that died after recording it reports it again), and the
-// background call of that id, if any, is closed as f.CloseBackground says
-// in the same statement.
+// the provider forgot before it was read; a reply to a chunk another
+// delivery stored first) and keeps the claim; the call's start, if it is
+// this delivery's call, ends with it. An attempt with a response id is
+// recorded once however often it is reported (a delivery that died after
+// recording it reports it again), and not at all when it is a stored
+// chunk's (two deliveries read one background call); the background call of
+// that id, if any, is closed as f.CloseBackground says in the same
+// statement.
 func (c *Claim) RecordAttempt(ctx context.Context, f CallFailure) error {
 	f.clean()
 	u := Usage{}
@@ -140,16 +153,25 @@ func (c *Claim) RecordAttempt(ctx context.Context, f CallFailure) error {
 WITH f AS (
 	INSERT INTO call_failures (job_id, seq, task_id, attempt, counted, status, previous_response_id, response_id,
 	                           http_status, error_type, error, input_tokens, cached_tokens, output_tokens,
-	                           reasoning_tokens, cost_usd, latency_ms, started_at)
-	SELECT $1::uuid, $2, $3, $4, $5, $17, nullif($6, ''), nullif($7, ''), $18, $8, $9, $10, $11, $12, $13, $14, $15, $16
+	                           reasoning_tokens, cost_usd, latency_ms, started_at, request_sent, call_id)
+	SELECT $1::uuid, $2, $3, $4, $5, $17, nullif($6, ''), nullif($7, ''), $18, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+	       true, nullif($20, '')::uuid
 	WHERE $7 = '' OR NOT EXISTS (SELECT 1 FROM call_failures WHERE job_id = $1::uuid AND seq = $2 AND response_id = $7)
+		AND NOT EXISTS (SELECT 1 FROM chunks WHERE job_id = $1::uuid AND seq = $2 AND response_id = $7)
+), s AS (
+	DELETE FROM call_starts WHERE id = nullif($20, '')::uuid RETURNING id
+), l AS (
+	DELETE FROM call_failures WHERE $20 <> '' AND job_id = $1::uuid AND seq = $2 AND call_id = nullif($20, '')::uuid
+		AND status = 'lost' AND NOT EXISTS (SELECT 1 FROM s)
 )
 UPDATE background_calls SET status = $19, closed_at = now() WHERE $19 <> '' AND response_id = $7 AND closed_at IS NULL`,
 		c.Job.ID, c.Seq, f.TaskID, f.Attempt, f.Counted, c.PrevResponseID, f.ResponseID, f.ErrorType, f.Error,
-		u.Input, u.Cached, u.Output, u.Reasoning, f.CostUSD, f.Latency.Milliseconds(), f.Started, status, httpStatus, f.CloseBackground)
+		u.Input, u.Cached, u.Output, u.Reasoning, f.CostUSD, f.Latency.Milliseconds(), f.Started, status, httpStatus, f.CloseBackground,
+		c.callID)
 	if err != nil {
 		return fmt.Errorf("store: record attempt of job %s chunk %d: %w", c.Job.ID, c.Seq, err)
 	}
+	c.callID = ""
 	if c.Background != nil && f.CloseBackground != "" && c.Background.ResponseID == f.ResponseID {
 		c.Background = nil
 	}
@@ -195,40 +217,4 @@ func (s *Store) StopJob(ctx context.Context, jobID string, stop Stop) (string, e
 		return "", fmt.Errorf("store: stop job %s: %w", jobID, err)
 	}
 	return status, nil
-}
-
-// RecordLostAttempts records the deliveries of taskID before this one
-// (attempts 0..retried-1) that left no trace: their worker died, maybe in the
-// middle of a model call that was billed. Each is recorded once, as lost.
-func (c *Claim) RecordLostAttempts(ctx context.Context, taskID string, retried int) (int, error) {
-	if retried <= 0 {
-		return 0, nil
-	}
-	tag, err := c.store.pool.Exec(ctx, `
-INSERT INTO call_failures (job_id, seq, task_id, attempt, status, error_type, error, previous_response_id)
-SELECT $1::uuid, $2, $3, a, 'lost', 'unknown', 'the delivery ended without a trace (worker died); a model call may have been made and billed', nullif($5, '')
-FROM generate_series(0, $4 - 1) a
-WHERE NOT EXISTS (SELECT 1 FROM call_failures f WHERE f.job_id = $1::uuid AND f.seq = $2 AND f.task_id = $3 AND f.attempt = a AND f.counted)`,
-		c.Job.ID, c.Seq, taskID, retried, c.PrevResponseID)
-	if err != nil {
-		return 0, fmt.Errorf("store: record lost attempts of job %s: %w", c.Job.ID, err)
-	}
-	return int(tag.RowsAffected()), nil
-}
-
-// RecordLost records a delivery that died with its worker (seen by the
-// reconciler): a call may have been made and billed — unless the chunk has
-// a background call in flight, which the delivery was waiting on and the
-// next one resumes.
-func (s *Store) RecordLost(ctx context.Context, jobID string, seq int, taskID string, attempt int) error {
-	_, err := s.pool.Exec(ctx, `
-INSERT INTO call_failures (job_id, seq, task_id, attempt, status, error_type, error)
-SELECT $1::uuid, $2, $3, $4, 'lost', 'unknown', 'the worker died during this delivery; a model call may have been made and billed'
-WHERE NOT EXISTS (SELECT 1 FROM call_failures WHERE job_id = $1::uuid AND seq = $2 AND task_id = $3 AND attempt = $4 AND counted)
-  AND NOT EXISTS (SELECT 1 FROM background_calls WHERE job_id = $1::uuid AND seq = $2 AND closed_at IS NULL)`,
-		jobID, seq, taskID, attempt)
-	if err != nil {
-		return fmt.Errorf("store: record lost attempt of job %s: %w", jobID, err)
-	}
-	return nil
 }

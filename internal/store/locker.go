@@ -96,6 +96,7 @@ const (
 	reqClaim  lockReqKind = iota // lock the claim's key, then read its job
 	reqSave                      // run sql in the group transaction, then unlock
 	reqUnlock                    // unlock key (no answer awaited)
+	reqStart                     // commit a call's start (in the saves' transaction of its round trip)
 )
 
 type lockReq struct {
@@ -110,8 +111,9 @@ type lockReq struct {
 	// notify, for a save of a watched job, is the job ID its transaction
 	// notifies on commit (Store.Listen).
 	notify string
-	key    int32  // reqUnlock
-	gen    uint64 // reqUnlock: the session the lock was taken on
+	key    int32     // reqUnlock
+	gen    uint64    // reqUnlock: the session the lock was taken on
+	start  callStart // reqStart
 	// Answers, valid once done is closed.
 	status string
 	err    error
@@ -203,7 +205,7 @@ func (s *lockSession) loop() {
 // same key can: the unlock is sent first, though either order would leave
 // the claim holding the lock once (advisory locks count).
 func (s *lockSession) run(batch []*lockReq) {
-	var claims, saves, unlocks []*lockReq
+	var claims, saves, unlocks, starts []*lockReq
 	for _, r := range batch {
 		switch r.kind {
 		case reqClaim:
@@ -212,13 +214,15 @@ func (s *lockSession) run(batch []*lockReq) {
 			saves = append(saves, r)
 		case reqUnlock:
 			unlocks = append(unlocks, r)
+		case reqStart:
+			starts = append(starts, r)
 		}
 	}
 	if len(claims) > 0 || len(unlocks) > 0 {
 		s.claim(claims, unlocks)
 	}
-	if len(saves) > 0 {
-		s.save(saves)
+	if len(saves) > 0 || len(starts) > 0 {
+		s.save(saves, starts)
 	}
 }
 
@@ -288,14 +292,33 @@ func finish(rs []*lockReq, err error) {
 
 const unlockSQL = `SELECT pg_advisory_unlock($1, k) FROM unnest($2::int4[]) k`
 
-// save commits the saves in one transaction, then unlocks their keys. If
-// the transaction fails, each save is retried in a transaction of its own,
-// so one bad chunk fails alone.
-func (s *lockSession) save(saves []*lockReq) {
+// save commits the saves and the call starts in one transaction, then
+// unlocks the saves' keys. If the transaction fails, each save is retried in
+// a transaction of its own, so one bad chunk fails alone, and the starts in
+// one of theirs. A start rides in the transaction the saves pay for anyway:
+// one more statement for all the starts of the round trip, no commit of its
+// own while chunks are being saved.
+func (s *lockSession) save(saves, starts []*lockReq) {
 	ctx, cancel := context.WithTimeout(context.Background(), lockRoundTrip)
 	defer cancel()
 	if err := s.connect(ctx); err != nil {
 		finish(saves, err)
+		finish(starts, err)
+		return
+	}
+	// A start whose claim's lock went with an earlier connection is
+	// refused: another delivery may hold the job now, and the call is not
+	// made.
+	live := starts[:0:0]
+	for _, r := range starts {
+		if r.claim.gen != s.gen {
+			finish([]*lockReq{r}, ErrLockLost)
+			continue
+		}
+		live = append(live, r)
+	}
+	starts = live
+	if len(saves) == 0 && len(starts) == 0 {
 		return
 	}
 	// Only locks taken on this connection are still held; the others went
@@ -309,6 +332,7 @@ func (s *lockSession) save(saves []*lockReq) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	queueSaves(b, saves)
+	queueStarts(b, starts)
 	b.Queue("COMMIT")
 	if len(keys) > 0 {
 		b.Queue(unlockSQL, lockClass, keys)
@@ -317,6 +341,9 @@ func (s *lockSession) save(saves []*lockReq) {
 	_, txErr := br.Exec()
 	if txErr == nil {
 		txErr = readSaves(br, saves)
+	}
+	if txErr == nil && len(starts) > 0 {
+		_, txErr = br.Exec()
 	}
 	if txErr == nil {
 		_, txErr = br.Exec()
@@ -329,18 +356,29 @@ func (s *lockSession) save(saves []*lockReq) {
 	switch {
 	case txErr == nil && unlockErr == nil && closeErr == nil:
 		finish(saves, nil)
+		finish(starts, nil)
 		return
 	case txErr == nil:
 		// Committed, but the unlocks failed: the session's locks are in an
-		// unknown state, so it is closed, which frees them all.
+		// unknown state, so it is closed, which frees them all. The starts
+		// are committed: their calls go on, as a call under way when the
+		// session is lost does, and record what came of them.
 		s.disconnect()
 		finish(saves, nil)
+		finish(starts, nil)
 		return
 	}
 	if !s.healthy(ctx) {
 		// The connection is gone, and whether the commit happened with it is
 		// unknown: the deliveries retry, and find their chunk stored or not.
+		// A start that may have committed makes no call: its mark turns into
+		// a lost call only if it is there, and the next claim sees it.
 		finish(saves, fmt.Errorf("store: save chunks: %w", txErr))
+		finish(starts, fmt.Errorf("store: start calls: %w (%w)", ErrLockLost, txErr))
+		return
+	}
+	if len(starts) > 0 && !s.startAll(ctx, starts) {
+		finish(saves, errors.New("store: save chunks: lock session lost"))
 		return
 	}
 	for i, r := range saves {
@@ -361,10 +399,12 @@ func (s *lockSession) save(saves []*lockReq) {
 }
 
 // queueSaves adds the saves' statements to a batch: the routine chunks'
-// insert, each other save's statement, then the notifications.
+// insert, each other save's statement, the removal of their calls' starts,
+// then the notifications.
 func queueSaves(b *pgx.Batch, saves []*lockReq) {
 	var rows chunkRows
 	var notify []string
+	var started outcomes
 	for _, r := range saves {
 		if r.chunk != nil {
 			rows.add(r.claim, r.chunk)
@@ -372,6 +412,7 @@ func queueSaves(b *pgx.Batch, saves []*lockReq) {
 		if r.notify != "" {
 			notify = append(notify, r.notify)
 		}
+		started.add(r.claim)
 	}
 	if len(rows.jobIDs) > 0 {
 		b.Queue(routineChunksSQL, rows.args()...)
@@ -381,6 +422,7 @@ func queueSaves(b *pgx.Batch, saves []*lockReq) {
 			b.Queue(r.sql, r.args...)
 		}
 	}
+	started.queue(b)
 	if len(notify) > 0 {
 		b.Queue(`SELECT pg_notify('carryover_jobs', id) FROM unnest($1::text[]) id`, notify)
 	}
@@ -392,11 +434,13 @@ func queueSaves(b *pgx.Batch, saves []*lockReq) {
 func readSaves(br pgx.BatchResults, saves []*lockReq) error {
 	var routine []*lockReq
 	notify := false
+	var started outcomes
 	for _, r := range saves {
 		if r.chunk != nil {
 			routine = append(routine, r)
 		}
 		notify = notify || r.notify != ""
+		started.add(r.claim)
 	}
 	if len(routine) > 0 {
 		rows, err := br.Query()
@@ -429,6 +473,9 @@ func readSaves(br pgx.BatchResults, saves []*lockReq) error {
 		} else if err != nil {
 			return err
 		}
+	}
+	if err := started.read(br); err != nil {
+		return err
 	}
 	if notify {
 		if _, err := br.Exec(); err != nil {

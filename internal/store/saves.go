@@ -93,7 +93,8 @@ const decisionRow = `SELECT ch.job_id, 'info' AS level, 'decision' AS type, $32:
 	jsonb_build_object('should_continue', ch.should_continue, 'decision', ch.decision->>'decision',
 		'resolved_by', ch.decision->>'resolved_by', 'stop_reason', ch.stop_reason) AS data FROM ch WHERE $32::text IS NOT NULL`
 
-// Save stores the chunk — which is also the record of its model call — and,
+// Save stores the chunk — which is also the record of its model call, so
+// the call's start goes in the same transaction (see StartCall) — and,
 // when generation stops, moves the job to merging; the lock session commits
 // it (together with the other chunks saved meanwhile) and only then unlocks.
 // If the session was lost since the claim, the lock went with it: a save
@@ -113,11 +114,13 @@ func (c *Claim) Save(ctx context.Context, n NewChunk) (string, error) {
 	err := c.sess.do(r)
 	c.locked = false // the session unlocked it, or lost it
 	if errors.Is(err, ErrChunkExists) {
+		c.callID = "" // the transaction committed: the call's start is gone
 		return "", ErrChunkExists
 	}
 	if err != nil {
 		return "", fmt.Errorf("store: save chunk %d of job %s: %w", c.Seq, c.Job.ID, err)
 	}
+	c.callID = ""
 	return r.status, nil
 }
 

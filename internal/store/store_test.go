@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -128,30 +129,164 @@ func TestLockFreedWithTheSession(t *testing.T) {
 	unlock()
 }
 
-// Deliveries that died without a trace are recorded as lost, once.
-func TestRecordLostAttempts(t *testing.T) {
+// A call is lost only if it was started (its start committed before the
+// request) and nothing recorded its outcome: deliveries that ended before
+// their call — a failure before calling, a claim given up — are not calls,
+// and a call's failure or chunk ends its start.
+func TestLostCallsAreStartedCallsWithNoOutcome(t *testing.T) {
 	t.Parallel()
 	s := open(t)
 	ctx := context.Background()
 	id := newJob(t, s)
-	c, _ := s.ClaimChunk(ctx, id, 0)
-	// Attempt 0 failed and was recorded; attempts 1 and 2 died; this is attempt 3.
-	if _, err := c.Fail(ctx, store.CallFailure{TaskID: "t", Attempt: 0, Counted: true, ErrorType: "model", Error: "500", Started: time.Now()}, nil); err != nil {
+	claim := func() *store.Claim {
+		t.Helper()
+		c, err := s.ClaimChunk(ctx, id, 0)
+		if err != nil || c.Outcome != store.Claimed {
+			t.Fatal(c.Outcome, err)
+		}
+		return c
+	}
+	// Attempt 0 stopped before calling; attempt 1 claimed and died before
+	// its call; attempt 2 sent its call and died.
+	c := claim()
+	if _, err := c.Fail(ctx, store.CallFailure{TaskID: "t", Attempt: 0, Counted: true, ErrorType: "internal", Error: "no call made",
+		Started: time.Now()}, nil); err != nil {
 		t.Fatal(err)
 	}
-	c, _ = s.ClaimChunk(ctx, id, 0)
-	n, err := c.RecordLostAttempts(ctx, "t", 3)
-	if err != nil || n != 2 {
-		t.Fatalf("lost attempts recorded: %d %v", n, err)
+	claim().Release()
+	c = claim()
+	if c.LostCalls {
+		t.Fatal("deliveries that made no call read as lost calls")
 	}
-	if n, _ := c.RecordLostAttempts(ctx, "t", 3); n != 0 {
+	if err := c.StartCall(ctx, "t", 2); err != nil {
+		t.Fatal(err)
+	}
+	c.Release() // the worker dies: no outcome
+	// Attempt 3 finds the call, records it lost once, and fails with a 500.
+	c = claim()
+	if !c.LostCalls {
+		t.Fatal("the started call with no outcome is not seen")
+	}
+	if n, err := c.RecordLostCalls(ctx); err != nil || n != 1 {
+		t.Fatalf("lost calls recorded: %d %v", n, err)
+	}
+	if n, _ := c.RecordLostCalls(ctx); n != 0 {
 		t.Fatalf("recorded again: %d", n)
 	}
-	c.Release()
-	stats, err := s.CallStats(ctx, id)
-	if err != nil || stats.Failed != 1 || stats.Lost != 2 || stats.Total != 3 {
-		t.Fatalf("%+v %v", stats, err)
+	if err := c.StartCall(ctx, "t", 3); err != nil {
+		t.Fatal(err)
 	}
+	if _, err := c.Fail(ctx, store.CallFailure{TaskID: "t", Attempt: 3, Counted: true, ErrorType: "model", HTTPStatus: 500,
+		Error: "500", Started: time.Now(), Sent: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Attempt 4 succeeds.
+	c = claim()
+	if c.LostCalls {
+		t.Fatal("a failed call's start outlived its record")
+	}
+	if err := c.StartCall(ctx, "t", 4); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Save(ctx, chunk("a", true)); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, s, `SELECT count(*) FROM call_starts WHERE job_id = $1::uuid`, id); n != 0 {
+		t.Fatalf("%d call starts left", n)
+	}
+	for _, q := range []struct {
+		where string
+		want  int
+	}{
+		{"request_sent", 3},
+		{"NOT request_sent", 1},
+		{"status = 'lost'", 1},
+		{"status = 'lost' AND request_sent AND task_id = 't' AND attempt = 2", 1},
+	} {
+		if n := count(t, s, `SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND `+q.where, id); n != q.want {
+			t.Errorf("llm_calls where %s: %d, want %d", q.where, n, q.want)
+		}
+	}
+	// The reconciler's way: a started call of a job nobody holds.
+	c, _ = s.ClaimChunk(ctx, id, 1)
+	if err := c.StartCall(ctx, "u", 0); err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	if n, err := s.RecordLost(ctx, id); err != nil || n != 1 {
+		t.Fatalf("reconciler recorded %d lost calls: %v", n, err)
+	}
+	// A leftover start of a job no claim will look at again (cancelled).
+	c, _ = s.ClaimChunk(ctx, id, 1)
+	if err := c.StartCall(ctx, "u", 1); err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	if _, err := s.Pool().Exec(ctx, `UPDATE jobs SET status = 'cancelled' WHERE id = $1::uuid`, id); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.RecordLostBefore(ctx, time.Now().Add(-time.Minute)); err != nil || n != 0 {
+		t.Fatalf("a start younger than the limit recorded as lost: %d %v", n, err)
+	}
+	if n, err := s.RecordLostBefore(ctx, time.Now().Add(time.Minute)); err != nil || n < 1 {
+		t.Fatalf("leftover starts recorded as lost: %d %v", n, err)
+	}
+	if n := count(t, s, `SELECT count(*) FROM llm_calls WHERE job_id = $1::uuid AND status = 'lost'`, id); n != 3 {
+		t.Fatalf("%d lost calls, want 3", n)
+	}
+}
+
+// A claim whose lock went with its lock session (Postgres ended the
+// session) starts no call: another delivery may hold the job.
+func TestStartCallRefusedAfterTheLockWasLost(t *testing.T) {
+	t.Parallel()
+	s := open(t)
+	ctx := context.Background()
+	id := newJob(t, s)
+	c, err := s.ClaimChunk(ctx, id, 0)
+	if err != nil || c.Outcome != store.Claimed {
+		t.Fatal(c.Outcome, err)
+	}
+	defer c.Release()
+	if _, err := s.Pool().Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !lockFree(t, s, id) {
+		if time.Now().After(deadline) {
+			t.Fatal("lock not freed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Another claim puts the session on a new connection.
+	other := newJob(t, s)
+	for {
+		c2, err := s.ClaimChunk(ctx, other, 0)
+		if err == nil {
+			c2.Release()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+	}
+	if err := c.StartCall(ctx, "t", 0); !errors.Is(err, store.ErrLockLost) {
+		t.Fatalf("start after the lock was lost: %v", err)
+	}
+	if n := count(t, s, `SELECT count(*) FROM call_starts WHERE job_id = $1::uuid`, id); n != 0 {
+		t.Fatalf("%d call starts written", n)
+	}
+}
+
+// count runs a counting query.
+func count(t *testing.T, s *store.Store, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := s.Pool().QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // lockFree reports whether the job's lock is free (taking and dropping it on
