@@ -42,7 +42,7 @@ type throttleResult struct {
 // simulator limited to CARRYOVER_THROTTLE_RPM requests per minute (default
 // 600), then to CARRYOVER_THROTTLE_TPM tokens per minute (default 100,000),
 // each enforced over one-second windows, each call taking 200 ms. For the
-// throttle off, on with the limit configured, and (RPM) on with the limit
+// throttle off, on with the limit configured, and on with the limit
 // learned from the simulator's x-ratelimit-* headers alone, it prints the
 // requests made, the 429s received (count and share of all requests), and
 // the calls or tokens per minute achieved between the first and the last
@@ -62,6 +62,7 @@ func BenchmarkThrottle(b *testing.B) {
 		{name: "RPM, learned", rpm: rpm, env: nil},
 		{name: "TPM, off", tpm: tpm, env: []string{"CARRYOVER_PROVIDER_THROTTLE=off"}},
 		{name: "TPM, on", tpm: tpm, env: []string{"CARRYOVER_PROVIDER_TPM=" + strconv.Itoa(tpm)}},
+		{name: "TPM, learned", tpm: tpm, env: nil},
 	}
 	fmt.Printf("throttle: %d worker processes, %d jobs of 3 chunks, the provider limited to %d RPM or %d TPM (1 s windows), 200 ms per call\n",
 		workers, jobs, rpm, tpm)

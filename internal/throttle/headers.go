@@ -76,7 +76,9 @@ func WithModel(ctx context.Context, model string) context.Context {
 
 // Transport wraps next so that every reply to a request made under
 // WithModel — errors and 429s included — feeds its rate-limit headers to
-// t. A failure to record them is not the call's failure.
+// t. A model call's reply (a POST other than a cancel) that states no
+// limits tells t the provider states none, which ends a cold fleet's
+// probe (see shared). A failure to record them is not the call's failure.
 func (t *Throttle) Transport(next http.RoundTripper) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
@@ -86,9 +88,15 @@ func (t *Throttle) Transport(next http.RoundTripper) http.RoundTripper {
 		sent := time.Now()
 		res, err := next.RoundTrip(req)
 		if res != nil && model != "" && t.cfg.Learn {
-			if h := ParseHeaders(res.Header); h != (Headers{}) {
+			ctx := context.WithoutCancel(req.Context())
+			h := ParseHeaders(res.Header)
+			if h != (Headers{}) {
 				h.Age = time.Since(sent)
-				_ = t.Learn(context.WithoutCancel(req.Context()), model, h)
+				_ = t.Learn(ctx, model, h)
+			}
+			if h.LimitRequests == 0 && h.LimitTokens == 0 && req.Method == http.MethodPost &&
+				!strings.HasSuffix(req.URL.Path, "/cancel") {
+				_ = t.stateless(ctx, model)
 			}
 		}
 		return res, err

@@ -2,7 +2,8 @@
 // limits — requests and tokens per minute per (base URL, model) — across
 // every worker, through token buckets in Redis (package ratelimit). The
 // limits are the operator's (Config), or learned from the provider's
-// x-ratelimit-limit-* headers; the provider's x-ratelimit-remaining-* and
+// x-ratelimit-limit-* headers (kept in Redis, so one worker's reply
+// teaches them all); the provider's x-ratelimit-remaining-* and
 // -reset-* headers correct the buckets after each reply, so calls other
 // clients make with the same key are counted too. A call the buckets
 // refuse is told how long to wait; the caller re-schedules itself rather
@@ -114,7 +115,9 @@ type Config struct {
 const BurstWindow = 900 * time.Millisecond
 
 // learnedTTL is how long a limit learned from headers is used after the
-// last reply that stated it.
+// last reply that stated it (in Redis: after the last time a process
+// stored it, which one does at most every storeEvery while replies state
+// it).
 const learnedTTL = 10 * time.Minute
 
 // maxLearned bounds the models a Throttle keeps learned limits for: model
@@ -124,6 +127,7 @@ const maxLearned = 1024
 // Throttle paces calls to one provider deployment.
 type Throttle struct {
 	cfg Config
+	rdb redis.Scripter
 	lim *ratelimit.Limiter
 
 	mu      sync.Mutex
@@ -132,33 +136,63 @@ type Throttle struct {
 
 type learned struct {
 	Limits
-	at time.Time
+	until  time.Time // used until then
+	stored time.Time // when this process last wrote them to Redis
 }
 
 // New builds a Throttle whose buckets live in rdb.
 func New(rdb redis.Scripter, cfg Config) *Throttle {
 	cfg.BaseURL = deployment(cfg.BaseURL)
-	return &Throttle{cfg: cfg, lim: ratelimit.New(rdb, cfg.Prefix+"throttle:"), learned: map[string]learned{}}
+	return &Throttle{cfg: cfg, rdb: rdb, lim: ratelimit.New(rdb, cfg.Prefix+"throttle:"), learned: map[string]learned{}}
 }
 
-// Limits are model's limits now: the operator's, else learned ones.
+// Limits are model's limits as this process knows them now: the
+// operator's, else learned ones (from its own replies, or read from Redis
+// by a recent Admit).
 func (t *Throttle) Limits(model string) Limits {
 	l := Limits{RPM: t.cfg.RPM.For(model), TPM: t.cfg.TPM.For(model)}
 	if !t.cfg.Learn || (l.RPM > 0 && l.TPM > 0) {
 		return l
 	}
+	ln, _ := t.memory(model)
+	return merge(l, ln)
+}
+
+// merge fills the limits the operator did not set with learned ones.
+func merge(l, ln Limits) Limits {
+	if l.RPM == 0 {
+		l.RPM = ln.RPM
+	}
+	if l.TPM == 0 {
+		l.TPM = ln.TPM
+	}
+	return l
+}
+
+// memory is model's learned limits in this process, if still to be used.
+func (t *Throttle) memory(model string) (Limits, bool) {
 	t.mu.Lock()
 	ln, ok := t.learned[model]
 	t.mu.Unlock()
-	if ok && time.Since(ln.at) < learnedTTL {
-		if l.RPM == 0 {
-			l.RPM = ln.RPM
-		}
-		if l.TPM == 0 {
-			l.TPM = ln.TPM
-		}
+	if !ok || !time.Now().Before(ln.until) {
+		return Limits{}, false
 	}
-	return l
+	return ln.Limits, true
+}
+
+// limits are model's limits for a call: the operator's, else learned ones
+// — this process's, else those another process stored in Redis (see
+// shared).
+func (t *Throttle) limits(ctx context.Context, model string) (Limits, error) {
+	l := Limits{RPM: t.cfg.RPM.For(model), TPM: t.cfg.TPM.For(model)}
+	if !t.cfg.Learn || (l.RPM > 0 && l.TPM > 0) {
+		return l, nil
+	}
+	ln, err := t.shared(ctx, model, l == (Limits{}))
+	if err != nil {
+		return l, err
+	}
+	return merge(l, ln), nil
 }
 
 // rule is the bucket for a per-minute limit (rounded down: never more
@@ -178,14 +212,18 @@ func (t *Throttle) key(kind, model string) string {
 type Ticket struct {
 	Model    string
 	Reserved int // tokens taken from the tokens bucket (0: none)
+	tpm      int // the tokens-per-minute limit they were taken under
 }
 
 // Admit takes one request and tokens (the call's estimated input plus its
 // output budget) for a call to model. Refused, it returns how long until
 // the caller should try again (wait > 0) and takes nothing.
 func (t *Throttle) Admit(ctx context.Context, model string, tokens int) (Ticket, time.Duration, error) {
-	l := t.Limits(model)
-	tk := Ticket{Model: model}
+	l, err := t.limits(ctx, model)
+	if err != nil {
+		return Ticket{}, 0, fmt.Errorf("throttle %s: %w", model, err)
+	}
+	tk := Ticket{Model: model, tpm: l.TPM}
 	var costs []ratelimit.Cost
 	if l.RPM > 0 {
 		costs = append(costs, ratelimit.Cost{Key: t.key("rpm", model), Rule: rule(l.RPM), N: 1})
@@ -212,24 +250,28 @@ func (t *Throttle) Settle(ctx context.Context, tk Ticket, used int) error {
 	if tk.Reserved == 0 || used < 0 || used == tk.Reserved {
 		return nil
 	}
-	l := t.Limits(tk.Model)
-	if l.TPM <= 0 {
+	if tk.tpm <= 0 {
 		return nil
 	}
-	_, err := t.lim.Adjust(ctx, t.key("tpm", tk.Model), rule(l.TPM), float64(tk.Reserved-used), -1)
+	_, err := t.lim.Adjust(ctx, t.key("tpm", tk.Model), rule(tk.tpm), float64(tk.Reserved-used), -1)
 	return err
 }
 
 // Learn takes what a reply's rate-limit headers say about model's limits:
-// the limits themselves (when the operator set none) and what is left
-// (the buckets hold no more). Headers without rate-limit fields change
-// nothing.
+// the limits themselves (when the operator set none; stored in Redis for
+// every process) and what is left (the buckets hold no more). Headers
+// without rate-limit fields change nothing.
 func (t *Throttle) Learn(ctx context.Context, model string, h Headers) error {
 	if !t.cfg.Learn || h == (Headers{}) {
 		return nil
 	}
 	if h.LimitRequests > 0 || h.LimitTokens > 0 {
-		t.remember(model, Limits{RPM: h.LimitRequests, TPM: h.LimitTokens})
+		ln := Limits{RPM: h.LimitRequests, TPM: h.LimitTokens}
+		if t.remember(model, ln) {
+			if err := t.share(ctx, model, ln); err != nil {
+				return err
+			}
+		}
 	}
 	// The provider counted what was left when the request arrived and has
 	// refilled since: the bucket is capped at that count plus the refill,
@@ -250,24 +292,56 @@ func (t *Throttle) Learn(ctx context.Context, model string, h Headers) error {
 	return nil
 }
 
-// remember keeps model's learned limits, making room among at most
-// maxLearned models by dropping the expired ones (a model past that is
-// not learned until room is made).
-func (t *Throttle) remember(model string, l Limits) {
+// remember keeps model's limits learned from a reply for learnedTTL. It
+// reports whether to store them in Redis: they are new to this process,
+// or it last stored them storeEvery ago.
+func (t *Throttle) remember(model string, l Limits) (store bool) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.learned[model]; !ok && len(t.learned) >= maxLearned {
-		for m, ln := range t.learned {
-			if now.Sub(ln.at) >= learnedTTL {
-				delete(t.learned, m)
-			}
-		}
-		if len(t.learned) >= maxLearned {
-			return
+	old, ok := t.learned[model]
+	if !t.room(model, now) {
+		return false
+	}
+	ln := learned{Limits: l, until: now.Add(learnedTTL), stored: old.stored}
+	if !ok || old.Limits != l || now.Sub(old.stored) >= storeEvery {
+		ln.stored = now
+		store = true
+	}
+	t.learned[model] = ln
+	return store
+}
+
+// cache keeps model's limits as read from Redis for ttl; stored says this
+// process just wrote them.
+func (t *Throttle) cache(model string, l Limits, ttl time.Duration, stored bool) {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.room(model, now) {
+		return
+	}
+	ln := learned{Limits: l, until: now.Add(ttl), stored: t.learned[model].stored}
+	if stored {
+		ln.stored = now
+	}
+	t.learned[model] = ln
+}
+
+// room reports whether model can be kept, making room among at most
+// maxLearned models by dropping the expired ones (a model past that is
+// not kept until room is made: model names are the tenants' to choose).
+// t.mu is held.
+func (t *Throttle) room(model string, now time.Time) bool {
+	if _, ok := t.learned[model]; ok || len(t.learned) < maxLearned {
+		return true
+	}
+	for m, ln := range t.learned {
+		if !now.Before(ln.until) {
+			delete(t.learned, m)
 		}
 	}
-	t.learned[model] = learned{Limits: l, at: now}
+	return len(t.learned) < maxLearned
 }
 
 // deployment is the base URL as a bucket's name: without credentials or a

@@ -173,10 +173,8 @@ func TestLearn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	th := throttle.New(redisClient(t), throttle.Config{Learn: true, Prefix: testenv.RandomName("test:throttle:") + ":"})
-	for range 5 {
-		if _, wait, err := th.Admit(ctx, "m", 10); wait != 0 || err != nil {
-			t.Fatalf("no limit known: wait %s, %v", wait, err)
-		}
+	if _, wait, err := th.Admit(ctx, "m", 10); wait != 0 || err != nil {
+		t.Fatalf("no limit known: wait %s, %v", wait, err)
 	}
 	h := http.Header{}
 	h.Set("x-ratelimit-limit-requests", "600")
@@ -228,5 +226,128 @@ func TestTransportLearns(t *testing.T) {
 	}
 	if _, wait, err := th.Admit(context.Background(), "m", 10); wait <= 0 || err != nil {
 		t.Fatalf("none left, yet admitted: %s %v", wait, err)
+	}
+}
+
+// A limit one process learns from a reply's headers, another process —
+// its own Redis connection, no reply seen — uses from its next call: it is
+// kept in Redis, not only in the memory of the process that saw it.
+func TestLearnedShared(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := throttle.Config{Learn: true, Prefix: testenv.RandomName("test:throttle:") + ":"}
+	a, b := throttle.New(redisClient(t), cfg), throttle.New(redisClient(t), cfg)
+	h := http.Header{}
+	h.Set("x-ratelimit-limit-requests", "600")
+	h.Set("x-ratelimit-limit-tokens", "90000")
+	h.Set("x-ratelimit-remaining-requests", "0")
+	if err := a.Learn(ctx, "m", throttle.ParseHeaders(h)); err != nil {
+		t.Fatal(err)
+	}
+	if _, wait, err := b.Admit(ctx, "m", 10); wait <= 0 || err != nil {
+		t.Fatalf("the other process called past a limit learned elsewhere: wait %s, %v", wait, err)
+	}
+	if got := b.Limits("m"); got != (throttle.Limits{RPM: 600, TPM: 90000}) {
+		t.Fatalf("the other process knows %+v", got)
+	}
+	// Another deployment learned nothing.
+	other := cfg
+	other.BaseURL = "http://127.0.0.1:2/v1"
+	c := throttle.New(redisClient(t), other)
+	if _, wait, err := c.Admit(ctx, "m", 10); wait != 0 || err != nil {
+		t.Fatalf("another deployment: wait %s, %v", wait, err)
+	}
+	if got := c.Limits("m"); got != (throttle.Limits{}) {
+		t.Fatalf("another deployment knows %+v", got)
+	}
+}
+
+// A cold fleet — nothing known about a model — lets one call go and holds
+// the others until its reply teaches the limit; a reply without rate-limit
+// headers lets every call go unpaced at once; a probe whose reply does not
+// come in the probe window holds nobody past it.
+func TestProbe(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := throttle.Config{Learn: true, Prefix: testenv.RandomName("test:throttle:") + ":"}
+	a, b := throttle.New(redisClient(t), cfg), throttle.New(redisClient(t), cfg)
+	type admitted struct {
+		wait time.Duration
+		err  error
+		at   time.Time
+	}
+	admit := func(th *throttle.Throttle, model string) <-chan admitted {
+		c := make(chan admitted, 1)
+		go func() {
+			_, wait, err := th.Admit(ctx, model, 10)
+			c <- admitted{wait, err, time.Now()}
+		}()
+		return c
+	}
+
+	// Taught by headers.
+	if _, wait, err := a.Admit(ctx, "m", 10); wait != 0 || err != nil {
+		t.Fatalf("the probe: wait %s, %v", wait, err)
+	}
+	held := admit(b, "m")
+	select {
+	case r := <-held:
+		t.Fatalf("a second call went while the probe was out: %+v", r)
+	case <-time.After(300 * time.Millisecond):
+	}
+	h := http.Header{}
+	h.Set("x-ratelimit-limit-requests", "600")
+	h.Set("x-ratelimit-remaining-requests", "1")
+	taught := time.Now()
+	if err := a.Learn(ctx, "m", throttle.ParseHeaders(h)); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-held; r.wait != 0 || r.err != nil || r.at.Sub(taught) > time.Second {
+		t.Fatalf("after the probe's reply: %+v, %s after it", r, r.at.Sub(taught))
+	}
+	if _, wait, err := b.Admit(ctx, "m", 10); wait <= 0 || err != nil {
+		t.Fatalf("the learned limit (one left) let a third call through: wait %s, %v", wait, err)
+	}
+
+	// A provider without rate-limit headers: its first reply frees all.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	if _, wait, err := a.Admit(ctx, "n", 10); wait != 0 || err != nil {
+		t.Fatalf("the probe: wait %s, %v", wait, err)
+	}
+	held = admit(b, "n")
+	time.Sleep(100 * time.Millisecond)
+	req, _ := http.NewRequestWithContext(throttle.WithModel(ctx, "n"), http.MethodPost, srv.URL+"/v1/responses", nil)
+	res, err := (&http.Client{Transport: a.Transport(nil)}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	replied := time.Now()
+	if r := <-held; r.wait != 0 || r.err != nil || r.at.Sub(replied) > time.Second {
+		t.Fatalf("after a reply without headers: %+v, %s after it", r, r.at.Sub(replied))
+	}
+	for range 5 {
+		start := time.Now()
+		if _, wait, err := b.Admit(ctx, "n", 10); wait != 0 || err != nil || time.Since(start) > time.Second {
+			t.Fatalf("a provider without headers is paced: wait %s, %v, took %s", wait, err, time.Since(start))
+		}
+	}
+
+	// No reply in the window: the others go when it ends, and no second
+	// probe holds them.
+	start := time.Now()
+	if _, wait, err := a.Admit(ctx, "slow", 10); wait != 0 || err != nil {
+		t.Fatalf("the probe: wait %s, %v", wait, err)
+	}
+	if r := <-admit(b, "slow"); r.wait != 0 || r.err != nil || r.at.Sub(start) < time.Second || r.at.Sub(start) > 4*time.Second {
+		t.Fatalf("past the probe window: %+v, %s after the probe", r, r.at.Sub(start))
+	}
+	c := throttle.New(redisClient(t), cfg)
+	for range 3 {
+		begin := time.Now()
+		if _, wait, err := c.Admit(ctx, "slow", 10); wait != 0 || err != nil || time.Since(begin) > time.Second {
+			t.Fatalf("a second probe: wait %s, %v, took %s", wait, err, time.Since(begin))
+		}
 	}
 }
