@@ -435,7 +435,8 @@ func startWorker(ctx context.Context, b *testing.B, logger *slog.Logger) (*clien
 	queue := testenv.Queue(b)
 	cfg := config.Config{DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-bench", OpenAIBaseURL: sim.URL + "/v1",
 		Concurrency: concurrency, ChunkQueue: queue, LogLevel: "warn", HealthAddr: "127.0.0.1:0",
-		ReconcileInterval: time.Minute, StaleAfter: 5 * time.Minute, MaxRetry: 3, PollInterval: pollInterval, DelayedInterval: 250 * time.Millisecond}
+		ReconcileInterval: time.Minute, StaleAfter: 5 * time.Minute, MaxRetry: 3, PollInterval: pollInterval, DelayedInterval: 250 * time.Millisecond,
+		ChunkLanes: config.FromEnv().ChunkLanes} // CARRYOVER_CHUNK_LANES, to see what the lanes cost
 	wctx, stopWorker := context.WithCancel(ctx)
 	wdone := make(chan error, 1)
 	ready := make(chan struct{})
@@ -449,7 +450,7 @@ func startWorker(ctx context.Context, b *testing.B, logger *slog.Logger) (*clien
 		sim.Close()
 		b.Fatal("worker: ", err)
 	}
-	c, err := client.New(ctx, client.Config{DatabaseURL: dbURL, RedisURL: cfg.RedisURL, ChunkQueue: queue, Logger: logger})
+	c, err := client.New(ctx, client.Config{DatabaseURL: dbURL, RedisURL: cfg.RedisURL, ChunkQueue: queue, ChunkLanes: cfg.ChunkLanes, Logger: logger})
 	if err != nil {
 		b.Fatal(err)
 	}
