@@ -239,7 +239,8 @@ func TestLostCallsAreStartedCallsWithNoOutcome(t *testing.T) {
 // A claim whose lock went with its lock session (Postgres ended the
 // session) starts no call: another delivery may hold the job.
 func TestStartCallRefusedAfterTheLockWasLost(t *testing.T) {
-	t.Parallel()
+	// Serial: it ends every session holding an advisory lock in the
+	// database, other tests' lock sessions included.
 	s := open(t)
 	ctx := context.Background()
 	id := newJob(t, s)
