@@ -475,3 +475,23 @@ func TestOpsHandler(t *testing.T) {
 		t.Fatalf("dashboard %d %s", code, ct)
 	}
 }
+
+// A JSON body sent as curl's -d alone sends it (a form's content type) is
+// refused with 415, on every route that takes one, and nothing is done.
+func TestFormBodiesRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	resp, body := e.do("POST", "/v1/jobs", `{"model":"m","input":"p","continuation":{"max_attempts":2}}`)
+	var acc api.Accepted
+	if err := json.Unmarshal(body, &acc); err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	const form = "application/x-www-form-urlencoded"
+	for _, path := range []string{"/v1/jobs", "/v1/jobs/" + acc.ID + "/resume"} {
+		resp, body := e.do("POST", path, `{"max_attempts":30}`, "Content-Type", form)
+		var p api.Problem
+		if err := json.Unmarshal(body, &p); err != nil || resp.StatusCode != http.StatusUnsupportedMediaType || p.Status != 415 {
+			t.Errorf("POST %s as %s: %d %s", path, form, resp.StatusCode, body)
+		}
+	}
+}
