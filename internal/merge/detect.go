@@ -124,11 +124,19 @@ func looksLikeCode(s string) bool {
 	lines := strings.Split(s, "\n")
 	hits := 0
 	for _, l := range lines {
-		if codeSignals.MatchString(l) || strings.HasSuffix(strings.TrimSpace(l), ";") || strings.HasSuffix(strings.TrimSpace(l), "{") {
+		if codeLine(l) {
 			hits++
 		}
 	}
 	return hits >= 3 && hits*5 >= len(lines)
+}
+
+// codeLine reports whether a line has a code signal: a declaration, an
+// import, a comment, a control statement, or a line ending a statement or
+// opening a block.
+func codeLine(l string) bool {
+	t := strings.TrimSpace(l)
+	return codeSignals.MatchString(l) || strings.HasSuffix(t, ";") || strings.HasSuffix(t, "{")
 }
 
 var markdownSignals = regexp.MustCompile(`(?m)^(#{1,6} |[-*+] |\d+\. |> |\|.*\||` + "```" + `)`)

@@ -157,18 +157,14 @@ func (f *codeFormat) endBreaks(doc, body, line string) bool {
 	return ok && !codeSyntax(line) && (isNote(line) || end != ')' && proseLine(line)) && holdsCode(doc+body)
 }
 
-// holdsCode reports whether the recent text has a line that reads as code:
-// a line of prose breaks a code document only where there is code to
-// break. Asked for code, a model may answer in prose; then a closing
-// sentence is the document's own, not a remark about it.
+// holdsCode reports whether the recent text has a line that reads as code
+// (what detection counts, or a remark's code syntax): a line of prose
+// breaks a code document only where there is code to break. Asked for
+// code, a model may answer in prose; then a closing sentence is the
+// document's own, not a remark about it.
 func holdsCode(text string) bool {
 	for line := range strings.Lines(text[max(0, len(text)-proseWindow):]) {
-		s := strings.TrimSpace(line)
-		if s == "" {
-			continue
-		}
-		if codeSyntax(s) || strings.ContainsAny(s[len(s)-1:], "{};") || strings.ContainsAny(s[:1], "})]") ||
-			strings.Contains(s, " = ") || strings.Contains(s, ":=") || strings.Contains(s, "=>") {
+		if codeLine(line) || codeSyntax(line) {
 			return true
 		}
 	}
