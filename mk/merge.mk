@@ -31,8 +31,13 @@ bench-merge:
 # Go 1.26's fuzz coordinator at its deadline (go.dev/issue/75804, fixed in
 # 1.27) and fails a loaded CI run with a bare "context deadline exceeded" and
 # no crasher. 80,000 executions take about 8 s here; minimizing a new input is
-# capped by count for the same reason.
+# capped by count for the same reason. Each run starts from the committed
+# seeds in a fresh fuzz cache, so what `make test` finds depends on the tree,
+# not on what earlier runs on this machine explored. Longer hunts
+# (FUZZ_EXECS=2000000x FUZZ_CACHE= for go's shared cache) are development
+# work: what they find is fixed and kept as a seed.
 FUZZ_EXECS ?= 80000x
+FUZZ_CACHE ?= $(shell mktemp -d)
 fuzz-short:
-	go test ./internal/merge -run '^$$' -fuzz '^FuzzMergeText$$' -fuzztime=$(FUZZ_EXECS) -fuzzminimizetime=200x
-	go test ./internal/merge -run '^$$' -fuzz '^FuzzMergeStructured$$' -fuzztime=$(FUZZ_EXECS) -fuzzminimizetime=200x
+	go test ./internal/merge -run '^$$' -fuzz '^FuzzMergeText$$' -fuzztime=$(FUZZ_EXECS) -fuzzminimizetime=200x $(if $(FUZZ_CACHE),-args -test.fuzzcachedir=$(FUZZ_CACHE))
+	go test ./internal/merge -run '^$$' -fuzz '^FuzzMergeStructured$$' -fuzztime=$(FUZZ_EXECS) -fuzzminimizetime=200x $(if $(FUZZ_CACHE),-args -test.fuzzcachedir=$(FUZZ_CACHE))
