@@ -39,7 +39,10 @@ func settle(c *joinCtx, f format, ov overlap, last bool) (string, string, int, b
 		if l == ov.cut {
 			continue
 		}
-		if rest, note, ok := try(l); ok {
+		// A cut no step chose is evidence only if the text joins as it is:
+		// with a repair of its own (a row separated), a one-byte border
+		// such as a CSV delimiter would pass for a repeat.
+		if rest, note, ok := try(l); ok && note == "" {
 			return rest, note, l, true
 		}
 	}
