@@ -42,15 +42,16 @@ type Server struct {
 	limits  *Limits // nil: no rate limits
 	streams *streamSlots
 	// draining closes when the server shuts down: open streams end with a
-	// retry hint, so their clients reconnect elsewhere at once.
+	// retry hint, so their clients reconnect elsewhere at once, and streams
+	// still starting are refused with a 503.
 	draining  chan struct{}
 	drainOnce sync.Once
 }
 
 // Drain ends every open progress stream with an SSE retry hint, as its
-// lifetime's end does. Call it when the server shuts down
-// (http.Server.RegisterOnShutdown): a stream never goes idle, so Shutdown
-// would otherwise wait on it.
+// lifetime's end does. Call it when the server shuts down, before
+// http.Server.Shutdown (worker api does): a stream never goes idle, so
+// Shutdown would otherwise wait on it.
 func (s *Server) Drain() { s.drainOnce.Do(func() { close(s.draining) }) }
 
 // New builds the API over a client.
@@ -482,73 +483,4 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-}
-
-// streamJob sends the job's progress as Server-Sent Events ("event: status",
-// data the status JSON, id "<chunks>-<status>") until it ends, or until the
-// stream's lifetime is up: then it sends a retry hint and closes, and the
-// client reconnects with Last-Event-ID. A client that reconnects gets the
-// current state at once (unless its Last-Event-ID names it), so nothing is
-// missed. Open streams are capped per tenant and per process, and hold no
-// database connection while they wait (see client.Watch).
-func (s *Server) streamJob(w http.ResponseWriter, r *http.Request) {
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		problem(w, http.StatusInternalServerError, "streaming unsupported", "")
-		return
-	}
-	tenant := tenantOf(r)
-	release, refused := s.streams.take(tenant)
-	if refused != "" {
-		s.log.WarnContext(r.Context(), "stream refused", "tenant", tenant, "job_id", r.PathValue("id"), "reason", refused)
-		w.Header().Set("Retry-After", strconv.Itoa(streamRetryAfter))
-		problem(w, http.StatusTooManyRequests, "too many streams", refused)
-		return
-	}
-	defer release()
-	lifetime := s.streams.lim.Lifetime
-	ctx, cancel := context.WithTimeout(r.Context(), lifetime)
-	defer cancel()
-	updates, err := s.c.Watch(ctx, r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	// A stream outlives the server's write timeout, but not its own lifetime.
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(lifetime + time.Minute))
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	flusher.Flush()
-	lastID := r.Header.Get("Last-Event-ID")
-	ping := time.NewTicker(15 * time.Second)
-	defer ping.Stop()
-	for {
-		select {
-		case st, ok := <-updates:
-			if !ok {
-				if ctx.Err() != nil && r.Context().Err() == nil {
-					// The lifetime is up: ask the client to reconnect soon.
-					fmt.Fprintf(w, ": stream lifetime reached; reconnect with Last-Event-ID\nretry: %d\n\n", streamRetryMillis)
-					flusher.Flush()
-				}
-				return
-			}
-			id := fmt.Sprintf("%d-%s", st.Chunks, st.Status)
-			if id == lastID {
-				continue
-			}
-			b, _ := json.Marshal(st)
-			fmt.Fprintf(w, "id: %s\nevent: status\ndata: %s\n\n", id, b)
-			flusher.Flush()
-		case <-ping.C:
-			fmt.Fprint(w, ": ping\n\n")
-			flusher.Flush()
-		case <-s.draining:
-			fmt.Fprintf(w, ": server shutting down; reconnect with Last-Event-ID\nretry: %d\n\n", streamRetryMillis)
-			flusher.Flush()
-			return
-		}
-	}
 }

@@ -49,6 +49,12 @@ var webhookSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("api-tes
 // newEnv serves the API on loopback; with a worker, jobs run end to end.
 func newEnv(t *testing.T, withWorker bool) env {
 	t.Helper()
+	return newEnvWith(t, withWorker, simulator.Config{})
+}
+
+// newEnvWith is newEnv with the worker's simulator configured by sc.
+func newEnvWith(t *testing.T, withWorker bool, sc simulator.Config) env {
+	t.Helper()
 	q := testenv.Queue(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	c, err := client.New(context.Background(), client.Config{DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), ChunkQueue: q, Logger: log,
@@ -69,7 +75,7 @@ func newEnv(t *testing.T, withWorker bool) env {
 		t.Fatal(err)
 	}
 	if withWorker {
-		sim := httptest.NewServer(simulator.New(simulator.Config{}))
+		sim := httptest.NewServer(simulator.New(sc))
 		t.Cleanup(sim.Close)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -416,8 +422,12 @@ func TestStream(t *testing.T) {
 	var events []client.Status
 	sc := bufio.NewScanner(sresp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var event string // the status events; the end event follows them
 	for sc.Scan() {
-		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+			event = v
+		}
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && event == "status" {
 			var st client.Status
 			if err := json.Unmarshal([]byte(data), &st); err != nil {
 				t.Fatal(err)
