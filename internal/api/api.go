@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/carryover/carryover/carryovertype"
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/jobs"
@@ -71,6 +73,7 @@ func New(c *client.Client, log *slog.Logger, opts ...Option) *Server {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/jobs", s.auth(s.createJob))
+	mux.HandleFunc("GET /v1/jobs", s.auth(s.listJobs))
 	mux.HandleFunc("GET /v1/jobs/{id}", s.auth(s.owned(s.getJob)))
 	mux.HandleFunc("GET /v1/jobs/{id}/result", s.auth(s.owned(s.getResult)))
 	mux.HandleFunc("GET /v1/jobs/{id}/chunks", s.auth(s.owned(s.getChunks)))
@@ -179,8 +182,14 @@ func tenantOf(r *http.Request) string {
 
 // owned lets a request through only for a job of the caller's tenant;
 // another tenant's job is not found, not forbidden, so IDs leak nothing.
+// An id that is not a job ID at all is a 400 naming it, before any lookup.
 func (s *Server) owned(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if !jobID(r.PathValue("id")) {
+			problem(w, http.StatusBadRequest, "invalid job ID", "a job ID is a UUID in the form the API hands out",
+				client.FieldError{Field: "id", Message: "is not a job ID: a lowercase UUID such as 0b5c2a47-6f0e-4d1a-9a8e-2f4c7d9e1b3a"})
+			return
+		}
 		owner, err := s.c.Owner(r.Context(), r.PathValue("id"))
 		if err == nil && owner != tenantOf(r) {
 			err = client.ErrNotFound
@@ -191,6 +200,16 @@ func (s *Server) owned(next http.HandlerFunc) http.HandlerFunc {
 		}
 		next(w, r)
 	}
+}
+
+// jobID reports whether id is a job ID as the API hands them out: a UUID
+// in its canonical form (lowercase hex, hyphenated; openapi.json's pattern).
+// Other spellings of a UUID (upper case, braces, urn:uuid:, no hyphens) are
+// refused rather than read, so that one job has one ID everywhere: in
+// links, task IDs, logs and webhook bodies.
+func jobID(id string) bool {
+	u, err := uuid.Parse(id)
+	return err == nil && u.String() == id
 }
 
 // Problem is an RFC 9457 problem document; Errors names every bad field.
@@ -310,6 +329,7 @@ type Links struct {
 	Result  string `json:"result"`
 	Chunks  string `json:"chunks"`
 	Events  string `json:"events"`
+	Stream  string `json:"stream"`
 	Cancel  string `json:"cancel"`
 	Resume  string `json:"resume"`
 	Remerge string `json:"remerge"`
@@ -317,7 +337,7 @@ type Links struct {
 
 func links(id string) Links {
 	p := "/v1/jobs/" + id
-	return Links{Self: p, Result: p + "/result", Chunks: p + "/chunks", Events: p + "/events",
+	return Links{Self: p, Result: p + "/result", Chunks: p + "/chunks", Events: p + "/events", Stream: p + "/stream",
 		Cancel: p + "/cancel", Resume: p + "/resume", Remerge: p + "/remerge"}
 }
 

@@ -93,7 +93,17 @@ func newEnvWith(t *testing.T, withWorker bool, sc simulator.Config) env {
 
 func (e env) do(method, path, body string, header ...string) (*http.Response, []byte) {
 	e.t.Helper()
-	req, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
+	resp := e.send(context.Background(), method, path, body, header...)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// send makes a request with tenant alpha's key (a JSON body, if any) and
+// header's name-value pairs, and returns the answer unread.
+func (e env) send(ctx context.Context, method, path, body string, header ...string) *http.Response {
+	e.t.Helper()
+	req, err := http.NewRequestWithContext(ctx, method, e.url+path, strings.NewReader(body))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -108,9 +118,7 @@ func (e env) do(method, path, body string, header ...string) (*http.Response, []
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return resp
 }
 
 // The whole lifecycle over HTTP: submit, poll, read the result with its
@@ -273,9 +281,10 @@ func TestBadRequestsEnqueueNothing(t *testing.T) {
 	if resp.StatusCode != 400 {
 		t.Fatalf("differing idempotency keys: %d", resp.StatusCode)
 	}
-	for _, path := range []string{"/v1/jobs/6f1f7c0e-0000-4000-8000-000000000000", "/v1/jobs/not-a-uuid/result"} {
-		if resp, _ := e.do("GET", path, ""); resp.StatusCode != 404 {
-			t.Fatalf("GET %s: %d", path, resp.StatusCode)
+	// A job ID of no job is not found; what is not a job ID is a bad request.
+	for path, want := range map[string]int{"/v1/jobs/6f1f7c0e-0000-4000-8000-000000000000": 404, "/v1/jobs/not-a-uuid/result": 400} {
+		if resp, _ := e.do("GET", path, ""); resp.StatusCode != want {
+			t.Fatalf("GET %s: %d, want %d", path, resp.StatusCode, want)
 		}
 	}
 	if resp, b := e.do("GET", "/v2/nothing", ""); resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/problem+json" {

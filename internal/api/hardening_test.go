@@ -65,8 +65,10 @@ func TestSecurityNULInRequest(t *testing.T) {
 }
 
 // A job ID is its canonical spelling (lowercase, hyphenated, as the API
-// hands it out). Other spellings uuid.Parse accepts are not found: urn:uuid:
-// reached Postgres' uuid cast, which refused it with a 500.
+// hands it out; openapi.json's format uuid and pattern). Other spellings
+// uuid.Parse accepts, and anything else, are not job IDs: a 400 naming id,
+// before any lookup (urn:uuid: once reached Postgres' uuid cast, which
+// refused it with a 500). A well-formed ID of no job is a 404.
 func TestSecurityNonCanonicalJobID(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
@@ -76,17 +78,24 @@ func TestSecurityNonCanonicalJobID(t *testing.T) {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
 	id := acc.ID
-	for _, form := range []string{"urn:uuid:" + id, strings.ToUpper(id), strings.ReplaceAll(id, "-", ""), "%7B" + id + "%7D", id + "%00", " " + id} {
-		for _, suffix := range []string{"", "/result", "/events"} {
+	for _, form := range []string{"urn:uuid:" + id, strings.ToUpper(id), strings.ReplaceAll(id, "-", ""), "%7B" + id + "%7D", id + "%00", " " + id, "42", "x"} {
+		for _, suffix := range []string{"", "/result", "/events", "/chunks"} {
 			path := "/v1/jobs/" + strings.ReplaceAll(form, " ", "%20") + suffix
 			resp, body := e.do("GET", path, "")
-			if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/problem+json" {
+			var p api.Problem
+			_ = json.Unmarshal(body, &p)
+			if resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "application/problem+json" || len(p.Errors) != 1 || p.Errors[0].Field != "id" {
 				t.Errorf("GET %s: %d %s", path, resp.StatusCode, body)
 			}
 		}
 	}
-	if resp, body := e.do("POST", "/v1/jobs/urn:uuid:"+id+"/cancel", ""); resp.StatusCode != 404 {
-		t.Errorf("cancel urn:uuid: %d %s", resp.StatusCode, body)
+	for _, action := range []string{"cancel", "resume", "remerge"} {
+		if resp, body := e.do("POST", "/v1/jobs/urn:uuid:"+id+"/"+action, ""); resp.StatusCode != 400 {
+			t.Errorf("%s urn:uuid: %d %s", action, resp.StatusCode, body)
+		}
+	}
+	if resp, body := e.do("GET", "/v1/jobs/6f1f7c0e-0000-4000-8000-000000000000", ""); resp.StatusCode != 404 {
+		t.Errorf("a well-formed ID of no job: %d %s", resp.StatusCode, body)
 	}
 	if resp, body := e.do("GET", "/v1/jobs/"+id, ""); resp.StatusCode != 200 {
 		t.Fatalf("the canonical ID: %d %s", resp.StatusCode, body)

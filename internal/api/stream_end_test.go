@@ -141,18 +141,7 @@ func (e env) getStream(path string, header ...string) *http.Response {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	e.t.Cleanup(cancel)
-	req, err := http.NewRequestWithContext(ctx, "GET", e.url+path, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+e.key)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	resp := e.send(ctx, "GET", path, "", header...)
 	e.t.Cleanup(func() { _ = resp.Body.Close() })
 	return resp
 }
