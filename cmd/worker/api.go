@@ -17,6 +17,7 @@ import (
 
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/api"
+	"github.com/carryover/carryover/internal/cmdline"
 	"github.com/carryover/carryover/internal/config"
 	"github.com/carryover/carryover/internal/ratelimit"
 	"github.com/carryover/carryover/internal/redisconn"
@@ -37,7 +38,10 @@ func runAPI(args []string, stderr io.Writer) error {
 	cfg.RegisterAPIFlags(fs)
 	cfg.RegisterWebhookAllowFlag(fs)
 	cfg.RegisterMemoryLimitFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := cmdline.Parse(fs, args); err != nil {
+		return err
+	}
+	if err := cmdline.NoArgs(fs); err != nil {
 		return err
 	}
 	if err := bounds.Validate(); err != nil {
