@@ -48,6 +48,9 @@ var (
 	ErrNotReady = errors.New("job has no result yet")
 	// ErrPruned is returned by Result when retention removed the content.
 	ErrPruned = errors.New("the result's content was removed by retention")
+	// ErrNotMigrated is wrapped by New's error when the database lacks
+	// carryover's tables or holds an older schema: run `worker migrate`.
+	ErrNotMigrated = store.ErrNotMigrated
 )
 
 // Config says where the queue and the database are.
