@@ -48,6 +48,9 @@ var (
 	ErrNotReady = errors.New("job has no result yet")
 	// ErrPruned is returned by Result when retention removed the content.
 	ErrPruned = errors.New("the result's content was removed by retention")
+	// ErrNotMigrated is wrapped by New's error when the database lacks
+	// carryover's tables or holds an older schema: run `worker migrate`.
+	ErrNotMigrated = store.ErrNotMigrated
 )
 
 // Config says where the queue and the database are.
@@ -85,6 +88,17 @@ type Config struct {
 	// refused with a field error naming webhook_url, and the workers check
 	// the addresses again when they connect.
 	WebhookAllow string
+	// Tenant owns the jobs this client enqueues with no Request.Tenant of
+	// their own; "" is "default". An API key of the same tenant (`worker
+	// apikey create --tenant NAME`) sees them through the HTTP API; a key of
+	// another tenant gets 404. The tenant must exist: creating a key
+	// creates it.
+	Tenant string
+	// ReadOnly connects to Postgres alone: Status, Result, Events, Watch,
+	// Wait, Owner, Authenticate and JobCounts work while Redis is down (or
+	// unreachable from where the reader runs); Enqueue, Cancel, Resume,
+	// Remerge and Consumers return ErrReadOnly, and Inspector is nil.
+	ReadOnly bool
 	// TracerProvider makes the spans of Enqueue (the root of each job's
 	// trace, which the workers' task spans join); nil is the global
 	// provider (otel.GetTracerProvider), a no-op one unless the program
@@ -110,6 +124,8 @@ type Client struct {
 	insp  *asynq.Inspector
 	enq   *jobs.Enqueuer
 	tasks *jobs.Dispatcher
+	// tenant is Config.Tenant, the default of Request.Tenant.
+	tenant string
 }
 
 // New connects to Postgres and Redis. Config.RedisURL names one server
@@ -128,6 +144,13 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	st, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: cfg.MaxConns, AcquireTimeout: cfg.AcquireTimeout, Logger: logger})
 	if err != nil {
 		return nil, err
+	}
+	if err := st.CheckSchema(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	if cfg.ReadOnly {
+		return &Client{store: st}, nil
 	}
 	rdb, err := redisconn.Open(cfg.RedisURL)
 	if err != nil {
@@ -149,7 +172,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	queues.Lanes = cfg.ChunkLanes
 	d := jobs.NewDispatcher(q, queues, jobs.DefaultTaskOptions(), st)
-	return &Client{store: st, rdb: rdb, queue: q, insp: asynq.NewInspectorFromRedisClient(rdb),
+	return &Client{store: st, rdb: rdb, tenant: cfg.Tenant, queue: q, insp: asynq.NewInspectorFromRedisClient(rdb),
 		enq: jobs.NewEnqueuer(st, d, logger, cfg.Quota, jobs.WithWebhookPolicy(webhooks),
 			jobs.WithTracerProvider(cfg.TracerProvider)), tasks: d}, nil
 }
@@ -157,7 +180,22 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 // Close releases the connections.
 func (c *Client) Close() error {
 	c.store.Close()
+	if c.rdb == nil {
+		return nil
+	}
 	return c.rdb.Close()
+}
+
+// ErrReadOnly is returned by the methods that queue work, on a client made
+// with Config.ReadOnly.
+var ErrReadOnly = errors.New("client: read-only (Config.ReadOnly): no Redis connection to queue work on")
+
+// writable refuses a call that queues work on a read-only client.
+func (c *Client) writable() error {
+	if c.enq == nil {
+		return ErrReadOnly
+	}
+	return nil
 }
 
 // Job is an accepted job.
@@ -187,6 +225,12 @@ func ResumeExplicitZeros(data []byte) []FieldError { return carryovertype.Resume
 // Enqueue validates and submits a job. A *ValidationError names every bad
 // field; nothing is stored or enqueued then.
 func (c *Client) Enqueue(ctx context.Context, req Request) (Job, error) {
+	if err := c.writable(); err != nil {
+		return Job{}, err
+	}
+	if req.Tenant == "" {
+		req.Tenant = c.tenant
+	}
 	j, created, err := c.enq.Enqueue(ctx, req)
 	if j.ID == "" {
 		return Job{}, err
@@ -352,6 +396,9 @@ func (c *Client) Result(ctx context.Context, id string) (Result, error) {
 // aborted task is not retried). Chunks already stored are kept; Remerge
 // merges them. Cancelling a finished job changes nothing.
 func (c *Client) Cancel(ctx context.Context, id string) (Status, error) {
+	if err := c.writable(); err != nil {
+		return Status{}, err
+	}
 	if err := checkID(id); err != nil {
 		return Status{}, err
 	}
@@ -380,6 +427,9 @@ func (c *Client) Cancel(ctx context.Context, id string) (Status, error) {
 // a cancel, with the raised limits in o, from its last stored response (not
 // from scratch). Its time limit counts from the resume.
 func (c *Client) Resume(ctx context.Context, id string, o ResumeOptions) (Status, error) {
+	if err := c.writable(); err != nil {
+		return Status{}, err
+	}
 	if err := checkID(id); err != nil {
 		return Status{}, err
 	}
@@ -396,6 +446,9 @@ func (c *Client) Resume(ctx context.Context, id string, o ResumeOptions) (Status
 // cancelled job, for the first time — and sets its status from the new
 // merge. It returns ErrNotReady for a job still generating or with no chunks.
 func (c *Client) Remerge(ctx context.Context, id string) (Status, error) {
+	if err := c.writable(); err != nil {
+		return Status{}, err
+	}
 	if err := checkID(id); err != nil {
 		return Status{}, err
 	}
@@ -486,6 +539,9 @@ func (c *Client) Events(ctx context.Context, id string, after int64) ([]Event, e
 func (c *Client) Ping(ctx context.Context) error {
 	if err := c.store.Ping(ctx); err != nil {
 		return fmt.Errorf("%w: %w", ErrPostgresUnavailable, err)
+	}
+	if c.rdb == nil {
+		return nil
 	}
 	if err := c.rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrRedisUnavailable, err)
@@ -586,5 +642,33 @@ func (c *Client) JobCounts(ctx context.Context) (map[string]int64, error) {
 	return c.store.CountByStatus(ctx)
 }
 
-// Inspector is the client's asynq inspector, for operator tools.
+// Inspector is the client's asynq inspector, for operator tools (nil on a
+// read-only client).
 func (c *Client) Inspector() *asynq.Inspector { return c.insp }
+
+// Consumers reports the queue a job's next chunk task goes to and how many
+// live asynq servers (workers) take tasks from it. Servers announce
+// themselves in Redis every few seconds and expire when they stop, so 0
+// means nobody will run the job until a worker on that queue starts: a
+// waiting producer can say so instead of waiting in silence.
+func (c *Client) Consumers(ctx context.Context, id string) (queue string, servers int, err error) {
+	if err := checkID(id); err != nil {
+		return "", 0, err
+	}
+	if err := c.writable(); err != nil {
+		return "", 0, err
+	}
+	if queue, err = c.tasks.ChunkQueue(ctx, id); err != nil {
+		return "", 0, err
+	}
+	infos, err := c.insp.Servers()
+	if err != nil {
+		return queue, 0, fmt.Errorf("client: asynq servers: %w", err)
+	}
+	for _, s := range infos {
+		if _, ok := s.Queues[queue]; ok && s.Status == "active" {
+			servers++
+		}
+	}
+	return queue, servers, nil
+}

@@ -12,15 +12,42 @@ export CARRYOVER_QUEUE=${CARRYOVER_QUEUE:-carryover_demo}
 export LOG_LEVEL=${LOG_LEVEL:-info}
 run_dir=$(mktemp -d "${TMPDIR:-/tmp}/carryover-demo.XXXXXX")
 pids=()
+# Stops what the demo started and removes its logs; after a failure it
+# shows the end of each log first.
 cleanup() {
+  local rc=$?
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  if [ "$rc" -ne 0 ]; then
+    for f in "$run_dir"/*.log; do
+      [ -s "$f" ] && { echo "== last lines of $(basename "$f")" >&2; tail -n 20 "$f" >&2; }
+    done
+  fi
+  rm -rf "$run_dir"
 }
 trap cleanup EXIT
 
+# build compiles the binaries and says every 10 s how far it got: a first
+# run compiles every dependency (a minute or two), later runs almost
+# nothing. A failed build prints the compiler's output.
+build() {
+  local log="$run_dir/build.log" pid start=$SECONDS next=10
+  echo "== building bin/ (the first run compiles every dependency: a minute or two)" >&2
+  go build -v -o bin/ ./cmd/... 2>"$log" &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    if [ $((SECONDS - start)) -ge "$next" ]; then
+      echo "   still building: $((SECONDS - start))s, $(wc -l <"$log") packages compiled" >&2
+      next=$((next + 10))
+    fi
+  done
+  if ! wait "$pid"; then cat "$log" >&2; return 1; fi
+  : >"$log"
+}
+
 bash scripts/services.sh
-echo "== building" >&2
-go build -o bin/ ./cmd/...
+build
 echo "== migrating" >&2
 bin/worker migrate
 
@@ -32,15 +59,16 @@ if [ -z "${OPENAI_API_KEY:-}" ]; then
   pids+=($!)
   export OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_API_KEY="simulator-demo"
   for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-  prompt="[[sim format=csv size=9000 seed=42]] Generate a CSV of customer orders with columns id,customer,city,amount,notes."
+  # The simulator's CSV has these columns (internal/simulator/generate.go).
+  prompt="[[sim format=csv size=9000 seed=42]] Generate a CSV of customer orders with columns id,name,city,amount,note,updated_at."
   max_tokens=400
 else
   echo "== OPENAI_API_KEY is set: using ${OPENAI_BASE_URL:-the OpenAI API}" >&2
-  prompt="Generate a CSV of 300 fictional customer orders with the header id,customer,city,amount,notes. Quote fields that contain commas. Output only the CSV."
+  prompt="Generate a CSV of 300 fictional customer orders with the header id,name,city,amount,note,updated_at. Quote fields that contain commas. Output only the CSV."
   max_tokens=1200
 fi
 
-echo "== starting a worker (log: $run_dir/worker.log)" >&2
+echo "== starting a worker (log: $run_dir/worker.log, removed at exit; its last lines are shown if the demo fails)" >&2
 bin/worker --concurrency 4 2>"$run_dir/worker.log" &
 pids+=($!)
 

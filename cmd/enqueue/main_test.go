@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -12,7 +13,16 @@ import (
 
 var dbURL string
 
-func TestMain(m *testing.M) { testenv.Main(m, &dbURL) }
+// TestMain runs the command itself when execCLI asks it to (this test
+// binary as the enqueue binary: real exit codes and stderr), and the tests
+// otherwise.
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		return
+	}
+	testenv.Main(m, &dbURL)
+}
 
 func runCLI(t *testing.T, queue string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
@@ -30,11 +40,11 @@ func TestBadInputNamesTheFieldAndEnqueuesNothing(t *testing.T) {
 		args  []string
 		field string
 	}{
-		{[]string{"--max-attempts", "51", "write"}, "continuation.max_attempts"},
-		{[]string{"--on-failure", "maybe", "write"}, "continuation.on_failure"},
-		{[]string{"--format", "xml", "write"}, "format"},
-		{[]string{"--max-output-tokens", "3", "write"}, "max_output_tokens"},
-		{[]string{"--metadata", "{nope", "write"}, "metadata"},
+		{[]string{"--max-attempts", "51", "write it"}, "continuation.max_attempts"},
+		{[]string{"--on-failure", "maybe", "write it"}, "continuation.on_failure"},
+		{[]string{"--format", "xml", "write it"}, "format"},
+		{[]string{"--max-output-tokens", "3", "write it"}, "max_output_tokens"},
+		{[]string{"--metadata", "{nope", "write it"}, "metadata"},
 		{[]string{}, "input"},
 	}
 	for _, tt := range tests {
@@ -100,18 +110,18 @@ func TestExplicitZeroFlagsRefused(t *testing.T) {
 		args   []string
 		fields []string
 	}{
-		{[]string{"--max-output-tokens", "0", "write"}, []string{"max_output_tokens"}},
-		{[]string{"--max-attempts", "0", "write"}, []string{"continuation.max_attempts"}},
-		{[]string{"--max-total-output-tokens", "0", "write"}, []string{"continuation.max_total_output_tokens"}},
-		{[]string{"--max-cost-usd", "0.0", "write"}, []string{"continuation.max_cost_usd"}},
-		{[]string{"--time-limit-seconds", "0", "write"}, []string{"continuation.time_limit_seconds"}},
-		{[]string{"--max-records", "0", "write"}, []string{"continuation.max_records"}},
-		{[]string{"--overlap-lines", "0", "--strategy", "overlap", "write"}, []string{"continuation.overlap_lines"}},
-		{[]string{"--max-output-tokens-ceiling", "0", "write"}, []string{"continuation.max_output_tokens_ceiling"}},
-		{[]string{"--error-policy", "retry_all(0)", "write"}, []string{"max_retries"}},
-		{[]string{"--error-policy", "model=retry:0", "write"}, []string{"rules.model.max_consecutive_retries"}},
+		{[]string{"--max-output-tokens", "0", "write it"}, []string{"max_output_tokens"}},
+		{[]string{"--max-attempts", "0", "write it"}, []string{"continuation.max_attempts"}},
+		{[]string{"--max-total-output-tokens", "0", "write it"}, []string{"continuation.max_total_output_tokens"}},
+		{[]string{"--max-cost-usd", "0.0", "write it"}, []string{"continuation.max_cost_usd"}},
+		{[]string{"--time-limit-seconds", "0", "write it"}, []string{"continuation.time_limit_seconds"}},
+		{[]string{"--max-records", "0", "write it"}, []string{"continuation.max_records"}},
+		{[]string{"--overlap-lines", "0", "--strategy", "overlap", "write it"}, []string{"continuation.overlap_lines"}},
+		{[]string{"--max-output-tokens-ceiling", "0", "write it"}, []string{"continuation.max_output_tokens_ceiling"}},
+		{[]string{"--error-policy", "retry_all(0)", "write it"}, []string{"max_retries"}},
+		{[]string{"--error-policy", "model=retry:0", "write it"}, []string{"rules.model.max_consecutive_retries"}},
 		// With another bad field, both are named.
-		{[]string{"--max-attempts", "0", "--format", "xml", "write"}, []string{"continuation.max_attempts", "format"}},
+		{[]string{"--max-attempts", "0", "--format", "xml", "write it"}, []string{"continuation.max_attempts", "format"}},
 		{[]string{"resume", "6f1f7c0e-0000-4000-8000-000000000000", "--max-attempts", "0"}, []string{"max_attempts"}},
 		{[]string{"resume", "6f1f7c0e-0000-4000-8000-000000000000", "--max-cost-usd", "0"}, []string{"max_cost_usd"}},
 		{[]string{"resume", "6f1f7c0e-0000-4000-8000-000000000000", "--max-records", "0", "--time-limit-seconds", "0"},
@@ -130,7 +140,7 @@ func TestExplicitZeroFlagsRefused(t *testing.T) {
 		}
 	}
 	// Left out, or given a value in range, the same flags are accepted.
-	out, _, err := runCLI(t, q, "--max-attempts", "3", "--max-records", "5", "--error-policy", "retry_all", "write")
+	out, _, err := runCLI(t, q, "--max-attempts", "3", "--max-records", "5", "--error-policy", "retry_all", "write it")
 	if err != nil || len(strings.TrimSpace(out)) != 36 {
 		t.Fatalf("flags in range: %q %v", out, err)
 	}

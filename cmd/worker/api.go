@@ -18,6 +18,7 @@ import (
 
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/api"
+	"github.com/carryover/carryover/internal/cmdline"
 	"github.com/carryover/carryover/internal/config"
 	"github.com/carryover/carryover/internal/ratelimit"
 	"github.com/carryover/carryover/internal/redisconn"
@@ -45,7 +46,10 @@ func runAPI(args []string, stderr io.Writer) error {
 			return fmt.Errorf("API_SHUTDOWN_GRACE: %w", err)
 		}
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := cmdline.Parse(fs, args); err != nil {
+		return err
+	}
+	if err := cmdline.NoArgs(fs); err != nil {
 		return err
 	}
 	if *grace < 0 {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/carryover/carryover/internal/cmdline"
 	"github.com/carryover/carryover/internal/continuation"
 	"github.com/carryover/carryover/internal/jobs"
 	"github.com/carryover/carryover/internal/merge"
@@ -26,16 +27,15 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: worker merge --format F [--meta FILE] CHUNK_FILE...")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := cmdline.Parse(fs, args); err != nil {
 		return err
 	}
 	if !merge.ValidFormat(*format) {
-		return fmt.Errorf("--format: unknown format %q", *format)
+		return cmdline.Usagef("--format: unknown format %q", *format)
 	}
 	files := fs.Args()
 	if len(files) == 0 {
-		fs.Usage()
-		return fmt.Errorf("no chunk files given")
+		return cmdline.Usagef("merge: no chunk files given")
 	}
 	chunks := make([]store.Chunk, len(files))
 	for i, f := range files {

@@ -261,7 +261,7 @@ func (c *Config) RegisterWorkerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.OpenAIBaseURL, "openai-base-url", c.OpenAIBaseURL, "OpenAI-compatible base URL (env OPENAI_BASE_URL)")
 	fs.IntVar(&c.Concurrency, "concurrency", c.Concurrency, "tasks processed at once (env WORKER_CONCURRENCY)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env LOG_LEVEL)")
-	fs.StringVar(&c.HealthAddr, "health-addr", c.HealthAddr, "serve /healthz and /readyz here, e.g. 127.0.0.1:8081 (env HEALTH_ADDR)")
+	fs.StringVar(&c.HealthAddr, "health-addr", c.HealthAddr, "operator-only listener for /healthz, /readyz and /metrics, e.g. 127.0.0.1:9091 (not 8081, the API's --ops-addr default); empty disables (env HEALTH_ADDR)")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", c.ReconcileInterval, "reconciler scan interval (env CARRYOVER_RECONCILE_INTERVAL)")
 	fs.DurationVar(&c.StaleAfter, "stale-after", c.StaleAfter, "re-queue live jobs with no progress for this long (env CARRYOVER_STALE_AFTER)")
 	fs.IntVar(&c.MaxRetry, "max-retry", c.MaxRetry, "deliveries of a chunk task (rate-limit waits and error-policy retries included) before the job stops (env CARRYOVER_MAX_RETRY)")

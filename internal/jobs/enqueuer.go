@@ -138,7 +138,7 @@ func (e *Enqueuer) enqueue(ctx context.Context, req carryovertype.Request) (stor
 			return store.Job{}, false, &carryovertype.ValidationError{Fields: []carryovertype.FieldError{{Field: "idempotency_key", Message: err.Error()}}}
 		}
 		if errors.Is(err, store.ErrUnknownTenant) {
-			return store.Job{}, false, &carryovertype.ValidationError{Fields: []carryovertype.FieldError{{Field: "tenant", Message: fmt.Sprintf("no tenant %q", req.Tenant)}}}
+			return store.Job{}, false, &carryovertype.ValidationError{Fields: []carryovertype.FieldError{{Field: "tenant", Message: fmt.Sprintf("no tenant %q (a tenant is made with its first API key: worker apikey create --tenant %s)", req.Tenant, req.Tenant)}}}
 		}
 		return store.Job{}, false, err
 	}

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -42,9 +41,6 @@ func budgets(c carryovertype.Continuation) continuation.Budgets {
 		TimeLimit: time.Duration(c.TimeLimitSeconds * float64(time.Second)), StopSequence: c.StopSequence,
 		MaxRecords: c.MaxRecords}
 }
-
-// tenantName is the shape of a tenant ID (as the tenants table checks).
-var tenantName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
 // Normalize fills a request's defaults and validates it. It returns a
 // *carryovertype.ValidationError naming every bad field, in the order of the
@@ -220,8 +216,8 @@ func (v *fieldErrors) options(r carryovertype.Request) {
 
 // producer checks who the job is for and how it reports back.
 func (v *fieldErrors) producer(r carryovertype.Request, webhooks egress.Policy) {
-	if !tenantName.MatchString(r.Tenant) {
-		v.add("tenant", "must be 1-63 lowercase letters, digits, '-' or '_', got %q", r.Tenant)
+	if !carryovertype.ValidTenant(r.Tenant) {
+		v.add("tenant", "must be %s, got %q", carryovertype.TenantRule, r.Tenant)
 	}
 	if r.WebhookURL != "" {
 		if len(r.WebhookURL) > maxWebhookURL {

@@ -9,6 +9,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/carryover/carryover/carryovertype"
 )
 
 // keyPrefix marks carryover API keys so they are recognizable in a leak scan.
@@ -19,11 +21,20 @@ func hashKey(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// ErrBadTenant refuses a tenant ID the tenants table would refuse; the
+// error says the rule (carryovertype.TenantRule), not the constraint.
+var ErrBadTenant = errors.New("malformed tenant")
+
 // CreateAPIKey makes a key for a tenant (creating the tenant if needed) and
 // returns it. Only its hash is stored: the key cannot be shown again. A
 // tenant that exists takes no number from the ordinal sequence, so tenants
 // made one after another get consecutive ordinals (and different lanes).
+// A malformed tenant gets an error wrapping ErrBadTenant, and nothing is
+// stored.
 func (s *Store) CreateAPIKey(ctx context.Context, tenant string) (key, prefix string, err error) {
+	if !carryovertype.ValidTenant(tenant) {
+		return "", "", fmt.Errorf("%w %q: a tenant must be %s", ErrBadTenant, tenant, carryovertype.TenantRule)
+	}
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return "", "", fmt.Errorf("store: random key: %w", err)
