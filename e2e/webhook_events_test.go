@@ -20,6 +20,7 @@ import (
 	"github.com/carryover/carryover/client"
 	"github.com/carryover/carryover/internal/api"
 	"github.com/carryover/carryover/internal/jobs"
+	"github.com/carryover/carryover/internal/testenv"
 )
 
 // hookAttempt is one request a webhook receiver verified.
@@ -68,6 +69,18 @@ func newRefusingReceiver(t *testing.T, secret string) (*refusingReceiver, *httpt
 	}))
 	t.Cleanup(srv.Close)
 	return rr, srv
+}
+
+// hookHarness starts a worker that signs webhooks with a secret of its
+// own, and a refusingReceiver that verifies them with it.
+func hookHarness(t *testing.T) (*harness, *refusingReceiver, *httptest.Server) {
+	t.Helper()
+	secret := "whsec_" + base64.StdEncoding.EncodeToString([]byte(testenv.RandomName("webhook-secret")))
+	rr, recv := newRefusingReceiver(t, secret)
+	h := newHarness(t)
+	h.cfg.WebhookSecret = secret
+	h.startWorker()
+	return h, rr, recv
 }
 
 // retried reports whether n events each had two attempts.
@@ -119,11 +132,7 @@ func strictEvent(t *testing.T, body []byte) jobs.Event {
 // result would answer 409), only the job's.
 func TestWebhookEventsStoredOnce(t *testing.T) {
 	t.Parallel()
-	secret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("events-test-secret-0123456789"))
-	rr, recv := newRefusingReceiver(t, secret)
-	h := newHarness(t)
-	h.cfg.WebhookSecret = secret
-	h.startWorker()
+	h, rr, recv := hookHarness(t)
 	ctx := context.Background()
 	meta := json.RawMessage(`{"order": 7}`)
 	j := h.enqueue("format=csv size=3000 seed=51", client.Request{Format: "csv", MaxOutputTokens: 100,
@@ -214,11 +223,7 @@ func jsonEqual(a, b json.RawMessage) bool {
 // it) is queued again by the reconciler, with its id and body unchanged.
 func TestWebhookTasksWithoutAStoredEvent(t *testing.T) {
 	t.Parallel()
-	secret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("upgrade-test-secret-0123456789"))
-	rr, recv := newRefusingReceiver(t, secret)
-	h := newHarness(t)
-	h.cfg.WebhookSecret = secret
-	h.startWorker()
+	h, rr, recv := hookHarness(t)
 	ctx := context.Background()
 	j := h.enqueue("format=text size=600 seed=97", client.Request{WebhookURL: recv.URL + "/hooks"})
 	if st := h.wait(j.id, 30*time.Second); st.Status != "succeeded" {

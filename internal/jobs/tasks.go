@@ -296,7 +296,9 @@ func (d *Dispatcher) Webhook(ctx context.Context, jobID, status, eventID string)
 
 // WebhookTaskID is the deterministic asynq TaskID of an event's delivery:
 // queueing it again while it is queued, retrying or archived is a no-op.
-func WebhookTaskID(jobID, eventID string) string { return fmt.Sprintf("job:%s:webhook:%s", jobID, eventID) }
+func WebhookTaskID(jobID, eventID string) string {
+	return fmt.Sprintf("job:%s:webhook:%s", jobID, eventID)
+}
 
 // WebhookMaxRetry is how often a failed webhook delivery is retried: with
 // WebhookRetryDelay's schedule, the last retry comes about a day (23.8 h)

@@ -24,6 +24,14 @@ func hookJob(t *testing.T, s *store.Store) string {
 	return j.ID
 }
 
+// cancel cancels a live job.
+func cancel(t *testing.T, s *store.Store, id string) {
+	t.Helper()
+	if _, _, err := s.Cancel(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // events lists a job's stored events, oldest first.
 func events(t *testing.T, s *store.Store, jobID string) []store.WebhookEvent {
 	t.Helper()
@@ -47,9 +55,9 @@ type eventBody struct {
 	Type      string `json:"type"`
 	Timestamp string `json:"timestamp"`
 	Data      struct {
-		ID, Status, StopReason, Error, Job string
-		Result                            *string
-		Metadata                          json.RawMessage
+		ID, Status, Job string
+		Result          *string
+		Metadata        json.RawMessage
 	} `json:"data"`
 }
 
@@ -125,16 +133,12 @@ func TestWebhookEventsOfAResumedJob(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
 	id := hookJob(t, s)
-	if _, _, err := s.Cancel(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	cancel(t, s, id)
 	first := events(t, s, id)
 	if _, ok, err := s.Resume(ctx, id, json.RawMessage(`{}`), nil); err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	if _, _, err := s.Cancel(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	cancel(t, s, id)
 	both := events(t, s, id)
 	if len(first) != 1 || len(both) != 2 || both[0].ID != first[0].ID || string(both[0].Body) != string(first[0].Body) ||
 		both[1].ID == both[0].ID || string(both[1].Body) == string(both[0].Body) {
@@ -166,9 +170,7 @@ func TestLegacyWebhookEvent(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
 	id := hookJob(t, s)
-	if _, _, err := s.Cancel(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	cancel(t, s, id)
 	stored := events(t, s, id)
 	if got, err := s.LegacyWebhookEvent(ctx, id, "cancelled"); err != nil || got != stored[0].ID {
 		t.Fatalf("got %q (%v), want the stored %s", got, err, stored[0].ID)
