@@ -161,8 +161,8 @@ func (e *Enqueuer) Cancel(ctx context.Context, jobID string) (store.Job, bool, e
 	if err == nil && changed {
 		e.logger.InfoContext(ctx, "job cancelled", "job_id", jobID)
 		if job.WebhookURL != nil {
-			if werr := e.tasks.Webhook(ctx, jobID, store.StatusCancelled); werr != nil {
-				e.logger.WarnContext(ctx, "could not queue the webhook", "job_id", jobID, "err", werr)
+			if werr := QueueWebhooks(ctx, e.store, e.tasks, jobID, store.StatusCancelled); werr != nil {
+				e.logger.WarnContext(ctx, "could not queue the webhook; the reconciler will", "job_id", jobID, "err", werr)
 			}
 		}
 	}

@@ -24,10 +24,13 @@ const (
 	TypeWebhook = "carryover:webhook"
 )
 
-// WebhookPayload asks for a job's end event to be delivered.
+// WebhookPayload asks for a job's end event to be delivered: the stored
+// event EventID. A payload without one was queued before events were
+// stored (migration 11) and names the job's status instead.
 type WebhookPayload struct {
 	JobID       string `json:"job_id"`
 	Status      string `json:"status"`
+	EventID     string `json:"event_id,omitempty"`
 	Traceparent string `json:"traceparent,omitempty"`
 }
 
@@ -275,17 +278,26 @@ func (d *Dispatcher) enqueue(ctx context.Context, t *asynq.Task, taskID, queue s
 	return nil
 }
 
-// Webhook queues the delivery of a job's end event (one per final status),
-// on the webhook queue, retried for about a day (WebhookRetryDelay).
-func (d *Dispatcher) Webhook(ctx context.Context, jobID, status string) error {
-	b, _ := json.Marshal(WebhookPayload{JobID: jobID, Status: status, Traceparent: tracing.Traceparent(ctx, jobID)})
-	id := fmt.Sprintf("job:%s:webhook:%s", jobID, status)
+// Webhook queues the delivery of a job's stored end event (status is its
+// job's, for the trace), on the webhook queue, retried for about a day
+// (WebhookRetryDelay). Each event has a task of its own (WebhookTaskID): a
+// job that ends twice (resumed, or remerged) has two.
+func (d *Dispatcher) Webhook(ctx context.Context, jobID, status, eventID string) error {
+	b, _ := json.Marshal(WebhookPayload{JobID: jobID, Status: status, EventID: eventID,
+		Traceparent: tracing.Traceparent(ctx, jobID)})
+	id := WebhookTaskID(jobID, eventID)
 	_, err := d.client.EnqueueContext(ctx, asynq.NewTask(TypeWebhook, b), asynq.TaskID(id), asynq.Queue(d.queues.Webhook()),
 		asynq.MaxRetry(WebhookMaxRetry), asynq.Timeout(WebhookTaskTimeout))
 	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		return fmt.Errorf("enqueue %s: %w", id, err)
 	}
 	return nil
+}
+
+// WebhookTaskID is the deterministic asynq TaskID of an event's delivery:
+// queueing it again while it is queued, retrying or archived is a no-op.
+func WebhookTaskID(jobID, eventID string) string {
+	return fmt.Sprintf("job:%s:webhook:%s", jobID, eventID)
 }
 
 // WebhookMaxRetry is how often a failed webhook delivery is retried: with

@@ -20,14 +20,19 @@ import (
 	"github.com/carryover/carryover/internal/webhook"
 )
 
-// Event is the body POSTed to a job's webhook_url when it ends.
+// Event is the body POSTed to a job's webhook_url when it ends. It is
+// written once, in Postgres, in the transaction that ends the job
+// (carryover_webhook_body, migration 11), and every attempt sends those
+// bytes: this type decodes it.
 type Event struct {
-	Type      string    `json:"type"` // job.succeeded, job.partial, job.failed, job.cancelled
+	Type string `json:"type"` // job.succeeded, job.partial, job.failed, job.cancelled
+	// Timestamp is when the job ended: the event's time, the same on every
+	// attempt (the webhook-timestamp header is the attempt's).
 	Timestamp time.Time `json:"timestamp"`
 	Data      EventData `json:"data"`
 }
 
-// EventData describes the job.
+// EventData describes the job as it was when the event happened.
 type EventData struct {
 	ID         string   `json:"id"`
 	Tenant     string   `json:"tenant"`
@@ -36,21 +41,45 @@ type EventData struct {
 	Error      string   `json:"error,omitempty"`
 	Chunks     int      `json:"chunks"`
 	CostUSD    *float64 `json:"cost_usd"`
-	Result     string   `json:"result"` // the API path of the result
+	// Metadata echoes the metadata of the job's request (null without).
+	Metadata json.RawMessage `json:"metadata"`
+	// Job is the API path of the job, which always answers.
+	Job string `json:"job"`
+	// Result is the API path of the result, there only when the job had
+	// one (a cancelled or failed job without one has none to read).
+	Result string `json:"result,omitempty"`
 }
 
-// notify queues a job's end event when it has a webhook.
+// notify queues the delivery of a job's stored end events that are not yet
+// delivered (the one its end just wrote, and any whose task went missing).
 func (h *Handlers) notify(ctx context.Context, j store.Job, status string) {
 	if j.WebhookURL == nil || *j.WebhookURL == "" || !store.Terminal(status) {
 		return
 	}
-	if err := h.cfg.Tasks.Webhook(ctx, j.ID, status); err != nil {
-		h.log.Warn("could not queue the webhook", "job_id", j.ID, "err", err)
+	if err := QueueWebhooks(ctx, h.cfg.Store, h.cfg.Tasks, j.ID, status); err != nil {
+		h.log.Warn("could not queue the webhook; the reconciler will", "job_id", j.ID, "err", err)
 	}
 }
 
-// HandleWebhook delivers a job's end event, signed, and records the attempt;
-// a failed delivery is retried by the queue with backoff.
+// QueueWebhooks queues a delivery task for each of a job's events not yet
+// delivered; status is the job's, for the trace.
+func QueueWebhooks(ctx context.Context, st *store.Store, tasks *Dispatcher, jobID, status string) error {
+	ids, err := st.PendingWebhookEvents(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := tasks.Webhook(ctx, jobID, status, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HandleWebhook delivers a stored end event, signed, and records the
+// attempt; a failed delivery is retried by the queue with backoff, with the
+// same id and body. An event already delivered is not sent again (a
+// duplicate delivery of the task, or the reconciler's copy).
 func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) (err error) {
 	var p WebhookPayload
 	if err := decodePayload("webhook", t.Payload(), &p); err != nil {
@@ -58,50 +87,25 @@ func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) (err error)
 	}
 	ctx, span := startTask(ctx, h.tracer, SpanWebhook, p.Traceparent, p.JobID, AttrStatus.String(p.Status))
 	defer func() { endTask(span, err) }()
-	j, err := h.cfg.Store.GetJob(ctx, p.JobID)
+	ev, err := h.webhookEvent(ctx, p)
+	if errors.Is(err, store.ErrNotFound) {
+		h.log.Debug("webhook: no event to deliver", "job_id", p.JobID, "status", p.Status, "event_id", p.EventID)
+		return nil
+	}
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
 		return err
 	}
-	if j.WebhookURL == nil || *j.WebhookURL == "" {
+	if ev.WebhookURL == nil || *ev.WebhookURL == "" || ev.DeliveredAt != nil {
 		return nil
 	}
 	attempt, _ := asynq.GetRetryCount(ctx)
-	eventID := fmt.Sprintf("evt_%s_%s", j.ID, p.Status)
-	d := store.WebhookDelivery{JobID: j.ID, EventID: eventID, EventType: "job." + p.Status, Attempt: attempt}
-	if len(h.cfg.WebhookSecret) == 0 {
-		d.Error = "no signing secret configured (CARRYOVER_WEBHOOK_SECRET); events are never sent unsigned"
-		_ = h.cfg.Store.RecordWebhook(ctx, d)
-		return fmt.Errorf("%s: %w", d.Error, asynq.SkipRetry)
-	}
-	// What the URL says is checked again here: the job may predate the
-	// policy, or have been enqueued where another allow-list applied.
-	err = h.cfg.Webhooks.Policy.CheckURL(*j.WebhookURL)
-	var u *url.URL
-	if err == nil {
-		u, err = url.Parse(*j.WebhookURL) // parses: CheckURL parsed it
-	}
+	d := store.WebhookDelivery{JobID: ev.JobID, EventID: ev.ID, EventType: ev.Type, Attempt: attempt}
+	u, endpoint, err := h.webhookTarget(ctx, ev, &d)
 	if err != nil {
-		d.Error = "webhook_url " + err.Error()
-		_ = h.cfg.Store.RecordWebhook(ctx, d)
-		h.log.Warn("webhook refused; not retried", "job_id", j.ID, "err", d.Error)
-		return fmt.Errorf("webhook of job %s: %s: %w", j.ID, d.Error, asynq.SkipRetry)
+		return err
 	}
-	endpoint := egress.Endpoint(u)
-	if err := h.breaker.Allow(endpoint); err != nil {
-		// Failed fast, on record, and retried on the queue's schedule.
-		d.Error = err.Error()
-		if rerr := h.cfg.Store.RecordWebhook(ctx, d); rerr != nil {
-			return rerr
-		}
-		h.log.Warn("webhook not sent; will retry", "job_id", j.ID, "attempt", attempt, "err", err)
-		return fmt.Errorf("webhook of job %s: %w", j.ID, err)
-	}
-	body, _ := json.Marshal(Event{Type: "job." + p.Status, Timestamp: time.Now().UTC(), Data: eventData(j, p.Status)})
-	if err := h.post(ctx, u, endpoint, eventID, body, &d); err != nil {
-		return fmt.Errorf("webhook of job %s: %w: %w", j.ID, err, asynq.SkipRetry)
+	if err := h.post(ctx, u, endpoint, ev.ID, ev.Body, &d); err != nil {
+		return fmt.Errorf("webhook of job %s: %w: %w", ev.JobID, err, asynq.SkipRetry)
 	}
 	if d.HTTPStatus != 0 {
 		span.SetAttributes(semconv.HTTPResponseStatusCode(d.HTTPStatus))
@@ -117,11 +121,60 @@ func (h *Handlers) HandleWebhook(ctx context.Context, t *asynq.Task) (err error)
 		return rerr
 	}
 	if err != nil {
-		h.log.Warn("webhook delivery failed; will retry", "job_id", j.ID, "attempt", attempt, "err", err)
-		return fmt.Errorf("webhook of job %s: %w", j.ID, err)
+		h.log.Warn("webhook delivery failed; will retry", "job_id", ev.JobID, "event_id", ev.ID, "attempt", attempt, "err", err)
+		return fmt.Errorf("webhook of job %s: %w", ev.JobID, err)
 	}
-	h.log.Info("webhook delivered", "job_id", j.ID, "event", d.EventType, "attempt", attempt)
+	h.log.Info("webhook delivered", "job_id", ev.JobID, "event", ev.Type, "event_id", ev.ID, "attempt", attempt)
 	return nil
+}
+
+// webhookEvent loads the event a task delivers. A task queued before events
+// were stored names a status instead: its event is the job's latest of
+// that status, or one written now from the job row (LegacyWebhookEvent).
+func (h *Handlers) webhookEvent(ctx context.Context, p WebhookPayload) (store.WebhookEvent, error) {
+	id := p.EventID
+	if id == "" {
+		var err error
+		if id, err = h.cfg.Store.LegacyWebhookEvent(ctx, p.JobID, p.Status); err != nil {
+			return store.WebhookEvent{}, err
+		}
+	}
+	return h.cfg.Store.GetWebhookEvent(ctx, id)
+}
+
+// webhookTarget checks that an event may be sent to its job's URL now and
+// returns the URL and its endpoint (for the breaker). When it may not, the
+// attempt is recorded and the error says whether the queue retries it.
+func (h *Handlers) webhookTarget(ctx context.Context, ev store.WebhookEvent, d *store.WebhookDelivery) (*url.URL, string, error) {
+	if len(h.cfg.WebhookSecret) == 0 {
+		d.Error = "no signing secret configured (CARRYOVER_WEBHOOK_SECRET); events are never sent unsigned"
+		_ = h.cfg.Store.RecordWebhook(ctx, *d)
+		return nil, "", fmt.Errorf("%s: %w", d.Error, asynq.SkipRetry)
+	}
+	// What the URL says is checked again here: the job may predate the
+	// policy, or have been enqueued where another allow-list applied.
+	err := h.cfg.Webhooks.Policy.CheckURL(*ev.WebhookURL)
+	var u *url.URL
+	if err == nil {
+		u, err = url.Parse(*ev.WebhookURL) // parses: CheckURL parsed it
+	}
+	if err != nil {
+		d.Error = "webhook_url " + err.Error()
+		_ = h.cfg.Store.RecordWebhook(ctx, *d)
+		h.log.Warn("webhook refused; not retried", "job_id", ev.JobID, "err", d.Error)
+		return nil, "", fmt.Errorf("webhook of job %s: %s: %w", ev.JobID, d.Error, asynq.SkipRetry)
+	}
+	endpoint := egress.Endpoint(u)
+	if err := h.breaker.Allow(endpoint); err != nil {
+		// Failed fast, on record, and retried on the queue's schedule.
+		d.Error = err.Error()
+		if rerr := h.cfg.Store.RecordWebhook(ctx, *d); rerr != nil {
+			return nil, "", rerr
+		}
+		h.log.Warn("webhook not sent; will retry", "job_id", ev.JobID, "attempt", d.Attempt, "err", err)
+		return nil, "", fmt.Errorf("webhook of job %s: %w", ev.JobID, err)
+	}
+	return u, endpoint, nil
 }
 
 // post sends one signed event to u and notes the answer's status and the
@@ -136,6 +189,9 @@ func (h *Handlers) post(ctx context.Context, u *url.URL, endpoint, eventID strin
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "carryover-webhooks")
+	// The webhook-timestamp header is the attempt's (Standard Webhooks:
+	// receivers refuse one older than their tolerance, against replays);
+	// the body's own timestamp is the event's.
 	webhook.SetHeaders(req.Header, h.cfg.WebhookSecret, eventID, time.Now(), body)
 	// With tracing on, the receiver can join the job's trace.
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
@@ -173,17 +229,4 @@ func deliveryError(d store.WebhookDelivery) error {
 	default:
 		return fmt.Errorf("receiver answered %d", d.HTTPStatus)
 	}
-}
-
-// eventData describes a job that ended with status.
-func eventData(j store.Job, status string) EventData {
-	data := EventData{ID: j.ID, Tenant: j.TenantID, Status: status, Chunks: j.ChunkCount, CostUSD: j.CostUSD,
-		Result: "/v1/jobs/" + j.ID + "/result"}
-	if j.StopReason != nil {
-		data.StopReason = *j.StopReason
-	}
-	if j.Error != nil {
-		data.Error = *j.Error
-	}
-	return data
 }

@@ -126,7 +126,39 @@ func (r *Reconciler) Scan(ctx context.Context) (int, error) {
 		}
 	}
 	r.suspects = s.suspects
+	if err := r.requeueWebhooks(ctx); err != nil {
+		r.log.Warn("reconciler could not queue undelivered webhook events", "err", err)
+	}
 	return resumed, nil
+}
+
+// webhookWindow is how long after an event the reconciler still queues its
+// delivery again: the webhook queue's own retries span about a day
+// (jobs.WebhookMaxRetry), and an event older than that was given up on.
+const webhookWindow = 24 * time.Hour
+
+// webhookQuiet is how long an undelivered event must have gone without an
+// attempt before its task is taken for lost: longer than the webhook
+// queue's longest wait between retries (2 h, plus jitter).
+const webhookQuiet = 150 * time.Minute
+
+// requeueWebhooks queues the delivery of stored events whose task went
+// missing: the process that ended the job died between its commit and the
+// enqueue, or Redis lost its keys. The task's ID is the event's, so a task
+// still queued, retrying or archived (given up) is not doubled.
+func (r *Reconciler) requeueWebhooks(ctx context.Context) error {
+	now := time.Now()
+	evs, err := r.cfg.Store.UndeliveredWebhookEvents(ctx, now.Add(-webhookWindow), now.Add(-r.cfg.StaleAfter),
+		now.Add(-webhookQuiet), r.cfg.Batch)
+	if err != nil {
+		return err
+	}
+	for _, e := range evs {
+		if err := r.cfg.Tasks.Webhook(ctx, e.JobID, "", e.ID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // scan holds what one Scan learned.
@@ -208,7 +240,7 @@ func (r *Reconciler) resume(ctx context.Context, s *scan, j store.StaleJob) (boo
 		case status == store.StatusMerging:
 			err = r.cfg.Tasks.Merge(ctx, j.ID)
 		case status == store.StatusFailed:
-			err = r.cfg.Tasks.Webhook(ctx, j.ID, status) // a no-op for a job without a webhook
+			err = jobs.QueueWebhooks(ctx, r.cfg.Store, r.cfg.Tasks, j.ID, status) // none for a job without a webhook
 		}
 		return true, err
 	}

@@ -422,13 +422,18 @@ type WebhookDelivery struct {
 	Delivered                 bool
 }
 
-// RecordWebhook records a delivery attempt.
+// RecordWebhook records a delivery attempt; a delivered one marks its event
+// delivered (webhook_events.delivered_at), so that a later delivery of the
+// same task sends nothing.
 func (s *Store) RecordWebhook(ctx context.Context, d WebhookDelivery) error {
 	var status *int
 	if d.HTTPStatus != 0 {
 		status = &d.HTTPStatus
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_deliveries (job_id, event_id, event_type, attempt, http_status, error, latency_ms, delivered)
+	_, err := s.pool.Exec(ctx, `WITH e AS (
+	UPDATE webhook_events SET delivered_at = now() WHERE $8 AND id = $2 AND delivered_at IS NULL
+)
+INSERT INTO webhook_deliveries (job_id, event_id, event_type, attempt, http_status, error, latency_ms, delivered)
 VALUES ($1::uuid, $2, $3, $4, $5, nullif($6, ''), $7, $8)`, d.JobID, d.EventID, d.EventType, d.Attempt, status, d.Error,
 		d.Latency.Milliseconds(), d.Delivered)
 	if err != nil {
