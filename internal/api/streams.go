@@ -292,7 +292,7 @@ func (s *Server) pump(ctx context.Context, r *http.Request, sw *sseWriter, st cl
 			sw.end(st)
 			return
 		}
-		next, ok := s.next(sw, ping, updates)
+		next, ok := s.nextState(sw, ping, updates)
 		if !ok {
 			switch {
 			case r.Context().Err() != nil: // the client left
@@ -309,9 +309,9 @@ func (s *Server) pump(ctx context.Context, r *http.Request, sw *sseWriter, st cl
 	}
 }
 
-// next waits for the job's next state, pinging meanwhile; false when the
+// nextState waits for the job's next state, pinging meanwhile; false when the
 // updates end or the server drains.
-func (s *Server) next(sw *sseWriter, ping *time.Ticker, updates <-chan client.Status) (client.Status, bool) {
+func (s *Server) nextState(sw *sseWriter, ping *time.Ticker, updates <-chan client.Status) (client.Status, bool) {
 	for {
 		select {
 		case st, ok := <-updates:
