@@ -31,14 +31,16 @@ trap cleanup EXIT
 # run compiles every dependency (a minute or two), later runs almost
 # nothing. A failed build prints the compiler's output.
 build() {
-  local log="$run_dir/build.log" pid start=$SECONDS next=10
+  local log="$run_dir/build.log" pid start=$SECONDS next=10 n what
   echo "== building bin/ (the first run compiles every dependency: a minute or two)" >&2
   go build -v -o bin/ ./cmd/... 2>"$log" &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
     sleep 1
     if [ $((SECONDS - start)) -ge "$next" ]; then
-      echo "   still building: $((SECONDS - start))s, $(wc -l <"$log") packages compiled" >&2
+      n=$(wc -l <"$log")
+      if [ "$n" -eq 0 ]; then what="linking the binaries"; else what="$n packages compiled, then linking"; fi
+      echo "   still building: $((SECONDS - start))s ($what)" >&2
       next=$((next + 10))
     fi
   done

@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -25,29 +23,13 @@ import (
 	"github.com/carryover/carryover/internal/testenv"
 )
 
-// runMainEnv makes the test binary run main (see TestMain).
-const runMainEnv = "CARRYOVER_TEST_RUN_ENQUEUE_MAIN"
-
 // execCLI runs the enqueue command as a user does, in a process of its own,
 // with the test's database and queue unless env overrides them, and
 // returns its exit code and output.
 func execCLI(t *testing.T, queue string, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), runMainEnv+"=1", "DATABASE_URL="+dbURL, "REDIS_URL="+testenv.RedisURL(),
-		"CARRYOVER_QUEUE="+queue, "CARRYOVER_TENANT=")
-	cmd.Env = append(cmd.Env, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &errb, strings.NewReader("")
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return code, out.String(), errb.String()
+	base := []string{"DATABASE_URL=" + dbURL, "REDIS_URL=" + testenv.RedisURL(), "CARRYOVER_QUEUE=" + queue, "CARRYOVER_TENANT="}
+	return testenv.Command(t, append(base, env...), args...)
 }
 
 // jobCount counts the jobs stored in the test's database.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -13,16 +12,9 @@ import (
 
 var dbURL string
 
-// TestMain runs the command itself when execCLI asks it to (this test
-// binary as the enqueue binary: real exit codes and stderr), and the tests
+// TestMain runs the command itself when execCLI asks it to, and the tests
 // otherwise.
-func TestMain(m *testing.M) {
-	if os.Getenv(runMainEnv) == "1" {
-		main()
-		return
-	}
-	testenv.Main(m, &dbURL)
-}
+func TestMain(m *testing.M) { testenv.MainOrCommand(m, &dbURL, main) }
 
 func runCLI(t *testing.T, queue string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()

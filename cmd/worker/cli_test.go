@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -14,40 +10,11 @@ import (
 	"github.com/carryover/carryover/internal/testenv"
 )
 
-// runMainEnv makes the test binary run main (see TestMain).
-const runMainEnv = "CARRYOVER_TEST_RUN_WORKER_MAIN"
-
 var dbURL string
 
-// TestMain runs the command itself when execWorker asks it to (this test
-// binary as the worker binary: real exit codes and stderr), and the tests
-// otherwise.
-func TestMain(m *testing.M) {
-	if os.Getenv(runMainEnv) == "1" {
-		main()
-		return
-	}
-	testenv.Main(m, &dbURL)
-}
-
-// execWorker runs the worker command in a process of its own with env
-// added, and returns its exit code and output.
-func execWorker(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(append(os.Environ(), runMainEnv+"=1"), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return code, out.String(), errb.String()
-}
+// TestMain runs the command itself when testenv.Command asks it to, and the
+// tests otherwise.
+func TestMain(m *testing.M) { testenv.MainOrCommand(m, &dbURL, main) }
 
 // A typo of a subcommand or a stray argument is refused with the usage and
 // exit code 2 before anything connects (the services here are unreachable:
@@ -81,7 +48,7 @@ func TestUsageRefused(t *testing.T) {
 		{[]string{"merge", "--format", "csv"}, 2, []string{"merge: no chunk files given"}},
 	}
 	for _, tt := range tests {
-		code, out, errOut := execWorker(t, nowhere, tt.args...)
+		code, out, errOut := testenv.Command(t, nowhere, tt.args...)
 		if code != tt.code || out != "" {
 			t.Errorf("worker %q: exit %d, stdout %q; want exit %d and nothing on stdout (stderr %q)", tt.args, code, out, tt.code, errOut)
 		}
@@ -113,7 +80,7 @@ func TestAPIKeyCreateTenant(t *testing.T) {
 	}
 	k0, t0 := count()
 	for _, args := range [][]string{{"apikey", "create"}, {"apikey", "create", "--tenant", "Bad Tenant!"}, {"apikey", "create", "--tenant", ""}} {
-		if code, out, errOut := execWorker(t, env, args...); code != 2 || out != "" {
+		if code, out, errOut := testenv.Command(t, env, args...); code != 2 || out != "" {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want a refusal", args, code, out, errOut)
 		}
 	}
@@ -121,7 +88,7 @@ func TestAPIKeyCreateTenant(t *testing.T) {
 		t.Fatalf("refusals stored %d keys and %d tenants", k-k0, tn-t0)
 	}
 	tenant := testenv.RandomName("acme-")
-	code, out, errOut := execWorker(t, env, "apikey", "create", "--tenant", tenant)
+	code, out, errOut := testenv.Command(t, env, "apikey", "create", "--tenant", tenant)
 	if code != 0 || !strings.HasPrefix(out, "co_") || !strings.Contains(errOut, "for tenant "+tenant) {
 		t.Fatalf("create --tenant %s: exit %d, stdout %q, stderr %q", tenant, code, out, errOut)
 	}

@@ -356,7 +356,14 @@ func Open(raw string) (redis.UniversalClient, error) {
 // installs it once, at start: redis.SetLogger(redisconn.Logger{Log: log}).
 type Logger struct{ Log *slog.Logger }
 
-// Printf implements go-redis's logger interface.
+// Printf implements go-redis's logger interface. A failed dial is logged
+// at debug level: the pool reports it again as the error of the call that
+// dialled, which its caller logs or prints, so at info a Redis outage
+// showed each failure twice, the pool's lines before the real error.
 func (l Logger) Printf(ctx context.Context, format string, v ...any) {
-	l.Log.InfoContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
+	level := slog.LevelInfo
+	if strings.HasPrefix(format, "redis: connection pool: failed to dial") {
+		level = slog.LevelDebug
+	}
+	l.Log.Log(ctx, level, fmt.Sprintf(format, v...), "component", "go-redis")
 }

@@ -1,6 +1,7 @@
 package redisconn_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -194,5 +195,27 @@ func TestClients(t *testing.T) {
 			t.Fatalf("%s: NewClient gives %s, want %s", c.url, got, c.want)
 		}
 		_ = rdb.Close()
+	}
+}
+
+// go-redis's failed dials stay out of an info log (the caller reports the
+// same error); its other messages, a failover's for one, stay in.
+func TestLoggerLevels(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		format string
+		shown  bool
+	}{
+		{"redis: connection pool: failed to dial after %d attempts: %v", false},
+		{"sentinel: new master=%q addr=%q", true},
+		{"redis: connection pool: failed to get a usable connection after %d attempts", true},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		l := redisconn.Logger{Log: slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+		l.Printf(context.Background(), tt.format, 5, "x")
+		if shown := b.Len() > 0; shown != tt.shown {
+			t.Errorf("%q: logged at info %v, want %v", tt.format, shown, tt.shown)
+		}
 	}
 }
