@@ -4,7 +4,8 @@
 // claim and save share their round trips and commit with the other chunks of
 // the worker (see locker.go), so a chunk costs as little as the design allows.
 //
-// One file per thing owned: jobs.go (the jobs table, events, webhooks),
+// One file per thing owned: jobs.go (the jobs table, events, webhook
+// delivery attempts), webhooks.go (the webhook events a job's end writes),
 // claims.go (a delivery's hold on a job), saves.go (storing a chunk),
 // failures.go (failed and lost calls, stopping a job), results.go (chunks
 // and results as read back), merge.go (what a merge reads), prices.go,
