@@ -131,11 +131,12 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 	}
 	zeros := flagZeros(fs, requestFlags())
 	if *policy != "" {
-		p, err := client.ParseErrorPolicy(*policy)
-		if err != nil {
-			return fmt.Errorf("--error-policy: %w", err)
+		p, fe := parsePolicyFlag(*policy, "continuation.error_policy")
+		if fe != nil {
+			zeros = append(zeros, *fe)
+		} else {
+			req.Continuation.ErrorPolicy = &p
 		}
-		req.Continuation.ErrorPolicy = &p
 	}
 	req.Continuation.Strategy = client.Strategy(*strategy)
 	if *toolsFile != "" {
@@ -182,15 +183,10 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 	if *metadata != "" {
 		req.Metadata = json.RawMessage(*metadata)
 	}
-	// Validate before connecting, so bad input never touches a service.
+	// Validate before connecting, so bad input never touches a service;
+	// every problem is named at once.
 	if _, err := client.Validate(req); err != nil || len(zeros) > 0 {
-		var ve *client.ValidationError
-		if errors.As(err, &ve) {
-			zeros = append(zeros, ve.Fields...)
-		} else if err != nil {
-			return err
-		}
-		return &client.ValidationError{Fields: zeros}
+		return refusal(carryovertype.MergeRequestErrors, zeros, err)
 	}
 	c, err := connect(ctx, cfg)
 	if err != nil {
@@ -255,6 +251,31 @@ func flagZeros(fs *flag.FlagSet, fields map[string]string) []client.FieldError {
 	return out
 }
 
+// parsePolicyFlag reads --error-policy as a JSON request's short form is
+// read; one that cannot be read is a problem of field, named with the
+// others, and validation names every problem of one that can.
+func parsePolicyFlag(s, field string) (client.ErrorPolicy, *client.FieldError) {
+	var p client.ErrorPolicy
+	quoted, _ := json.Marshal(s)
+	if err := json.Unmarshal(quoted, &p); err != nil {
+		return p, &client.FieldError{Field: field, Message: "--error-policy " + err.Error()}
+	}
+	return p, nil
+}
+
+// refusal is the *client.ValidationError naming the flags' problems and
+// validation's (err), or err itself when it is not a validation error.
+func refusal(merge func(...[]client.FieldError) []client.FieldError, flags []client.FieldError, err error) error {
+	var ve *client.ValidationError
+	if err != nil && !errors.As(err, &ve) {
+		return err
+	}
+	if ve != nil {
+		flags = merge(flags, ve.Fields)
+	}
+	return &client.ValidationError{Fields: flags}
+}
+
 func progressLine(s client.Status) string {
 	cost := money(s.CostUSD)
 	if s.Chunks == 0 {
@@ -302,7 +323,7 @@ func runJobCommand(ctx context.Context, cfg config.Config, cmd string, args []st
 	meta := fs.Bool("meta", false, "result: print the metadata JSON instead of the content")
 	timeout := fs.Duration("timeout", 0, "wait: give up after this long (0 = no limit)")
 	var ro client.ResumeOptions
-	fs.IntVar(&ro.MaxAttempts, "max-attempts", 0, "resume: the new most chunks")
+	fs.IntVar(&ro.MaxAttempts, "max-attempts", 0, "resume: the job's new most chunks, those stored included: more than them, at most 50 more")
 	fs.Int64Var(&ro.MaxTotalOutputTokens, "max-total-output-tokens", 0, "resume: the new output-token budget")
 	fs.Float64Var(&ro.MaxCostUSD, "max-cost-usd", 0, "resume: the new cost budget (USD)")
 	fs.Float64Var(&ro.TimeLimitSeconds, "time-limit-seconds", 0, "resume: the new time limit, from the resume")
@@ -312,15 +333,21 @@ func runJobCommand(ctx context.Context, cfg config.Config, cmd string, args []st
 	if err != nil {
 		return err
 	}
-	if zeros := flagZeros(fs, resumeFlags()); cmd == "resume" && len(zeros) > 0 {
-		return &client.ValidationError{Fields: zeros}
-	}
-	if *policy != "" {
-		p, err := client.ParseErrorPolicy(*policy)
-		if err != nil {
-			return fmt.Errorf("--error-policy: %w", err)
+	if cmd == "resume" {
+		zeros := flagZeros(fs, resumeFlags())
+		if *policy != "" {
+			p, fe := parsePolicyFlag(*policy, "error_policy")
+			if fe != nil {
+				zeros = append(zeros, *fe)
+			} else {
+				ro.ErrorPolicy = &p
+			}
 		}
-		ro.ErrorPolicy = &p
+		// What depends on the job (max_attempts against its chunks) the
+		// resume itself checks.
+		if err := client.ValidateResume(ro); err != nil || len(zeros) > 0 {
+			return refusal(carryovertype.MergeResumeErrors, zeros, err)
+		}
 	}
 	if len(pos) != 1 {
 		return fmt.Errorf("usage: enqueue %s ID", cmd)
