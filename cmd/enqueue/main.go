@@ -130,14 +130,7 @@ func runEnqueue(ctx context.Context, cfg config.Config, args []string, stdin io.
 		return err
 	}
 	zeros := flagZeros(fs, requestFlags())
-	if *policy != "" {
-		p, fe := parsePolicyFlag(*policy, "continuation.error_policy")
-		if fe != nil {
-			zeros = append(zeros, *fe)
-		} else {
-			req.Continuation.ErrorPolicy = &p
-		}
-	}
+	req.Continuation.ErrorPolicy = policyFlag(*policy, "continuation.error_policy", &zeros)
 	req.Continuation.Strategy = client.Strategy(*strategy)
 	if *toolsFile != "" {
 		b, err := os.ReadFile(*toolsFile)
@@ -251,16 +244,21 @@ func flagZeros(fs *flag.FlagSet, fields map[string]string) []client.FieldError {
 	return out
 }
 
-// parsePolicyFlag reads --error-policy as a JSON request's short form is
-// read; one that cannot be read is a problem of field, named with the
-// others, and validation names every problem of one that can.
-func parsePolicyFlag(s, field string) (client.ErrorPolicy, *client.FieldError) {
+// policyFlag reads --error-policy as a JSON request's short form is read
+// (nil when it is not given). One that cannot be read is a problem of field,
+// added to problems to be named with the others; validation names every
+// problem of one that can.
+func policyFlag(s, field string, problems *[]client.FieldError) *client.ErrorPolicy {
+	if s == "" {
+		return nil
+	}
 	var p client.ErrorPolicy
 	quoted, _ := json.Marshal(s)
 	if err := json.Unmarshal(quoted, &p); err != nil {
-		return p, &client.FieldError{Field: field, Message: "--error-policy " + err.Error()}
+		*problems = append(*problems, client.FieldError{Field: field, Message: "--error-policy " + err.Error()})
+		return nil
 	}
-	return p, nil
+	return &p
 }
 
 // refusal is the *client.ValidationError naming the flags' problems and
@@ -335,14 +333,7 @@ func runJobCommand(ctx context.Context, cfg config.Config, cmd string, args []st
 	}
 	if cmd == "resume" {
 		zeros := flagZeros(fs, resumeFlags())
-		if *policy != "" {
-			p, fe := parsePolicyFlag(*policy, "error_policy")
-			if fe != nil {
-				zeros = append(zeros, *fe)
-			} else {
-				ro.ErrorPolicy = &p
-			}
-		}
+		ro.ErrorPolicy = policyFlag(*policy, "error_policy", &zeros)
 		// What depends on the job (max_attempts against its chunks) the
 		// resume itself checks.
 		if err := client.ValidateResume(ro); err != nil || len(zeros) > 0 {

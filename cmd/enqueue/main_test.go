@@ -125,16 +125,11 @@ func TestExplicitZeroFlagsRefused(t *testing.T) {
 			[]string{"max_records", "time_limit_seconds"}},
 	}
 	for _, tt := range tests {
-		out, _, err := runCLI(t, q, tt.args...)
-		if err == nil || out != "" {
-			t.Errorf("%v: err %v, stdout %q; want it refused", tt.args, err, out)
-			continue
-		}
+		var says []string
 		for _, f := range tt.fields {
-			if !strings.Contains(err.Error(), f+": ") || !strings.Contains(err.Error(), "got 0") {
-				t.Errorf("%v: %v; want it to name %s and say it got 0", tt.args, err, f)
-			}
+			says = append(says, f+": ")
 		}
+		checkRefused(t, q, tt.args, append(says, "got 0")...)
 	}
 	// Left out, or given a value in range, the same flags are accepted.
 	out, _, err := runCLI(t, q, "--max-attempts", "3", "--max-records", "5", "--error-policy", "retry_all", "write")
@@ -215,15 +210,22 @@ func TestEveryBadFlagNamed(t *testing.T) {
 			[]string{"max_attempts: must be positive", "max_cost_usd: ", "error_policy.rules.model.action: "}},
 	}
 	for _, tt := range tests {
-		out, _, err := runCLI(t, q, tt.args...)
-		if err == nil || out != "" {
-			t.Errorf("%v: err %v, stdout %q; want it refused", tt.args, err, out)
-			continue
-		}
-		for _, f := range tt.fields {
-			if !strings.Contains(err.Error(), f) {
-				t.Errorf("%v: %v; want it to name %q", tt.args, err, f)
-			}
+		checkRefused(t, q, tt.args, tt.fields...)
+	}
+}
+
+// checkRefused runs the CLI with args and checks it refused them, printing
+// no job ID, with an error holding each of says.
+func checkRefused(t *testing.T, queue string, args []string, says ...string) {
+	t.Helper()
+	out, _, err := runCLI(t, queue, args...)
+	if err == nil || out != "" {
+		t.Errorf("%v: err %v, stdout %q; want it refused", args, err, out)
+		return
+	}
+	for _, s := range says {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("%v: %v; want it to say %q", args, err, s)
 		}
 	}
 }
