@@ -377,6 +377,9 @@ func unknownField(path, name string, fields []jsonField) string {
 		msg = "is not a field of " + path
 	}
 	best, bestDist := "", 3 // suggest only a near miss: at most 2 edits
+	if alias, ok := otherAPIsNames[name]; ok && slices.ContainsFunc(fields, func(f jsonField) bool { return f.name == alias }) {
+		best, bestDist = alias, 0
+	}
 	for _, f := range fields {
 		if d := editDistance(strings.ToLower(name), f.name); d < bestDist {
 			best, bestDist = f.name, d
@@ -387,6 +390,11 @@ func unknownField(path, name string, fields []jsonField) string {
 	}
 	return msg
 }
+
+// otherAPIsNames are fields of other model APIs a request may bring along,
+// with the field of ours that does their work.
+var otherAPIsNames = map[string]string{"prompt": "input", "messages": "input", "system": "instructions",
+	"max_tokens": "max_output_tokens", "max_completion_tokens": "max_output_tokens"}
 
 // editDistance is the Levenshtein distance between a and b (bytes: field
 // names are ASCII).

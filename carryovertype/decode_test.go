@@ -27,15 +27,16 @@ func TestDecodeRequestNamesEveryProblem(t *testing.T) {
 		{"types and an unknown field", `{"prompt":"x","max_output_tokens":"1000","format":7}`, []string{
 			`max_output_tokens: must be an integer, got the string "1000"`,
 			`format: must be a string, got 7`,
-			`prompt: is not a field of this request`,
+			`prompt: is not a field of this request (did you mean input?)`,
 		}},
 		{"nested unknown fields keep their parent", `{"model":"m","input":"p","continuation":{"max_attempt":3,"on_failur":"x","zzz":1}}`, []string{
 			`continuation.max_attempt: is not a field of continuation (did you mean max_attempts?)`,
 			`continuation.on_failur: is not a field of continuation (did you mean on_failure?)`,
 			`continuation.zzz: is not a field of continuation`,
 		}},
-		{"every unknown field", `{"model":"m","input":"p","temperature":1,"top_p":1,"Model":"x"}`, []string{
+		{"every unknown field", `{"model":"m","input":"p","temperature":1,"top_p":1,"Model":"x","max_tokens":9}`, []string{
 			`Model: is not a field of this request (did you mean model?)`,
+			`max_tokens: is not a field of this request (did you mean max_output_tokens?)`,
 			`temperature: is not a field of this request`,
 			`top_p: is not a field of this request`,
 		}},

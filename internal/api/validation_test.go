@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -226,4 +227,28 @@ func (e env) pollUntil(t *testing.T, self string, limit time.Duration) client.St
 		}
 	}
 	return st
+}
+
+// The README's example of a refusal is what the API answers.
+func TestReadmeRefusalExample(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)`(\\{[^`]*\\})` gets:\n\n```json\n(.*?)```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("the README has no example of a refusal")
+	}
+	var documented api.Problem
+	if err := json.Unmarshal(m[2], &documented); err != nil {
+		t.Fatalf("the README's example is not JSON: %v", err)
+	}
+	e := newEnv(t, false)
+	resp, b := e.do("POST", "/v1/jobs", string(m[1]))
+	var wants []want
+	for _, fe := range documented.Errors {
+		wants = append(wants, want{fe.Field, fe.Message})
+	}
+	checkRefusal(t, resp, b, wants)
 }
