@@ -187,8 +187,9 @@ func ValidateResume(o ResumeOptions) error { return jobs.CheckResume(o) }
 // RequestExplicitZeros names every field of a JSON request given as 0
 // where its range excludes 0 (max_output_tokens, continuation.max_attempts,
 // a budget, ...). Decoded into a Request, such a 0 would read as the
-// default; a producer that takes requests as JSON refuses them with it, as
-// the HTTP API does.
+// default; a producer that takes requests as JSON refuses them with it.
+// carryovertype.DecodeRequest, which the HTTP API uses, runs it and names
+// every other problem of the body too (wrong types, unknown fields).
 func RequestExplicitZeros(data []byte) []FieldError { return carryovertype.RequestExplicitZeros(data) }
 
 // ResumeExplicitZeros is RequestExplicitZeros for JSON resume options.
