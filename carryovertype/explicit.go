@@ -82,7 +82,7 @@ func zeroMessage(field string) string {
 		return "must be at least max_output_tokens, got 0; leave it out for no ceiling"
 	// ResumeOptions: absent keeps the job's value.
 	case "max_attempts":
-		return fmt.Sprintf("must be between 1 and %d, got 0; leave it out to keep the job's value", MaxMaxAttempts)
+		return fmt.Sprintf("must be more than the chunks the job has stored (and at most %d more), got 0; leave it out to keep the job's value", MaxMaxAttempts)
 	case "max_total_output_tokens", "max_cost_usd", "time_limit_seconds", "max_records":
 		return "must be positive, got 0; leave it out to keep the job's value"
 	}

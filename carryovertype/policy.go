@@ -182,40 +182,57 @@ func (p *ErrorPolicy) UnmarshalJSON(b []byte) error {
 	return dec.Decode((*plain)(p))
 }
 
-// Validate reports the first problem with a policy, naming the part at fault.
+// Validate reports the first of a policy's Problems, naming the part at
+// fault ("max_retries: must be between 1 and 20, got 99").
 func (p ErrorPolicy) Validate() error {
+	if ps := p.Problems(); len(ps) > 0 {
+		return fmt.Errorf("%s: %s", ps[0].Field, ps[0].Message)
+	}
+	return nil
+}
+
+// Problems lists every problem with a policy, each naming its part by its
+// JSON path within the policy (preset, max_retries,
+// rules.model.max_consecutive_retries), so a request's validation can name
+// them all with their full paths.
+func (p ErrorPolicy) Problems() []FieldError {
+	var out []FieldError
+	bad := func(field, format string, args ...any) {
+		out = append(out, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
 	switch p.Preset {
 	case PresetStopOnAnyError, PresetIgnoreToolErrs:
 		if p.MaxRetries != 0 {
-			return fmt.Errorf("preset: %s takes no retry count", p.presetName())
+			bad("max_retries", "must be left out: %s takes no retry count", p.presetName())
 		}
 	case "", PresetRetryTransient, PresetRetryToolErrors, PresetRetryAll:
 		if p.MaxRetries < 0 || p.MaxRetries > MaxPolicyRetries {
-			return fmt.Errorf("max_retries: must be between 1 and %d, got %d", MaxPolicyRetries, p.MaxRetries)
+			bad("max_retries", "must be between 1 and %d, got %d", MaxPolicyRetries, p.MaxRetries)
 		}
 	default:
-		return fmt.Errorf("preset: must be one of %s(n), %s, %s(n), %s, %s(n); got %q",
+		bad("preset", "must be one of %s(n), %s, %s(n), %s, %s(n); got %q",
 			PresetRetryTransient, PresetStopOnAnyError, PresetRetryToolErrors, PresetIgnoreToolErrs, PresetRetryAll, p.Preset)
 	}
 	for _, t := range slices.Sorted(maps.Keys(p.Rules)) {
-		r := p.Rules[t]
+		r, field := p.Rules[t], "rules."+string(t)
 		if !slices.Contains(ErrorTypes(), t) {
-			return fmt.Errorf("rules: unknown error type %q (want tool, model, validation, rate_limit, timeout or unknown)", t)
+			bad(field, "is an unknown error type (want tool, model, validation, rate_limit, timeout or unknown)")
+			continue
 		}
 		switch r.Action {
 		case ActionStop, ActionIgnore:
 			if r.MaxConsecutiveRetries != 0 {
-				return fmt.Errorf("rules.%s.max_consecutive_retries: only a retry takes a count", t)
+				bad(field+".max_consecutive_retries", "must be left out: only a retry takes a count")
 			}
 		case ActionRetry:
 			if r.MaxConsecutiveRetries < 0 || r.MaxConsecutiveRetries > MaxPolicyRetries {
-				return fmt.Errorf("rules.%s.max_consecutive_retries: must be between 1 and %d, got %d", t, MaxPolicyRetries, r.MaxConsecutiveRetries)
+				bad(field+".max_consecutive_retries", "must be between 1 and %d, got %d", MaxPolicyRetries, r.MaxConsecutiveRetries)
 			}
 		default:
-			return fmt.Errorf("rules.%s.action: must be stop, retry or ignore, got %q", t, r.Action)
+			bad(field+".action", "must be stop, retry or ignore, got %q", r.Action)
 		}
 	}
-	return nil
+	return out
 }
 
 func (p ErrorPolicy) presetName() string {

@@ -91,7 +91,7 @@ type Request struct {
 // Continuation are the settings that govern continuing a cut-off answer.
 type Continuation struct {
 	Enabled     *bool  `json:"enabled,omitempty"`      // default true
-	MaxAttempts int    `json:"max_attempts,omitempty"` // most chunks (model responses) per job; default 10, 1..50
+	MaxAttempts int    `json:"max_attempts,omitempty"` // most chunks (model responses) per job; default 10, 1..50 (a resume may raise it MaxMaxAttempts past the chunks stored)
 	OnFailure   string `json:"on_failure,omitempty"`   // return_partial (default) or raise_error
 	// Budgets; zero (absent) means none, a 0 in JSON is refused. Each
 	// stops the job with its own stop reason.
@@ -190,6 +190,10 @@ func (e *ValidationError) Error() string {
 // value (in Go) or absent (in JSON, where a 0 is refused: see
 // ResumeExplicitZeros) keeps the job's current value.
 type ResumeOptions struct {
+	// MaxAttempts is the job's new most chunks, those already stored
+	// included: more than them, and at most MaxMaxAttempts more (the cap
+	// applies per execution, so a job stopped at 50 chunks resumes with up
+	// to 100).
 	MaxAttempts          int     `json:"max_attempts,omitempty"`
 	MaxTotalOutputTokens int64   `json:"max_total_output_tokens,omitempty"`
 	MaxCostUSD           float64 `json:"max_cost_usd,omitempty"`

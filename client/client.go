@@ -212,11 +212,22 @@ type Job struct {
 // carryovertype.Request).
 func Validate(req Request) (Request, error) { return jobs.Normalize(req) }
 
+// Validate is the package's Validate with this client's webhook policy
+// (Config.WebhookAllow), so it judges webhook_url as Enqueue does.
+func (c *Client) Validate(req Request) (Request, error) { return c.enq.Validate(req) }
+
+// ValidateResume checks resume options as Resume does, without the job: a
+// *ValidationError names every bad field as ResumeOptions names it.
+// Resume also checks max_attempts against the chunks the job has stored
+// (more than them, and at most carryovertype.MaxMaxAttempts more).
+func ValidateResume(o ResumeOptions) error { return jobs.CheckResume(o) }
+
 // RequestExplicitZeros names every field of a JSON request given as 0
 // where its range excludes 0 (max_output_tokens, continuation.max_attempts,
 // a budget, ...). Decoded into a Request, such a 0 would read as the
-// default; a producer that takes requests as JSON refuses them with it, as
-// the HTTP API does.
+// default; a producer that takes requests as JSON refuses them with it.
+// carryovertype.DecodeRequest, which the HTTP API uses, runs it and names
+// every other problem of the body too (wrong types, unknown fields).
 func RequestExplicitZeros(data []byte) []FieldError { return carryovertype.RequestExplicitZeros(data) }
 
 // ResumeExplicitZeros is RequestExplicitZeros for JSON resume options.

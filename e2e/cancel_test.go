@@ -90,7 +90,7 @@ func TestResumeWithRaisedLimits(t *testing.T) {
 	}
 	_, err := h.client.Resume(ctx, j.id, client.ResumeOptions{MaxAttempts: 2})
 	var ve *client.ValidationError
-	if !errors.As(err, &ve) || ve.Fields[0].Field != "continuation.max_attempts" {
+	if !errors.As(err, &ve) || ve.Fields[0].Field != "max_attempts" {
 		t.Fatalf("a limit not above the stored chunks must be refused naming the field, got %v", err)
 	}
 	if _, err := h.client.Resume(ctx, j.id, client.ResumeOptions{MaxAttempts: 50}); err != nil {

@@ -204,14 +204,10 @@ func registerEnqueueFlags(fs *flag.FlagSet, req *client.Request) enqueueFlags {
 
 // fill sets the request's fields that the flags give indirectly: files,
 // the error policy, the strategy.
-func (f enqueueFlags) fill(req *client.Request) error {
-	if *f.policy != "" {
-		p, err := client.ParseErrorPolicy(*f.policy)
-		if err != nil {
-			return fmt.Errorf("--error-policy: %w", err)
-		}
-		req.Continuation.ErrorPolicy = &p
-	}
+// A policy that cannot be read is added to problems, to be named with the
+// others.
+func (f enqueueFlags) fill(req *client.Request, problems *[]client.FieldError) error {
+	req.Continuation.ErrorPolicy = policyFlag(*f.policy, "continuation.error_policy", problems)
 	req.Continuation.Strategy = client.Strategy(*f.strategy)
 	if *f.toolsFile != "" {
 		b, err := os.ReadFile(*f.toolsFile)
@@ -295,18 +291,13 @@ func (a app) runEnqueue(ctx context.Context, cfg config.Config, args []string) e
 		return err
 	}
 	zeros := flagZeros(fs, requestFlags())
-	if err := f.fill(&req); err != nil {
+	if err := f.fill(&req, &zeros); err != nil {
 		return err
 	}
-	// Validate before connecting, so bad input never touches a service.
+	// Validate before connecting, so bad input never touches a service;
+	// every problem is named at once.
 	if _, err := client.Validate(req); err != nil || len(zeros) > 0 {
-		var ve *client.ValidationError
-		if errors.As(err, &ve) {
-			zeros = append(zeros, ve.Fields...)
-		} else if err != nil {
-			return err
-		}
-		return &client.ValidationError{Fields: zeros}
+		return refusal(carryovertype.MergeRequestErrors, zeros, err)
 	}
 	c, err := connect(ctx, cfg, false)
 	if err != nil {
@@ -414,6 +405,36 @@ func flagZeros(fs *flag.FlagSet, fields map[string]string) []client.FieldError {
 	return out
 }
 
+// policyFlag reads --error-policy as a JSON request's short form is read
+// (nil when it is not given). One that cannot be read is a problem of field,
+// added to problems to be named with the others; validation names every
+// problem of one that can.
+func policyFlag(s, field string, problems *[]client.FieldError) *client.ErrorPolicy {
+	if s == "" {
+		return nil
+	}
+	var p client.ErrorPolicy
+	quoted, _ := json.Marshal(s)
+	if err := json.Unmarshal(quoted, &p); err != nil {
+		*problems = append(*problems, client.FieldError{Field: field, Message: "--error-policy " + err.Error()})
+		return nil
+	}
+	return &p
+}
+
+// refusal is the *client.ValidationError naming the flags' problems and
+// validation's (err), or err itself when it is not a validation error.
+func refusal(merge func(...[]client.FieldError) []client.FieldError, flags []client.FieldError, err error) error {
+	var ve *client.ValidationError
+	if err != nil && !errors.As(err, &ve) {
+		return err
+	}
+	if ve != nil {
+		flags = merge(flags, ve.Fields)
+	}
+	return &client.ValidationError{Fields: flags}
+}
+
 func progressLine(s client.Status) string {
 	cost := money(s.CostUSD)
 	if s.Chunks == 0 {
@@ -508,7 +529,7 @@ func registerJobFlags(fs *flag.FlagSet) *jobFlags {
 		meta:     fs.Bool("meta", false, "result: print the metadata JSON instead of the content"),
 		timeout:  fs.Duration("timeout", 0, "wait: give up after this long (0 = no limit)"),
 	}
-	fs.IntVar(&f.resume.MaxAttempts, "max-attempts", 0, "resume: the new most chunks")
+	fs.IntVar(&f.resume.MaxAttempts, "max-attempts", 0, "resume: the job's new most chunks, those stored included: more than them, at most 50 more")
 	fs.Int64Var(&f.resume.MaxTotalOutputTokens, "max-total-output-tokens", 0, "resume: the new output-token budget")
 	fs.Float64Var(&f.resume.MaxCostUSD, "max-cost-usd", 0, "resume: the new cost budget (USD)")
 	fs.Float64Var(&f.resume.TimeLimitSeconds, "time-limit-seconds", 0, "resume: the new time limit, from the resume")
@@ -529,15 +550,14 @@ func (a app) runJobCommand(ctx context.Context, cfg config.Config, cmd string, a
 	if len(pos) != 1 {
 		return cmdline.Usagef("%s takes one job ID, got %d arguments", cmd, len(pos))
 	}
-	if zeros := flagZeros(fs, resumeFlags()); cmd == "resume" && len(zeros) > 0 {
-		return &client.ValidationError{Fields: zeros}
-	}
-	if *f.policy != "" {
-		p, err := client.ParseErrorPolicy(*f.policy)
-		if err != nil {
-			return fmt.Errorf("--error-policy: %w", err)
+	if cmd == "resume" {
+		zeros := flagZeros(fs, resumeFlags())
+		f.resume.ErrorPolicy = policyFlag(*f.policy, "error_policy", &zeros)
+		// What depends on the job (max_attempts against its chunks) the
+		// resume itself checks.
+		if err := client.ValidateResume(f.resume); err != nil || len(zeros) > 0 {
+			return refusal(carryovertype.MergeResumeErrors, zeros, err)
 		}
-		f.resume.ErrorPolicy = &p
 	}
 	id := pos[0]
 	// Reading a job needs Postgres alone: status and result answer while

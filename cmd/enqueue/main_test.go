@@ -4,10 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/carryover/carryover/internal/config"
+	"github.com/carryover/carryover/internal/simulator"
 	"github.com/carryover/carryover/internal/testenv"
+	"github.com/carryover/carryover/internal/worker"
 )
 
 var dbURL string
@@ -120,16 +127,11 @@ func TestExplicitZeroFlagsRefused(t *testing.T) {
 			[]string{"max_records", "time_limit_seconds"}},
 	}
 	for _, tt := range tests {
-		out, _, err := runCLI(t, q, tt.args...)
-		if err == nil || out != "" {
-			t.Errorf("%v: err %v, stdout %q; want it refused", tt.args, err, out)
-			continue
-		}
+		var says []string
 		for _, f := range tt.fields {
-			if !strings.Contains(err.Error(), f+": ") || !strings.Contains(err.Error(), "got 0") {
-				t.Errorf("%v: %v; want it to name %s and say it got 0", tt.args, err, f)
-			}
+			says = append(says, f+": ")
 		}
+		checkRefused(t, q, tt.args, append(says, "got 0")...)
 	}
 	// Left out, or given a value in range, the same flags are accepted.
 	out, _, err := runCLI(t, q, "--max-attempts", "3", "--max-records", "5", "--error-policy", "retry_all", "write it")
@@ -139,5 +141,93 @@ func TestExplicitZeroFlagsRefused(t *testing.T) {
 	id := strings.TrimSpace(out)
 	if out, _, err = runCLI(t, q, "status", id, "--max-attempts", "0"); err != nil || !strings.Contains(out, "queued") {
 		t.Fatalf("status ignores resume's flags: %q %v", out, err)
+	}
+}
+
+// startWorker runs a worker on queue against the simulator until the test
+// ends.
+func startWorker(t *testing.T, queue string) {
+	t.Helper()
+	sim := httptest.NewServer(simulator.New(simulator.Config{}))
+	t.Cleanup(sim.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- worker.Run(ctx, worker.Options{SkipMigrate: true, Logger: slog.New(slog.DiscardHandler), Config: config.Config{
+			DatabaseURL: dbURL, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-test", OpenAIBaseURL: sim.URL + "/v1",
+			Concurrency: 4, ChunkQueue: queue, LogLevel: "warn", ReconcileInterval: time.Second, StaleAfter: time.Minute,
+			MaxRetry: 3, PollInterval: 50 * time.Millisecond, DelayedInterval: 100 * time.Millisecond}})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// A job that used all 50 attempts resumes from the command line with
+// --max-attempts up to 50 more than its chunks, and finishes the document;
+// a value at or under the stored chunks is refused naming max_attempts and
+// the range it takes. (Before, 100 was "must be between 1 and 50" and 30
+// "must be more than the 50 chunks already stored", naming
+// continuation.max_attempts.)
+func TestResumePastTheAttemptCap(t *testing.T) {
+	q := testenv.Queue(t)
+	startWorker(t, q)
+	const directive = "[[sim format=csv size=5000 seed=83]]"
+	doc, _, _ := simulator.DocumentFor(directive)
+	_, stderr, err := runCLI(t, q, "--format", "csv", "--max-output-tokens", "16", "--max-attempts", "50", "--timeout", "90s", "--wait", directive+" rows")
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != exitPartial || !strings.Contains(stderr, "50 chunks, stop_reason=steps_limit_reached") {
+		t.Fatalf("first run: %v\n%s", err, stderr)
+	}
+	id := strings.TrimPrefix(strings.SplitN(stderr, "\n", 2)[0], "job ")
+	for _, tt := range []struct{ n, says string }{
+		{"30", "max_attempts: must be between 51 and 100, got 30"},
+		{"101", "max_attempts: must be between 51 and 100, got 101"},
+	} {
+		if out, _, err := runCLI(t, q, "resume", id, "--max-attempts", tt.n); err == nil || !strings.Contains(err.Error(), tt.says) || out != "" {
+			t.Errorf("resume --max-attempts %s: %v %q; want it refused saying %q", tt.n, err, out, tt.says)
+		}
+	}
+	if out, _, err := runCLI(t, q, "resume", id, "--max-attempts", "100"); err != nil || out != id+" running\n" {
+		t.Fatalf("resume --max-attempts 100: %q %v", out, err)
+	}
+	out, stderr, err := runCLI(t, q, "wait", id, "--timeout", "90s")
+	if err != nil || out != doc {
+		t.Fatalf("after the resume: %v, the document equal %v\n%s", err, out == doc, stderr)
+	}
+}
+
+// Every problem of the flags is named at once, before anything connects:
+// an error policy that cannot be read, values out of range, explicit zeros.
+func TestEveryBadFlagNamed(t *testing.T) {
+	q := testenv.Queue(t)
+	const job = "6f1f7c0e-0000-4000-8000-000000000000"
+	tests := []struct {
+		args   []string
+		fields []string
+	}{
+		{[]string{"--error-policy", "model=retry:2,retry_all", "--format", "xml", "--max-attempts", "60", "--max-records", "0", "write"},
+			[]string{"format: ", "continuation.max_attempts: must be between 1 and 50, got 60", "continuation.max_records: ", "continuation.error_policy: --error-policy"}},
+		{[]string{"--error-policy", "retry_all(30),model=skip", "write"},
+			[]string{"continuation.error_policy.max_retries: ", "continuation.error_policy.rules.model.action: "}},
+		{[]string{"resume", job, "--max-attempts", "-1", "--max-cost-usd", "0", "--error-policy", "model=skip"},
+			[]string{"max_attempts: must be positive", "max_cost_usd: ", "error_policy.rules.model.action: "}},
+	}
+	for _, tt := range tests {
+		checkRefused(t, q, tt.args, tt.fields...)
+	}
+}
+
+// checkRefused runs the CLI with args and checks it refused them, printing
+// no job ID, with an error holding each of says.
+func checkRefused(t *testing.T, queue string, args []string, says ...string) {
+	t.Helper()
+	out, _, err := runCLI(t, queue, args...)
+	if err == nil || out != "" {
+		t.Errorf("%v: err %v, stdout %q; want it refused", args, err, out)
+		return
+	}
+	for _, s := range says {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("%v: %v; want it to say %q", args, err, s)
+		}
 	}
 }

@@ -272,55 +272,37 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-// decode reads a JSON body strictly: bounded size, no unknown fields, one
-// value, and errors that name the offending field. zeros names the fields
-// the body gives as an explicit 0 where their range excludes it
-// (client.RequestExplicitZeros): those are refused with the rest,
-// never read as the field's default.
-func decode(w http.ResponseWriter, r *http.Request, dst any, zeros func([]byte) []client.FieldError) bool {
+// readBody reads a JSON body: application/json (or no Content-Type), at
+// most MaxBodyBytes. It answers the request itself when it cannot.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		problem(w, http.StatusUnsupportedMediaType, "unsupported media type", "send application/json")
-		return false
+		return nil, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	var explicit []client.FieldError
-	if err == nil {
-		explicit = zeros(body)
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(dst)
-		if err == nil && dec.More() {
-			err = errors.New("the body holds more than one JSON value")
-		}
-	}
-	if err == nil && len(explicit) == 0 {
-		return true
-	}
-	refuse := func(field client.FieldError) {
-		fields := append([]client.FieldError{field}, explicit...)
-		problem(w, http.StatusBadRequest, "invalid request", (&client.ValidationError{Fields: fields}).Error(), fields...)
-	}
 	var tooBig *http.MaxBytesError
-	var typeErr *json.UnmarshalTypeError
-	var syn *json.SyntaxError
 	switch {
-	case err == nil, errors.Is(err, carryovertype.ErrExplicitZero) && len(explicit) > 0:
-		// An error policy's short form with a retry count of 0 fails to
-		// decode; the explicit zeros name it.
-		problem(w, http.StatusBadRequest, "invalid request", (&client.ValidationError{Fields: explicit}).Error(), explicit...)
 	case errors.As(err, &tooBig):
 		problem(w, http.StatusRequestEntityTooLarge, "request body too large", fmt.Sprintf("at most %d bytes", MaxBodyBytes))
-	case errors.As(err, &typeErr):
-		refuse(client.FieldError{Field: typeErr.Field, Message: "must be " + typeErr.Type.String()})
-	case errors.As(err, &syn), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		problem(w, http.StatusBadRequest, "invalid JSON", err.Error())
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		refuse(client.FieldError{Field: field, Message: "is not a field of this request"})
-	default:
-		problem(w, http.StatusBadRequest, "invalid request", err.Error(), explicit...)
+		return nil, false
+	case err != nil:
+		problem(w, http.StatusBadRequest, "invalid request", "the body could not be read: "+err.Error())
+		return nil, false
 	}
-	return false
+	return body, true
+}
+
+// refuse answers 400 naming every bad field: fields, then each problem of
+// validation (err, a *client.ValidationError) on a field fields do not name.
+// A body is decoded in one pass that names every wrong type, unknown field
+// and explicit 0 (carryovertype.DecodeRequest); validating what did decode
+// adds the ranges and enums, so one answer lists every problem.
+func refuse(w http.ResponseWriter, merge func(...[]client.FieldError) []client.FieldError, fields []client.FieldError, err error) {
+	var ve *client.ValidationError
+	if errors.As(err, &ve) {
+		fields = merge(fields, ve.Fields)
+	}
+	problem(w, http.StatusBadRequest, "invalid request", (&client.ValidationError{Fields: fields}).Error(), fields...)
 }
 
 // Links point a caller at what it can do with a job.
@@ -350,19 +332,27 @@ type Accepted struct {
 }
 
 func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
-	var req client.Request
-	if !decode(w, r, &req, client.RequestExplicitZeros) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	req, fields, err := carryovertype.DecodeRequest(body)
+	if err != nil {
+		problem(w, http.StatusBadRequest, "invalid JSON", err.Error())
 		return
 	}
 	if key := r.Header.Get("Idempotency-Key"); key != "" {
 		if req.IdempotencyKey != "" && req.IdempotencyKey != key {
-			problem(w, http.StatusBadRequest, "invalid request", "the Idempotency-Key header and idempotency_key differ",
-				client.FieldError{Field: "idempotency_key", Message: "differs from the Idempotency-Key header"})
-			return
+			fields = append(fields, client.FieldError{Field: "idempotency_key", Message: "differs from the Idempotency-Key header"})
 		}
 		req.IdempotencyKey = key
 	}
 	req.Tenant = tenantOf(r)
+	if len(fields) > 0 {
+		_, err := s.c.Validate(req)
+		refuse(w, carryovertype.MergeRequestErrors, fields, err)
+		return
+	}
 	// A caller that sends a W3C traceparent gets the job's trace under its
 	// own span.
 	ctx := tracing.Extract(r.Context(), r.Header.Get("Traceparent"))
@@ -468,8 +458,23 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) resumeJob(w http.ResponseWriter, r *http.Request) {
 	var o client.ResumeOptions
-	if r.ContentLength != 0 && !decode(w, r, &o, client.ResumeExplicitZeros) {
-		return
+	if r.ContentLength != 0 {
+		body, ok := readBody(w, r)
+		if !ok {
+			return
+		}
+		if len(bytes.TrimSpace(body)) > 0 {
+			var fields []client.FieldError
+			var err error
+			if o, fields, err = carryovertype.DecodeResumeOptions(body); err != nil {
+				problem(w, http.StatusBadRequest, "invalid JSON", err.Error())
+				return
+			}
+			if len(fields) > 0 {
+				refuse(w, carryovertype.MergeResumeErrors, fields, client.ValidateResume(o))
+				return
+			}
+		}
 	}
 	st, err := s.c.Resume(r.Context(), r.PathValue("id"), o)
 	if err != nil {

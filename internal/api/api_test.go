@@ -250,10 +250,10 @@ func TestBadRequestsEnqueueNothing(t *testing.T) {
 	}{
 		{"invalid settings", `{"model":"m","input":"p","continuation":{"max_attempts":99}}`, 400, "continuation.max_attempts"},
 		{"unknown field", `{"model":"m","input":"p","temperature":2}`, 400, "temperature"},
-		{"error policy", `{"model":"m","input":"p","continuation":{"error_policy":"retry_all(99)"}}`, 400, "continuation.error_policy"},
-		{"error policy rule", `{"model":"m","input":"p","continuation":{"error_policy":{"rules":{"network":{"action":"retry"}}}}}`, 400, "continuation.error_policy"},
+		{"error policy", `{"model":"m","input":"p","continuation":{"error_policy":"retry_all(99)"}}`, 400, "continuation.error_policy.max_retries"},
+		{"error policy rule", `{"model":"m","input":"p","continuation":{"error_policy":{"rules":{"network":{"action":"retry"}}}}}`, 400, "continuation.error_policy.rules.network"},
 		{"strategy", `{"model":"m","input":"p","continuation":{"strategy":"magic"}}`, 400, "continuation.strategy"},
-		{"tools", `{"model":"m","input":"p","tools":[{"type":"function","name":"a b"}]}`, 400, "tools"},
+		{"tools", `{"model":"m","input":"p","tools":[{"type":"function","name":"a b"}]}`, 400, "tools[0].name"},
 		{"json schema", `{"model":"m","input":"p","json_schema":{"name":"x","schema":{"type":12}}}`, 400, "json_schema.schema"},
 		{"wrong type", `{"model":"m","input":"p","max_output_tokens":"many"}`, 400, "max_output_tokens"},
 		{"missing input", `{"model":"m"}`, 400, "input"},

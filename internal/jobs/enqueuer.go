@@ -186,13 +186,21 @@ func (e *Enqueuer) Remerge(ctx context.Context, jobID string) (ok bool, err erro
 	return true, e.tasks.Merge(ctx, jobID)
 }
 
+// Validate fills a request's defaults and validates it as Enqueue does,
+// with the enqueuer's webhook policy, storing nothing.
+func (e *Enqueuer) Validate(r carryovertype.Request) (carryovertype.Request, error) {
+	return NormalizeFor(r, e.webhooks)
+}
+
 // ErrNotResumable is returned when a job did not stop for a reason new
 // settings can lift.
 var ErrNotResumable = errors.New("the job did not stop at a limit, a budget, a guard, an error or a cancel")
 
 // Resume continues a job stopped by a limit, a budget, exhausted retries or
 // a cancel, with raised limits, from its last stored response. Bad settings
-// are refused with a *ValidationError naming the field.
+// are refused with a *ValidationError naming each field as ResumeOptions
+// names it; max_attempts may rise past carryovertype.MaxMaxAttempts, up to
+// that many chunks more than the job has stored (see CheckResume).
 //
 // A job's trace is not stored, so the resumed run roots a trace of its own
 // (SpanResume).
@@ -207,39 +215,26 @@ func (e *Enqueuer) Resume(ctx context.Context, jobID string, o carryovertype.Res
 	if err != nil {
 		return err
 	}
-	if o.MaxAttempts != 0 {
-		cont.MaxAttempts = o.MaxAttempts
-	}
-	if o.MaxTotalOutputTokens != 0 {
-		cont.MaxTotalOutputTokens = o.MaxTotalOutputTokens
-	}
-	if o.MaxCostUSD != 0 {
-		cont.MaxCostUSD = o.MaxCostUSD
-	}
-	if o.TimeLimitSeconds != 0 {
-		cont.TimeLimitSeconds = o.TimeLimitSeconds
-	}
-	if o.MaxRecords != 0 {
-		cont.MaxRecords = o.MaxRecords
-	}
-	if o.ErrorPolicy != nil {
-		cont.ErrorPolicy = o.ErrorPolicy
-	}
-	// Validate and normalize the settings as a new request's would be.
-	norm, err := Normalize(carryovertype.Request{Model: job.Model, Input: carryovertype.Input{Prompt: "resume"}, Format: job.Format,
-		MaxOutputTokens: job.MaxOutputTokens, Continuation: cont})
-	if err != nil {
-		return err
-	}
-	cont = norm.Continuation
 	calls, err := e.store.CallStats(ctx, jobID)
 	if err != nil {
 		return err
 	}
-	if stored := calls.Succeeded; cont.MaxAttempts <= stored {
-		return &carryovertype.ValidationError{Fields: []carryovertype.FieldError{{Field: "continuation.max_attempts",
-			Message: fmt.Sprintf("must be more than the %d chunks already stored, got %d", stored, cont.MaxAttempts)}}}
+	// Checked as the caller named them (max_attempts, not
+	// continuation.max_attempts): first on their own, then, for a job that
+	// can be resumed at all (else 409, not a 400 about its limit), against
+	// its chunks; the cap on chunks applies per execution.
+	if err := CheckResume(o); err != nil {
+		return err
 	}
+	if !resumable(job) {
+		return ErrNotResumable
+	}
+	var v fieldErrors
+	v.resumeAttempts(o.MaxAttempts, &storedChunks{limit: cont.MaxAttempts, stored: calls.Succeeded})
+	if err := v.err(); err != nil {
+		return err
+	}
+	cont = withResume(cont, o)
 	raw, err := json.Marshal(cont)
 	if err != nil {
 		return fmt.Errorf("encode continuation: %w", err)

@@ -150,12 +150,10 @@ func (v *fieldErrors) continuation(c carryovertype.Continuation, maxOutputTokens
 	if c.OnFailure != carryovertype.OnFailurePartial && c.OnFailure != carryovertype.OnFailureRaise {
 		v.add("continuation.on_failure", "must be %s or %s, got %q", carryovertype.OnFailurePartial, carryovertype.OnFailureRaise, c.OnFailure)
 	}
-	v.budgets(c)
+	v.budgets(c, "continuation.")
 	policy := c.ErrorPolicy
 	if p := c.ErrorPolicy; p != nil {
-		if err := p.Validate(); err != nil {
-			v.add("continuation.error_policy", "%v", err)
-		} else {
+		if v.policy("continuation.error_policy", *p) {
 			n := p.Normalized()
 			policy = &n
 		}
@@ -172,22 +170,33 @@ func (v *fieldErrors) continuation(c carryovertype.Continuation, maxOutputTokens
 	return policy
 }
 
-// budgets checks the budgets and guards (zero means none).
-func (v *fieldErrors) budgets(c carryovertype.Continuation) {
+// policy names every problem of an error policy at field (its JSON path),
+// reporting whether it is sound.
+func (v *fieldErrors) policy(field string, p carryovertype.ErrorPolicy) bool {
+	problems := p.Problems()
+	for _, fe := range problems {
+		v.add(field+"."+fe.Field, "%s", fe.Message)
+	}
+	return len(problems) == 0
+}
+
+// budgets checks the budgets and guards (zero means none), naming each
+// field with prefix ("continuation." in a request, "" in resume options).
+func (v *fieldErrors) budgets(c carryovertype.Continuation, prefix string) {
 	if c.MaxTotalOutputTokens < 0 {
-		v.add("continuation.max_total_output_tokens", "must not be negative, got %d", c.MaxTotalOutputTokens)
+		v.add(prefix+"max_total_output_tokens", "must not be negative, got %d", c.MaxTotalOutputTokens)
 	}
 	if c.MaxCostUSD < 0 || math.IsNaN(c.MaxCostUSD) || math.IsInf(c.MaxCostUSD, 0) {
-		v.add("continuation.max_cost_usd", "must be a positive amount of USD, got %v", c.MaxCostUSD)
+		v.add(prefix+"max_cost_usd", "must be a positive amount of USD, got %v", c.MaxCostUSD)
 	}
 	if t := c.TimeLimitSeconds; t < 0 || math.IsNaN(t) || t > maxTimeLimitSeconds {
-		v.add("continuation.time_limit_seconds", "must be between 0 and %d, got %v", maxTimeLimitSeconds, t)
+		v.add(prefix+"time_limit_seconds", "must be between 0 and %d, got %v", maxTimeLimitSeconds, t)
 	}
 	if len(c.StopSequence) > maxStopSequence {
-		v.add("continuation.stop_sequence", "is longer than %d bytes", maxStopSequence)
+		v.add(prefix+"stop_sequence", "is longer than %d bytes", maxStopSequence)
 	}
 	if c.MaxRecords < 0 {
-		v.add("continuation.max_records", "must not be negative, got %d", c.MaxRecords)
+		v.add(prefix+"max_records", "must not be negative, got %d", c.MaxRecords)
 	}
 }
 
@@ -195,9 +204,7 @@ func (v *fieldErrors) budgets(c carryovertype.Continuation) {
 // the producer's metadata.
 func (v *fieldErrors) options(r carryovertype.Request) {
 	if len(r.Tools) > 0 {
-		if fe := checkTools(r.Tools); fe != nil {
-			v.add(fe.Field, "%s", fe.Message)
-		}
+		*v = append(*v, checkTools(r.Tools)...)
 	}
 	if r.JSONSchema != nil {
 		for _, fe := range checkJSONSchema(r.JSONSchema) {

@@ -43,6 +43,14 @@ func TestNormalizeNamesEveryBadField(t *testing.T) {
 		{"budgets", carryovertype.Request{Model: "m", Input: carryovertype.Input{Prompt: "p"}, Continuation: carryovertype.Continuation{MaxTotalOutputTokens: -1, MaxCostUSD: -0.5,
 			TimeLimitSeconds: -3, StopSequence: strings.Repeat("s", 201)}},
 			[]string{"continuation.max_total_output_tokens", "continuation.max_cost_usd", "continuation.time_limit_seconds", "continuation.stop_sequence"}},
+		{"every problem of an error policy", carryovertype.Request{Model: "m", Input: carryovertype.Input{Prompt: "p"}, Continuation: carryovertype.Continuation{
+			ErrorPolicy: &carryovertype.ErrorPolicy{Preset: "retry_all", MaxRetries: 21, Rules: map[carryovertype.ErrorType]carryovertype.Rule{
+				"network": {Action: "retry"}, "model": {Action: "skip"}, "tool": {Action: "stop", MaxConsecutiveRetries: 2}}}}},
+			[]string{"continuation.error_policy.max_retries", "continuation.error_policy.rules.model.action",
+				"continuation.error_policy.rules.network", "continuation.error_policy.rules.tool.max_consecutive_retries"}},
+		{"every tool at fault", carryovertype.Request{Model: "m", Input: carryovertype.Input{Prompt: "p"},
+			Tools: json.RawMessage(`[{"type":"fn","name":"ok"},{"type":"function","name":"a b","parameters":{"type":12}}]`)},
+			[]string{"tools[0].type", "tools[1].name", "tools[1].parameters"}},
 		{"prompt and messages", carryovertype.Request{Model: "m", Input: carryovertype.Input{Prompt: "p", Messages: []carryovertype.Message{{Role: "user", Content: "x"}}}}, []string{"input"}},
 	}
 	for _, tt := range tests {
@@ -151,5 +159,47 @@ func TestRetryDelay(t *testing.T) {
 	}
 	if IsFailure(&RetryLater{Delay: time.Second}) || !IsFailure(errors.New("x")) {
 		t.Error("waiting must not count as failing; errors must")
+	}
+}
+
+// Resume options are named as the caller sends them, and max_attempts
+// counts the job's chunks: more than those stored, at most 50 more (the cap
+// applies per execution).
+func TestResumeOptionsChecked(t *testing.T) {
+	t.Parallel()
+	usedUp := &storedChunks{limit: 50, stored: 50}
+	tests := []struct {
+		name string
+		o    carryovertype.ResumeOptions
+		job  *storedChunks
+		want []string // "field: words of its message"
+	}{
+		{"past the first cap", carryovertype.ResumeOptions{MaxAttempts: 100}, usedUp, nil},
+		{"one more", carryovertype.ResumeOptions{MaxAttempts: 51}, usedUp, nil},
+		{"under the stored chunks", carryovertype.ResumeOptions{MaxAttempts: 30}, usedUp, []string{"max_attempts: must be between 51 and 100, got 30"}},
+		{"past the new cap", carryovertype.ResumeOptions{MaxAttempts: 101}, usedUp, []string{"max_attempts: must be between 51 and 100, got 101"}},
+		{"a limit used up, left out", carryovertype.ResumeOptions{MaxRecords: 9}, usedUp, []string{"max_attempts: is needed"}},
+		{"a limit not used up, left out", carryovertype.ResumeOptions{MaxRecords: 9}, &storedChunks{limit: 10, stored: 4}, nil},
+		{"a resumed job's cap rises again", carryovertype.ResumeOptions{MaxAttempts: 150}, &storedChunks{limit: 100, stored: 100}, nil},
+		{"without the job", carryovertype.ResumeOptions{MaxAttempts: 500}, nil, nil},
+		{"every bad field", carryovertype.ResumeOptions{MaxAttempts: -1, MaxTotalOutputTokens: -1, MaxCostUSD: -1, TimeLimitSeconds: 1e9, MaxRecords: -1,
+			ErrorPolicy: &carryovertype.ErrorPolicy{Preset: "often"}}, nil,
+			[]string{"max_attempts: must be positive", "max_total_output_tokens: must not be negative", "max_cost_usd: must be a positive amount",
+				"time_limit_seconds: must be between 0", "max_records: must not be negative", "error_policy.preset: must be one of"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var v fieldErrors
+			v.resume(tt.o, tt.job)
+			if len(v) != len(tt.want) {
+				t.Fatalf("got %v, want %v", v, tt.want)
+			}
+			for i, w := range tt.want {
+				field, words, _ := strings.Cut(w, ": ")
+				if v[i].Field != field || !strings.Contains(v[i].Message, words) {
+					t.Fatalf("error %d is %s: %s, want %s", i, v[i].Field, v[i].Message, w)
+				}
+			}
+		})
 	}
 }

@@ -69,41 +69,49 @@ func checkSchemaShape(raw []byte) string {
 	}
 }
 
-// checkTools validates function tools in the Responses API's shape; it
-// returns nil when they are usable, else the field at fault ("tools" or
-// "tools[i].parameters") and what is wrong with it.
-func checkTools(raw json.RawMessage) *carryovertype.FieldError {
-	bad := func(field, format string, args ...any) *carryovertype.FieldError {
-		return &carryovertype.FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+// maxToolProblems bounds how many tools' problems one request reports.
+const maxToolProblems = 10
+
+// checkTools validates function tools in the Responses API's shape, naming
+// every problem by its path ("tools", "tools[1].name",
+// "tools[0].parameters"), for up to maxToolProblems tools at fault.
+func checkTools(raw json.RawMessage) []carryovertype.FieldError {
+	var out []carryovertype.FieldError
+	bad := func(field, format string, args ...any) {
+		out = append(out, carryovertype.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	if len(raw) > maxToolsBytes {
-		return bad("tools", "is larger than %d bytes", maxToolsBytes)
+		bad("tools", "is larger than %d bytes", maxToolsBytes)
+		return out
 	}
 	var tools []map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &tools); err != nil {
-		return bad("tools", `must be a list of {"type":"function","name":...,"parameters":{...}} objects`)
+		bad("tools", `must be a list of {"type":"function","name":...,"parameters":{...}} objects`)
+		return out
 	}
 	for i, t := range tools {
+		if len(out) >= maxToolProblems {
+			break
+		}
 		var typ, name string
 		_ = json.Unmarshal(t["type"], &typ)
 		_ = json.Unmarshal(t["name"], &name)
-		switch {
-		case typ != "function":
-			return bad("tools", "[%d].type must be \"function\", got %q", i, typ)
-		case !toolName.MatchString(name):
-			return bad("tools", "[%d].name must be 1-64 letters, digits, '_' or '-', got %q", i, name)
+		if typ != "function" {
+			bad(fmt.Sprintf("tools[%d].type", i), "must be \"function\", got %q", typ)
+		}
+		if !toolName.MatchString(name) {
+			bad(fmt.Sprintf("tools[%d].name", i), "must be 1-64 letters, digits, '_' or '-', got %q", name)
 		}
 		if p, ok := t["parameters"]; ok {
 			field := fmt.Sprintf("tools[%d].parameters", i)
 			if msg := checkSchemaShape(p); msg != "" {
-				return bad(field, "%s", msg)
-			}
-			if _, err := compileSchema(p); err != nil {
-				return bad(field, "is not a valid JSON Schema: %v", err)
+				bad(field, "%s", msg)
+			} else if _, err := compileSchema(p); err != nil {
+				bad(field, "is not a valid JSON Schema: %v", err)
 			}
 		}
 	}
-	return nil
+	return out
 }
 
 // checkJSONSchema validates a structured-output request.
