@@ -204,9 +204,9 @@ func TestEveryBadFlagNamed(t *testing.T) {
 		args   []string
 		fields []string
 	}{
-		{[]string{"--error-policy", "model=retry:2,retry_all", "--format", "xml", "--max-attempts", "60", "--max-records", "0", "write"},
+		{[]string{"--error-policy", "model=retry:2,retry_all", "--format", "xml", "--max-attempts", "60", "--max-records", "0", "write a table"},
 			[]string{"format: ", "continuation.max_attempts: must be between 1 and 50, got 60", "continuation.max_records: ", "continuation.error_policy: --error-policy"}},
-		{[]string{"--error-policy", "retry_all(30),model=skip", "write"},
+		{[]string{"--error-policy", "retry_all(30),model=skip", "write a table"},
 			[]string{"continuation.error_policy.max_retries: ", "continuation.error_policy.rules.model.action: "}},
 		{[]string{"resume", job, "--max-attempts", "-1", "--max-cost-usd", "0", "--error-policy", "model=skip"},
 			[]string{"max_attempts: must be positive", "max_cost_usd: ", "error_policy.rules.model.action: "}},
