@@ -618,3 +618,25 @@ func TestDiffEnding(t *testing.T) {
 		}
 	}
 }
+
+// TestRowBreakAtRepeatCut: a continuation that starts with the row in
+// progress and goes on in the same line does not fit as a restart; a row
+// break put at the repeat's cut would make it fit, but only the cut placed
+// that break (any delimiter would do), so it verifies nothing: the chunk is
+// kept whole and the join reported, never a repeat dropped.
+func TestRowBreakAtRepeatCut(t *testing.T) {
+	for _, tc := range []struct{ name, doc, next string }{
+		{"restart of the row", "id,n,x\n1,a,b\n2,c,d", "2,c,d,e,f\n"},
+		{"partial line repeated", ",0,\n\uFFFD,,", "\uFFFD,,,4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Merge(Options{Format: "csv"}, chunksOf(tc.doc, tc.next))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Content != tc.doc+tc.next || res.Success {
+				t.Errorf("content %q, success %v, joins %+v: want the chunk kept whole and the join reported", res.Content, res.Success, res.Joins)
+			}
+		})
+	}
+}
