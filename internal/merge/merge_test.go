@@ -569,6 +569,13 @@ func TestVerifiedJoins(t *testing.T) {
 		{"csv row number started over", "csv", []string{
 			"id,name\n21,a\n22,b\n23,c\n24,d\n2", "25,e\n26,f\n"},
 			"id,name\n21,a\n22,b\n23,c\n24,d\n25,e\n26,f\n", ""},
+		// Inside an open JSON string, a line break after the preamble kept
+		// as the text's own would have to be escaped into the string; read
+		// as the preamble's separator, the text joins as written.
+		{"json line break after a preamble in a string", "json", []string{
+			"{\n  \"name\": \"sample.diff\",\n  \"diff\": \"diff -u a/oldname1 b/newname1\\n--- oldname1\\t2009-10-11 15:12:20\\n",
+			"I'll pick up exactly where the previous response was cut off.\n\n+++ newname1\\t2009-10-11 15:12:30\\n@@ -1,3 +1,9 @@\\n+notice!\\n\"\n}\n"},
+			"{\n  \"name\": \"sample.diff\",\n  \"diff\": \"diff -u a/oldname1 b/newname1\\n--- oldname1\\t2009-10-11 15:12:20\\n+++ newname1\\t2009-10-11 15:12:30\\n@@ -1,3 +1,9 @@\\n+notice!\\n\"\n}\n", ""},
 		// A text chunk that opens with a bare fence and closes with one,
 		// nothing fenced between, was wrapped whole.
 		{"text chunk wrapped whole", "text", []string{"First paragraph here.\n\n", "```\nSecond paragraph.\n```\n"},
