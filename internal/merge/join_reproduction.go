@@ -237,15 +237,23 @@ func (s *buffers) slowContentBorders(doc, next string) []contentBorder {
 // it started from (the JSON document's opening containers, the CSV header),
 // which is then part of the reproduction rather than structure to remove
 // (and the element that structure seems to open is no restart). It takes
-// only what the exact steps cannot: a reproduction longer than the longest
-// exact repeat.
+// a reproduction at least as long as the longest exact repeat: one the
+// exact repeat covers too is no less a restart of the structure (a JSON
+// array reproduced byte for byte from its "[" up to an element's end, where
+// taking the "[" away first would leave the first element to be read as
+// the next), and a shorter one is the exact steps' to judge.
 func restatedWhole(c *joinCtx) (overlap, bool) {
 	if c.doc == "" || c.next == "" {
 		return overlap{}, false
 	}
 	ov, ok := reproductionStep(c)
-	if !ok || ov.cut <= c.buf.longestBorder(c.doc, c.next) {
+	longest := c.buf.longestBorder(c.doc, c.next)
+	if !ok || ov.cut < longest {
 		return overlap{}, false
+	}
+	if ov.cut == longest {
+		// Byte for byte: the exact repeat's evidence.
+		return overlap{cut: ov.cut, method: methodExact, confidence: exactConfidence(ov.cut)}, true
 	}
 	return ov, true
 }
