@@ -259,3 +259,15 @@ func TestHasWord(t *testing.T) {
 		}
 	}
 }
+
+// TestToldRestart: a preamble that says the model starts over, and a
+// continuation that opens with the whole document, whitespace aside: a
+// restart, however short the document.
+func TestToldRestart(t *testing.T) {
+	runCases(t, []mergeCase{
+		{"markdown, exactly", "markdown", []string{"> foo\n-", "Restarting the guide to keep it consistent:\n> foo\n-----\n\n\nbar\n"}, "> foo\n-----\n\n\nbar\n", ""},
+		{"json lines, spacing changed", "jsonl", []string{"{\"Action\":\"start\"}\n{\"A",
+			"I'll start over from the top so the output is complete:\n\n{\"Action\": \"start\"}\n{\"Action\":\"output\"}\n"},
+			"{\"Action\":\"start\"}\n{\"Action\":\"output\"}\n", ""},
+	})
+}

@@ -247,8 +247,15 @@ func restatedWhole(c *joinCtx) (overlap, bool) {
 		return overlap{}, false
 	}
 	ov, ok := reproductionStep(c)
+	if !ok && !c.toldOver {
+		return overlap{}, false
+	}
+	// (Read only now: most joins have no reproduction to weigh.)
 	longest := c.buf.longestBorder(c.doc, c.next)
-	if !ok || ov.cut < longest {
+	if !ok {
+		return toldRestart(c, longest)
+	}
+	if ov.cut < longest {
 		return overlap{}, false
 	}
 	if ov.cut == longest {
@@ -365,6 +372,57 @@ func contentBefore(doc string, rep []byte) bool {
 			return true
 		}
 		k++
+	}
+	return false
+}
+
+// toldRestart: the preamble removed from the continuation says that the
+// model starts the answer over ("from the top", "start over", "again"),
+// and the continuation opens with the whole document's content, up to the
+// cut, whitespace aside. The words and a match from the document's very
+// first byte combine into a restart however short the document, below the
+// length the reproduction step asks of a match alone. It takes nothing
+// shorter than the longest exact repeat (that is the exact steps' to
+// judge).
+func toldRestart(c *joinCtx, longest int) (overlap, bool) {
+	if !c.toldOver {
+		return overlap{}, false
+	}
+	doc, next := c.doc, c.next
+	i, j, n := 0, 0, 0
+	for ; i < len(doc); i++ {
+		if isSpace(doc[i]) {
+			continue
+		}
+		for j < len(next) && isSpace(next[j]) {
+			j++
+		}
+		if j == len(next) || next[j] != doc[i] {
+			return overlap{}, false
+		}
+		j, n = j+1, n+1
+	}
+	if n < 2 || j < longest {
+		return overlap{}, false
+	}
+	return overlap{cut: trailingRun(doc, next, j), method: methodReproduction, confidence: confReproduction}, true
+}
+
+// overWords say that the model starts its answer over.
+var overWords = []string{
+	"again", "restart*", "start over", "starting over", "started over", "from the top", "from the beginning",
+	"from the start", "once more", "anew", "afresh", "from scratch", "reproduc*", "in full", "whole thing",
+}
+
+// toldOver reports whether a preamble removed says that the model starts
+// the answer over (see overWords).
+func toldOver(removals []Removal) bool {
+	for _, r := range removals {
+		if r.Why == WhyPreamble {
+			if _, ok := hasWord(strings.ToLower(r.Removed), overWords); ok {
+				return true
+			}
+		}
 	}
 	return false
 }

@@ -328,7 +328,7 @@ func (m *mergeRun) joinReading(jc joinCtx, e envelope, last bool) joined {
 		t = echoText(jc.doc, e.echo) + t
 	}
 	jd.ov = overlap{method: methodMarkers, confidence: confCertain}
-	jc.next = t
+	jc.next, jc.toldOver = t, toldOver(e.removals)
 	if !jd.marked { // else the echo placed the join
 		jd.ov, t = m.joinCascade(&jc, &jd, t)
 	}
