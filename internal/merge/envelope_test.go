@@ -144,14 +144,21 @@ func TestRestartsOfAnyLength(t *testing.T) {
 	doc := b.String()
 	cut := len(doc) - 300
 	compact := strings.NewReplacer(": ", ":", ",\n  ", ",\n", "[\n  ", "[\n").Replace(doc[:cut])
-	cases := []struct{ name, restart string }{
-		{"from the top, exactly", doc[:cut]},
-		{"from the top, whitespace changed", compact},
-		{"from a line far back", doc[strings.IndexByte(doc[1000:], '\n')+1001 : cut]},
+	// Cut right after an element: the reproduction restates the "[" it
+	// opened with, which is no structure to take away first.
+	elemEnd := strings.LastIndexByte(doc[:cut], '}') + 1
+	cases := []struct {
+		name, restart string
+		cut           int
+	}{
+		{"from the top, exactly", doc[:cut], cut},
+		{"from the top, whitespace changed", compact, cut},
+		{"from a line far back", doc[strings.IndexByte(doc[1000:], '\n')+1001 : cut], cut},
+		{"from the top, exactly, cut after an element", doc[:elemEnd], elemEnd},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Merge(Options{Format: "json"}, chunksOf(doc[:cut], tc.restart+doc[cut:]))
+			res, err := Merge(Options{Format: "json"}, chunksOf(doc[:tc.cut], tc.restart+doc[tc.cut:]))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,4 +258,16 @@ func TestHasWord(t *testing.T) {
 			t.Errorf("hasWord(%q, %q) = %v, want %v", c.line, c.pattern, got, c.want)
 		}
 	}
+}
+
+// TestToldRestart: a preamble that says the model starts over, and a
+// continuation that opens with the whole document, whitespace aside: a
+// restart, however short the document.
+func TestToldRestart(t *testing.T) {
+	runCases(t, []mergeCase{
+		{"markdown, exactly", "markdown", []string{"> foo\n-", "Restarting the guide to keep it consistent:\n> foo\n-----\n\n\nbar\n"}, "> foo\n-----\n\n\nbar\n", ""},
+		{"json lines, spacing changed", "jsonl", []string{"{\"Action\":\"start\"}\n{\"A",
+			"I'll start over from the top so the output is complete:\n\n{\"Action\": \"start\"}\n{\"Action\":\"output\"}\n"},
+			"{\"Action\":\"start\"}\n{\"Action\":\"output\"}\n", ""},
+	})
 }

@@ -273,6 +273,10 @@ func (f *csvFormat) stripStructure(doc, t string) (string, string) {
 	return t, ""
 }
 
+// noteRowSeparated is adjust's note for a line break put between a complete
+// row that lacked it and the next.
+const noteRowSeparated = "row separated"
+
 // adjust separates a complete row that lacks its newline from the next one,
 // so that two rows never fuse into one with too many fields.
 func (f *csvFormat) adjust(doc, rest string, last bool) (string, string) {
@@ -290,9 +294,9 @@ func (f *csvFormat) adjust(doc, rest string, last bool) (string, string) {
 	first = strings.TrimSuffix(first, "\r")
 	if !f.fits(countFields(partial+first, f.delim)) && f.fits(countFields(first, f.delim)) {
 		if f.crlf {
-			return "\r\n" + rest, "row separated"
+			return "\r\n" + rest, noteRowSeparated
 		}
-		return "\n" + rest, "row separated"
+		return "\n" + rest, noteRowSeparated
 	}
 	return rest, ""
 }

@@ -100,6 +100,9 @@ type joinCtx struct {
 	// longest is the longest exact repeat of the document's end that next
 	// starts with, 0 when none.
 	longest int
+	// toldOver: the preamble removed from the continuation says that the
+	// model starts over (see toldRestart).
+	toldOver bool
 	// repro is the reproduction step's answer, kept for the same text.
 	repro reproRead
 	buf   *buffers

@@ -31,6 +31,12 @@ func exactStep(c *joinCtx) (overlap, bool) {
 	return overlap{cut: b0, method: methodExact, confidence: conf}, true
 }
 
+// exactConfidence is an exact repeat's confidence: it grows with its
+// length up to two strongOverlap.
+func exactConfidence(l int) float64 {
+	return 0.7 + 0.3*float64(min(l, 2*strongOverlap))/(2*strongOverlap)
+}
+
 // acceptExact decides whether a repeat of length l (next[:l] == doc's last l
 // bytes) is significant enough to cut without the format's help.
 //
@@ -65,7 +71,7 @@ func acceptExact(doc string, l, habit int) (bool, float64) {
 		return false, 0
 	}
 	x := readExact(doc, l, habit)
-	conf := 0.7 + 0.3*float64(min(l, 2*strongOverlap))/(2*strongOverlap)
+	conf := exactConfidence(l)
 	if habit > 0 && (x.atSpace || wordBoundary(doc, x.start)) && x.nonSpace >= 2 {
 		// The model re-emits what it wrote at every other join: a repeat
 		// that starts where a token does is its repeat here too, however

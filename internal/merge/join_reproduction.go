@@ -237,15 +237,30 @@ func (s *buffers) slowContentBorders(doc, next string) []contentBorder {
 // it started from (the JSON document's opening containers, the CSV header),
 // which is then part of the reproduction rather than structure to remove
 // (and the element that structure seems to open is no restart). It takes
-// only what the exact steps cannot: a reproduction longer than the longest
-// exact repeat.
+// a reproduction at least as long as the longest exact repeat: one the
+// exact repeat covers too is no less a restart of the structure (a JSON
+// array reproduced byte for byte from its "[" up to an element's end, where
+// taking the "[" away first would leave the first element to be read as
+// the next), and a shorter one is the exact steps' to judge.
 func restatedWhole(c *joinCtx) (overlap, bool) {
 	if c.doc == "" || c.next == "" {
 		return overlap{}, false
 	}
 	ov, ok := reproductionStep(c)
-	if !ok || ov.cut <= c.buf.longestBorder(c.doc, c.next) {
+	if !ok && !c.toldOver {
 		return overlap{}, false
+	}
+	// (Read only now: most joins have no reproduction to weigh.)
+	longest := c.buf.longestBorder(c.doc, c.next)
+	if !ok {
+		return toldRestart(c, longest)
+	}
+	if ov.cut < longest {
+		return overlap{}, false
+	}
+	if ov.cut == longest {
+		// Byte for byte: the exact repeat's evidence.
+		return overlap{cut: ov.cut, method: methodExact, confidence: exactConfidence(ov.cut)}, true
 	}
 	return ov, true
 }
@@ -357,6 +372,57 @@ func contentBefore(doc string, rep []byte) bool {
 			return true
 		}
 		k++
+	}
+	return false
+}
+
+// toldRestart: the preamble removed from the continuation says that the
+// model starts the answer over ("from the top", "start over", "again"),
+// and the continuation opens with the whole document's content, up to the
+// cut, whitespace aside. The words and a match from the document's very
+// first byte combine into a restart however short the document, below the
+// length the reproduction step asks of a match alone. It takes nothing
+// shorter than the longest exact repeat (that is the exact steps' to
+// judge).
+func toldRestart(c *joinCtx, longest int) (overlap, bool) {
+	if !c.toldOver {
+		return overlap{}, false
+	}
+	doc, next := c.doc, c.next
+	i, j, n := 0, 0, 0
+	for ; i < len(doc); i++ {
+		if isSpace(doc[i]) {
+			continue
+		}
+		for j < len(next) && isSpace(next[j]) {
+			j++
+		}
+		if j == len(next) || next[j] != doc[i] {
+			return overlap{}, false
+		}
+		j, n = j+1, n+1
+	}
+	if n < 2 || j < longest {
+		return overlap{}, false
+	}
+	return overlap{cut: trailingRun(doc, next, j), method: methodReproduction, confidence: confReproduction}, true
+}
+
+// overWords say that the model starts its answer over.
+var overWords = []string{
+	"again", "restart*", "start over", "starting over", "started over", "from the top", "from the beginning",
+	"from the start", "once more", "anew", "afresh", "from scratch", "reproduc*", "in full", "whole thing",
+}
+
+// toldOver reports whether a preamble removed says that the model starts
+// the answer over (see overWords).
+func toldOver(removals []Removal) bool {
+	for _, r := range removals {
+		if r.Why == WhyPreamble {
+			if _, ok := hasWord(strings.ToLower(r.Removed), overWords); ok {
+				return true
+			}
+		}
 	}
 	return false
 }

@@ -569,6 +569,13 @@ func TestVerifiedJoins(t *testing.T) {
 		{"csv row number started over", "csv", []string{
 			"id,name\n21,a\n22,b\n23,c\n24,d\n2", "25,e\n26,f\n"},
 			"id,name\n21,a\n22,b\n23,c\n24,d\n25,e\n26,f\n", ""},
+		// Inside an open JSON string, a line break after the preamble kept
+		// as the text's own would have to be escaped into the string; read
+		// as the preamble's separator, the text joins as written.
+		{"json line break after a preamble in a string", "json", []string{
+			"{\n  \"name\": \"sample.diff\",\n  \"diff\": \"diff -u a/oldname1 b/newname1\\n--- oldname1\\t2009-10-11 15:12:20\\n",
+			"I'll pick up exactly where the previous response was cut off.\n\n+++ newname1\\t2009-10-11 15:12:30\\n@@ -1,3 +1,9 @@\\n+notice!\\n\"\n}\n"},
+			"{\n  \"name\": \"sample.diff\",\n  \"diff\": \"diff -u a/oldname1 b/newname1\\n--- oldname1\\t2009-10-11 15:12:20\\n+++ newname1\\t2009-10-11 15:12:30\\n@@ -1,3 +1,9 @@\\n+notice!\\n\"\n}\n", ""},
 		// A text chunk that opens with a bare fence and closes with one,
 		// nothing fenced between, was wrapped whole.
 		{"text chunk wrapped whole", "text", []string{"First paragraph here.\n\n", "```\nSecond paragraph.\n```\n"},
@@ -616,5 +623,27 @@ func TestDiffEnding(t *testing.T) {
 			got.fileHeader != want.fileHeader || got.minimalHeader != want.minimalHeader || got.hunkHeader != want.hunkHeader {
 			t.Fatalf("cut %d: got %+v, want %+v", cut, got, want)
 		}
+	}
+}
+
+// TestRowBreakAtRepeatCut: a continuation that starts with the row in
+// progress and goes on in the same line does not fit as a restart; a row
+// break put at the repeat's cut would make it fit, but only the cut placed
+// that break (any delimiter would do), so it verifies nothing: the chunk is
+// kept whole and the join reported, never a repeat dropped.
+func TestRowBreakAtRepeatCut(t *testing.T) {
+	for _, tc := range []struct{ name, doc, next string }{
+		{"restart of the row", "id,n,x\n1,a,b\n2,c,d", "2,c,d,e,f\n"},
+		{"partial line repeated", ",0,\n\uFFFD,,", "\uFFFD,,,4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Merge(Options{Format: "csv"}, chunksOf(tc.doc, tc.next))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Content != tc.doc+tc.next || res.Success {
+				t.Errorf("content %q, success %v, joins %+v: want the chunk kept whole and the join reported", res.Content, res.Success, res.Joins)
+			}
+		})
 	}
 }

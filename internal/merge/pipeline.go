@@ -211,12 +211,15 @@ func (m *mergeRun) readings(i int, jc joinCtx, env envCtx) joined {
 	e, jd := read(env)
 	if e.judged {
 		// The other reading of the line break is taken when the first
-		// leaves a join no format verifies, or when only it finds the
-		// document's repeat (the line break stood between the two).
+		// leaves a join no format verifies, when only it finds the
+		// document's repeat (the line break stood between the two), or
+		// when only it joins without a repair (a line break kept inside
+		// an open JSON string must be escaped: the model wrote it as the
+		// preamble's separator, not as the string's text).
 		flip := env
 		flip.flipBlank = true
 		fe, fjd := read(flip)
-		if !jd.ok || fjd.repeats() && !jd.repeats() {
+		if !jd.ok || fjd.repeats() && !jd.repeats() || fjd.ok && jd.repaired() && !fjd.repaired() {
 			e, jd, env = fe, fjd, flip
 		}
 	}
@@ -325,7 +328,7 @@ func (m *mergeRun) joinReading(jc joinCtx, e envelope, last bool) joined {
 		t = echoText(jc.doc, e.echo) + t
 	}
 	jd.ov = overlap{method: methodMarkers, confidence: confCertain}
-	jc.next = t
+	jc.next, jc.toldOver = t, toldOver(e.removals)
 	if !jd.marked { // else the echo placed the join
 		jd.ov, t = m.joinCascade(&jc, &jd, t)
 	}
