@@ -52,19 +52,24 @@ func newHarness(t *testing.T) *harness {
 // newHarnessWith is newHarness with a simulator configured as sc says.
 func newHarnessWith(t *testing.T, sc simulator.Config) *harness {
 	t.Helper()
+	return newHarnessOn(t, sc, testenv.DB(t), testenv.RedisURL())
+}
+
+// newHarnessOn is newHarnessWith on the given Postgres database and Redis.
+func newHarnessOn(t *testing.T, sc simulator.Config, db, redisURL string) *harness {
+	t.Helper()
 	sim := simulator.New(sc)
 	ts := httptest.NewServer(sim)
 	t.Cleanup(ts.Close)
 	h := &harness{t: t, sim: sim, simURL: ts.URL + "/v1"}
-	db := testenv.DB(t)
 	h.cfg = config.Config{
-		DatabaseURL: db, RedisURL: testenv.RedisURL(), OpenAIAPIKey: "sk-test-not-a-secret",
+		DatabaseURL: db, RedisURL: redisURL, OpenAIAPIKey: "sk-test-not-a-secret",
 		OpenAIBaseURL: h.simURL, Concurrency: 8, ChunkQueue: testenv.Queue(t), LogLevel: "warn",
 		ReconcileInterval: time.Second, StaleAfter: 3 * time.Second, MaxRetry: 3,
 		PollInterval: 50 * time.Millisecond, DelayedInterval: 100 * time.Millisecond,
 		WebhookAllow: devWebhookAllow,
 	}
-	// The worker's log is kept (from info up) and printed if the test
+	// The workers' log is kept (from info up) and printed if the test
 	// fails, so that a failure seen once in CI can be read.
 	level, kept := slog.LevelInfo, &logTail{}
 	var w io.Writer = kept
@@ -73,19 +78,19 @@ func newHarnessWith(t *testing.T, sc simulator.Config) *harness {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("the worker's last log lines:\n%s", kept.String())
+			t.Logf("the workers' last log lines:\n%s", kept.String())
 		}
 	})
 	h.log = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	ctx := context.Background()
-	c, err := client.New(ctx, client.Config{DatabaseURL: db, RedisURL: h.cfg.RedisURL, ChunkQueue: h.cfg.ChunkQueue,
+	c, err := client.New(ctx, client.Config{DatabaseURL: db, RedisURL: redisURL, ChunkQueue: h.cfg.ChunkQueue,
 		WebhookAllow: h.cfg.WebhookAllow})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	h.client = c
-	st, err := store.Open(ctx, db, store.Options{MaxConns: 2}) // for count and the odd query
+	st, err := store.Open(ctx, db, store.Options{MaxConns: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
