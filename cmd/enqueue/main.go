@@ -129,11 +129,8 @@ func isWord(arg string) bool {
 
 // notAPrompt refuses a bare word that is no subcommand.
 func notAPrompt(word string) error {
-	msg := fmt.Sprintf("unknown enqueue subcommand %q", word)
-	if s := cmdline.Closest(word, subcommands); s != "" {
-		msg += fmt.Sprintf(" (did you mean %q?)", s)
-	}
-	return cmdline.Usagef("%s; a PROMPT is quoted text of more than one word, a one-word prompt is given with --prompt", msg)
+	return cmdline.Usagef("%v; a PROMPT is quoted text of more than one word, a one-word prompt is given with --prompt",
+		cmdline.Unknown("enqueue", word, subcommands))
 }
 
 // parseInterleaved lets flags come before or after positional arguments.
