@@ -294,6 +294,15 @@ type Status struct {
 	ChunkDetails  []ChunkStatus   `json:"chunk_details"`
 }
 
+// str is *p, or "" for nil: the store's nullable columns as the API's
+// omitempty strings.
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
 // Terminal reports whether the job will not change again.
 func (s Status) Terminal() bool { return store.Terminal(s.Status) }
 
@@ -332,28 +341,17 @@ func (c *Client) Status(ctx context.Context, id string) (Status, error) {
 	}
 	s := Status{
 		ID: j.ID, Tenant: j.TenantID, Status: j.Status, Model: j.Model, Format: j.Format, Chunks: len(chunks),
-		FinishReasons: make([]string, len(chunks)), CostUSD: cost, Metadata: j.Metadata,
+		FinishReasons: make([]string, len(chunks)), StopReason: str(j.StopReason), Error: str(j.Error),
+		CostUSD: cost, Metadata: j.Metadata,
 		Tokens:    Tokens{Input: u.Input, Cached: u.Cached, Output: u.Output, Reasoning: u.Reasoning},
 		CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, FinishedAt: j.FinishedAt,
 		ChunkDetails: make([]ChunkStatus, len(chunks)),
 	}
-	if j.StopReason != nil {
-		s.StopReason = *j.StopReason
-	}
-	if j.Error != nil {
-		s.Error = *j.Error
-	}
 	for i, ch := range chunks {
 		s.FinishReasons[i] = ch.FinishReason
-		cs := ChunkStatus{Seq: ch.Seq, Size: ch.Size, FinishReason: ch.FinishReason, OutputTokens: ch.Usage.Output,
-			CostUSD: ch.CostUSD, LatencyMS: ch.LatencyMS, ShouldContinue: ch.ShouldContinue, Decision: ch.Decision}
-		if ch.ResponseID != nil {
-			cs.ResponseID = *ch.ResponseID
-		}
-		if ch.StopReason != nil {
-			cs.StopReason = *ch.StopReason
-		}
-		s.ChunkDetails[i] = cs
+		s.ChunkDetails[i] = ChunkStatus{Seq: ch.Seq, Size: ch.Size, FinishReason: ch.FinishReason, ResponseID: str(ch.ResponseID),
+			OutputTokens: ch.Usage.Output, CostUSD: ch.CostUSD, LatencyMS: ch.LatencyMS, ShouldContinue: ch.ShouldContinue,
+			StopReason: str(ch.StopReason), Decision: ch.Decision}
 	}
 	if n := len(chunks); n > 0 {
 		s.LastDecision = chunks[n-1].Decision
@@ -395,11 +393,8 @@ func (c *Client) Result(ctx context.Context, id string) (Result, error) {
 	if r.PrunedAt != nil {
 		return Result{}, fmt.Errorf("%w on %s", ErrPruned, r.PrunedAt.Format(time.DateOnly))
 	}
-	out := Result{JobID: id, Tenant: j.TenantID, Status: j.Status, Content: r.Content, Metadata: r.Metadata, CostUSD: r.CostUSD, MergeSuccess: r.MergeSuccess}
-	if r.MergeError != nil {
-		out.MergeError = *r.MergeError
-	}
-	return out, nil
+	return Result{JobID: id, Tenant: j.TenantID, Status: j.Status, Content: r.Content, Metadata: r.Metadata, CostUSD: r.CostUSD,
+		MergeSuccess: r.MergeSuccess, MergeError: str(r.MergeError)}, nil
 }
 
 // Cancel stops a job: no model call starts after it, and a call in flight

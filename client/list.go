@@ -77,15 +77,9 @@ func (c *Client) List(ctx context.Context, o ListOptions) (JobPage, error) {
 		page.NextCursor = encodeCursor(last.CreatedAt, last.ID)
 	}
 	for _, j := range rows {
-		s := JobSummary{ID: j.ID, Tenant: j.TenantID, Status: j.Status, Model: j.Model, Format: j.Format, Chunks: j.Chunks,
-			Metadata: j.Metadata, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, FinishedAt: j.FinishedAt}
-		if j.StopReason != nil {
-			s.StopReason = *j.StopReason
-		}
-		if j.Error != nil {
-			s.Error = *j.Error
-		}
-		page.Jobs = append(page.Jobs, s)
+		page.Jobs = append(page.Jobs, JobSummary{ID: j.ID, Tenant: j.TenantID, Status: j.Status, Model: j.Model, Format: j.Format,
+			Chunks: j.Chunks, StopReason: str(j.StopReason), Error: str(j.Error), Metadata: j.Metadata,
+			CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, FinishedAt: j.FinishedAt})
 	}
 	return page, nil
 }

@@ -129,11 +129,8 @@ func isWord(arg string) bool {
 
 // notAPrompt refuses a bare word that is no subcommand.
 func notAPrompt(word string) error {
-	msg := fmt.Sprintf("unknown enqueue subcommand %q", word)
-	if s := cmdline.Closest(word, subcommands); s != "" {
-		msg += fmt.Sprintf(" (did you mean %q?)", s)
-	}
-	return cmdline.Usagef("%s; a PROMPT is quoted text of more than one word, a one-word prompt is given with --prompt", msg)
+	return cmdline.Usagef("%v; a PROMPT is quoted text of more than one word, a one-word prompt is given with --prompt",
+		cmdline.Unknown("enqueue", word, subcommands))
 }
 
 // parseInterleaved lets flags come before or after positional arguments.
@@ -248,12 +245,10 @@ func (a app) readPrompt(f enqueueFlags, pos []string) (string, error) {
 	switch {
 	case given > 1:
 		return "", cmdline.Usagef("give one of --prompt-file, --prompt and PROMPT")
-	case len(pos) > 1 && isWord(pos[0]):
+	case len(pos) > 0 && isWord(pos[0]):
 		return "", notAPrompt(pos[0])
 	case len(pos) > 1:
 		return "", cmdline.Usagef("give the prompt as one argument (quote it); got %d arguments", len(pos))
-	case len(pos) == 1 && isWord(pos[0]):
-		return "", notAPrompt(pos[0])
 	case len(pos) == 1:
 		return pos[0], nil
 	case *f.promptFile == "-":
@@ -454,9 +449,7 @@ func printOutcome(ctx context.Context, c *client.Client, st client.Status, stdou
 	switch {
 	case errors.Is(err, client.ErrNotReady):
 		fmt.Fprintf(stderr, "job %s ended %s with no result: %s\n", st.ID, st.Status, st.Error)
-		if hint := nextStep(st); hint != "" {
-			fmt.Fprintln(stderr, hint)
-		}
+		printNextStep(stderr, st)
 		return exitError{1}
 	case err != nil:
 		return err
@@ -470,14 +463,19 @@ func printOutcome(ctx context.Context, c *client.Client, st client.Status, stdou
 		return nil
 	case "partial":
 		fmt.Fprintln(stderr, "partial result:", st.Error)
-		fmt.Fprintln(stderr, nextStep(st))
+		printNextStep(stderr, st)
 		return exitError{exitPartial}
 	}
 	fmt.Fprintln(stderr, "job failed:", st.Error)
-	if hint := nextStep(st); hint != "" {
-		fmt.Fprintln(stderr, hint)
-	}
+	printNextStep(stderr, st)
 	return exitError{1}
+}
+
+// printNextStep prints nextStep's suggestion, if it has one, on its own line.
+func printNextStep(w io.Writer, st client.Status) {
+	if hint := nextStep(st); hint != "" {
+		fmt.Fprintln(w, hint)
+	}
 }
 
 // resumeFlag is the resume flag that raises the limit a stop reason names.
