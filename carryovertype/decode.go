@@ -37,14 +37,14 @@ import (
 // body is not one JSON object.
 func DecodeRequest(data []byte) (Request, []FieldError, error) {
 	var r Request
-	fields, err := decodeStrict(data, &r, RequestExplicitZeros)
+	fields, err := decodeStrict(data, &r, requestZeros)
 	return r, MergeRequestErrors(fields), err
 }
 
 // DecodeResumeOptions is DecodeRequest for JSON resume options.
 func DecodeResumeOptions(data []byte) (ResumeOptions, []FieldError, error) {
 	var o ResumeOptions
-	fields, err := decodeStrict(data, &o, ResumeExplicitZeros)
+	fields, err := decodeStrict(data, &o, resumeZeros)
 	return o, MergeResumeErrors(fields), err
 }
 
@@ -152,8 +152,8 @@ func within(field, parent string) bool {
 var errNotOneValue = errors.New("the body holds more than one JSON value")
 
 // decodeStrict checks data against dst's type and decodes what is sound
-// into dst; zeros names the explicit zeros.
-func decodeStrict(data []byte, dst any, zeros func([]byte) []FieldError) ([]FieldError, error) {
+// into dst; zeros names the explicit zeros of the decoded body.
+func decodeStrict(data []byte, dst any, zeros func(map[string]any) []FieldError) ([]FieldError, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var doc any
@@ -172,7 +172,8 @@ func decodeStrict(data []byte, dst any, zeros func([]byte) []FieldError) ([]Fiel
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errNotOneValue
 	}
-	if _, ok := doc.(map[string]any); !ok {
+	obj, ok := doc.(map[string]any)
+	if !ok {
 		return nil, fmt.Errorf("the body must be a JSON object, got %s", describe(doc))
 	}
 	var c checker
@@ -185,7 +186,7 @@ func decodeStrict(data []byte, dst any, zeros func([]byte) []FieldError) ([]Fiel
 		// Unreachable while checker knows every type it is given.
 		c.bad("", "could not be read: %v", err)
 	}
-	return append(c.problems, zeros(data)...), nil
+	return append(c.problems, zeros(obj)...), nil
 }
 
 // checker walks a decoded JSON value against a Go type, collecting a

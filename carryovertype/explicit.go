@@ -93,7 +93,13 @@ func zeroMessage(field string) string {
 // where its range excludes 0, in the request's order. Bytes that are not
 // one JSON object name nothing (decoding them reports that).
 func RequestExplicitZeros(data []byte) []FieldError {
-	return explicitZeros(data, []string{"max_output_tokens", "continuation.max_attempts",
+	return requestZeros(parseObject(data))
+}
+
+// requestZeros is RequestExplicitZeros of an already decoded body (nil
+// names nothing): DecodeRequest parses the body once for both.
+func requestZeros(doc map[string]any) []FieldError {
+	return explicitZeros(doc, []string{"max_output_tokens", "continuation.max_attempts",
 		"continuation.max_total_output_tokens", "continuation.max_cost_usd", "continuation.time_limit_seconds",
 		"continuation.max_records", "continuation.overlap_lines", "continuation.max_output_tokens_ceiling"},
 		"continuation.error_policy")
@@ -101,15 +107,29 @@ func RequestExplicitZeros(data []byte) []FieldError {
 
 // ResumeExplicitZeros is RequestExplicitZeros for JSON resume options.
 func ResumeExplicitZeros(data []byte) []FieldError {
-	return explicitZeros(data, []string{"max_attempts", "max_total_output_tokens", "max_cost_usd",
+	return resumeZeros(parseObject(data))
+}
+
+// resumeZeros is ResumeExplicitZeros of an already decoded body.
+func resumeZeros(doc map[string]any) []FieldError {
+	return explicitZeros(doc, []string{"max_attempts", "max_total_output_tokens", "max_cost_usd",
 		"time_limit_seconds", "max_records"}, "error_policy")
 }
 
-func explicitZeros(data []byte, fields []string, policy string) []FieldError {
+// parseObject decodes a JSON object with its numbers as written; nil when
+// data is not one.
+func parseObject(data []byte) map[string]any {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var doc map[string]any
 	if dec.Decode(&doc) != nil {
+		return nil
+	}
+	return doc
+}
+
+func explicitZeros(doc map[string]any, fields []string, policy string) []FieldError {
+	if doc == nil {
 		return nil
 	}
 	var out []FieldError

@@ -215,19 +215,20 @@ func (e *Enqueuer) Resume(ctx context.Context, jobID string, o carryovertype.Res
 	if err != nil {
 		return err
 	}
-	calls, err := e.store.CallStats(ctx, jobID)
-	if err != nil {
-		return err
-	}
 	// Checked as the caller named them (max_attempts, not
 	// continuation.max_attempts): first on their own, then, for a job that
 	// can be resumed at all (else 409, not a 400 about its limit), against
-	// its chunks; the cap on chunks applies per execution.
+	// its chunks; the cap on chunks applies per execution. The chunks are
+	// counted only then: a refused resume costs no CallStats query.
 	if err := CheckResume(o); err != nil {
 		return err
 	}
 	if !resumable(job) {
 		return ErrNotResumable
+	}
+	calls, err := e.store.CallStats(ctx, jobID)
+	if err != nil {
+		return err
 	}
 	var v fieldErrors
 	v.resumeAttempts(o.MaxAttempts, &storedChunks{limit: cont.MaxAttempts, stored: calls.Succeeded})

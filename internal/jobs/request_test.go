@@ -190,7 +190,11 @@ func TestResumeOptionsChecked(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var v fieldErrors
-			v.resume(tt.o, tt.job)
+			// As Enqueuer.Resume checks them: on their own, then against the job.
+			v.resume(tt.o)
+			if tt.job != nil {
+				v.resumeAttempts(tt.o.MaxAttempts, tt.job)
+			}
 			if len(v) != len(tt.want) {
 				t.Fatalf("got %v, want %v", v, tt.want)
 			}

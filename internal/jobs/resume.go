@@ -23,7 +23,7 @@ import (
 // the job has stored too.
 func CheckResume(o carryovertype.ResumeOptions) error {
 	var v fieldErrors
-	v.resume(o, nil)
+	v.resume(o)
 	return v.err()
 }
 
@@ -31,9 +31,10 @@ func CheckResume(o carryovertype.ResumeOptions) error {
 // job's current limit and the chunks it holds.
 type storedChunks struct{ limit, stored int }
 
-// resume checks resume options; with job, max_attempts against its chunks.
-func (v *fieldErrors) resume(o carryovertype.ResumeOptions, job *storedChunks) {
-	v.resumeAttempts(o.MaxAttempts, job)
+// resume checks resume options on their own (resumeAttempts with the job's
+// chunks checks max_attempts against them).
+func (v *fieldErrors) resume(o carryovertype.ResumeOptions) {
+	v.resumeAttempts(o.MaxAttempts, nil)
 	v.budgets(carryovertype.Continuation{MaxTotalOutputTokens: o.MaxTotalOutputTokens, MaxCostUSD: o.MaxCostUSD,
 		TimeLimitSeconds: o.TimeLimitSeconds, MaxRecords: o.MaxRecords}, "")
 	if o.ErrorPolicy != nil {

@@ -32,6 +32,16 @@ func cancel(t *testing.T, s *store.Store, id string) {
 	}
 }
 
+// cancelledHookJob opens a store, inserts a job with a webhook, cancels it
+// and returns its events (the one its cancel wrote).
+func cancelledHookJob(t *testing.T) (*store.Store, string, []store.WebhookEvent) {
+	t.Helper()
+	s := open(t)
+	id := hookJob(t, s)
+	cancel(t, s, id)
+	return s, id, events(t, s, id)
+}
+
 // events lists a job's stored events, oldest first.
 func events(t *testing.T, s *store.Store, jobID string) []store.WebhookEvent {
 	t.Helper()
@@ -130,11 +140,8 @@ func TestWebhookEventWrittenWhenAJobEnds(t *testing.T) {
 // with. A delivered event is no longer pending.
 func TestWebhookEventsOfAResumedJob(t *testing.T) {
 	t.Parallel()
-	s := open(t)
+	s, id, first := cancelledHookJob(t)
 	ctx := context.Background()
-	id := hookJob(t, s)
-	cancel(t, s, id)
-	first := events(t, s, id)
 	if _, ok, err := s.Resume(ctx, id, json.RawMessage(`{}`), nil); err != nil || !ok {
 		t.Fatal(ok, err)
 	}
@@ -167,11 +174,8 @@ func TestWebhookEventsOfAResumedJob(t *testing.T) {
 // earlier attempts sent. A job no longer in that status has none.
 func TestLegacyWebhookEvent(t *testing.T) {
 	t.Parallel()
-	s := open(t)
+	s, id, stored := cancelledHookJob(t)
 	ctx := context.Background()
-	id := hookJob(t, s)
-	cancel(t, s, id)
-	stored := events(t, s, id)
 	if got, err := s.LegacyWebhookEvent(ctx, id, "cancelled"); err != nil || got != stored[0].ID {
 		t.Fatalf("got %q (%v), want the stored %s", got, err, stored[0].ID)
 	}
