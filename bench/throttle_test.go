@@ -119,9 +119,9 @@ func throttleRun(ctx context.Context, b *testing.B, bin string, c throttleCase, 
 		b.Fatal(err)
 	}
 	defer cl.Close()
-	start := time.Now()
+	since, start := dbNow(ctx, b, pool), time.Now()
 	ids, prompts := enqueueMany(ctx, b, cl, inflightCase{jobs: jobs}, seeds)
-	waitAll(ctx, b, pool, ids, 15*time.Minute)
+	waitAll(ctx, b, pool, since, 15*time.Minute)
 	r := throttleResult{makespan: time.Since(start)}
 	st := sim.BackgroundStats()
 	r.calls, r.refused, r.tokens = int(st.ModelCalls), int(st.RateLimited), int(st.RateTokens)

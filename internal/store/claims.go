@@ -249,7 +249,7 @@ func (c *Claim) Release() {
 // writes the event). It returns the jobs this one moved.
 const markRunningSQL = `WITH j AS (
 	UPDATE jobs SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
-	WHERE id = ANY($1::uuid[]) AND status = 'queued' RETURNING id
+	WHERE id = ANY($1::uuid[]) AND status || '' = 'queued' RETURNING id -- by key (package doc)
 ), ev AS (
 	INSERT INTO job_events (job_id, level, type, message) SELECT id, 'info', 'status', 'running' FROM j
 )

@@ -64,3 +64,11 @@ func (r TestReq) Status() string { return r.r.status }
 // ListenerPID is the backend process ID of the store's LISTEN connection, 0
 // while it is down.
 func (st *Store) ListenerPID() uint32 { return st.notifications().listenerPID() }
+
+// Statements and settings for plans_test.
+const (
+	ClaimSQL            = claimSQL
+	MarkRunningSQL      = markRunningSQL
+	SaveResultSQL       = saveResultSQL
+	LockSessionSettings = lockSessionSettings
+)

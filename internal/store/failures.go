@@ -195,7 +195,7 @@ WITH j AS (
 	       stop_reason = $2, error = nullif($3, ''), updated_at = now(),
 	       finished_at = CASE WHEN $4 AND EXISTS (SELECT 1 FROM chunks WHERE job_id = $1::uuid) THEN NULL ELSE now() END,
 	       ` + totalsSQL + `
-	WHERE id = $1::uuid AND status IN ('queued','running')
+	WHERE id = $1::uuid AND status || '' IN ('queued','running') -- by key (package doc)
 	RETURNING id, status
 ), ev AS (
 	INSERT INTO job_events (job_id, level, type, message, data)

@@ -205,7 +205,7 @@ func (s *Store) Cancel(ctx context.Context, id string) (Job, bool, error) {
 WITH j AS (
 	UPDATE jobs SET status = 'cancelled', stop_reason = 'user_requested', finished_at = now(), updated_at = now(),
 	       `+totalsSQL+`
-	WHERE id = $1::uuid AND status IN ('queued','running','merging')
+	WHERE id = $1::uuid AND status || '' IN ('queued','running','merging') -- by key (package doc)
 	RETURNING id
 ), ev AS (
 	INSERT INTO job_events (job_id, level, type, message) SELECT id, 'info', 'status', 'cancelled' FROM j
@@ -292,7 +292,7 @@ func (s *Store) FailJob(ctx context.Context, id, errMsg string) error {
 	_, err := s.pool.Exec(ctx, `
 WITH j AS (
 	UPDATE jobs SET status = 'failed', error = $2, finished_at = now(), updated_at = now(), `+totalsSQL+`
-	WHERE id = $1::uuid AND status IN ('queued','running','merging')
+	WHERE id = $1::uuid AND status || '' IN ('queued','running','merging') -- by key (package doc)
 	RETURNING id
 )
 INSERT INTO job_events (job_id, level, type, message, data)
@@ -313,7 +313,7 @@ func (s *Store) Remerge(ctx context.Context, id string, quota *Quota) (bool, err
 		return q.QueryRow(ctx, `
 WITH j AS (
 	UPDATE jobs SET status = 'merging', finished_at = NULL, updated_at = now()
-	WHERE id = $1::uuid AND status IN ('succeeded','partial','failed','cancelled')
+	WHERE id = $1::uuid AND status || '' IN ('succeeded','partial','failed','cancelled') -- by key (package doc)
 	  AND EXISTS (SELECT 1 FROM chunks WHERE job_id = $1::uuid)
 	RETURNING id
 ), ev AS (
@@ -362,7 +362,7 @@ WITH j AS (
 	UPDATE jobs SET status = 'running', continuation = $2, stop_reason = NULL, error = NULL,
 	       active_ms = active_ms + coalesce((extract(epoch FROM coalesce(finished_at, now()) - started_at) * 1000)::bigint, 0),
 	       started_at = now(), finished_at = NULL, updated_at = now()
-	WHERE id = $1::uuid AND status IN ('partial','failed','cancelled') AND stop_reason = ANY($3)
+	WHERE id = $1::uuid AND status || '' IN ('partial','failed','cancelled') AND stop_reason = ANY($3)
 	RETURNING id
 ), ev AS (
 	INSERT INTO job_events (job_id, level, type, message, data) SELECT id, 'info', 'status', 'running', jsonb_build_object('resumed', true) FROM j

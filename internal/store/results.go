@@ -128,8 +128,18 @@ type Result struct {
 // here: a merging job gains no chunk, and summing the llm_calls view again
 // was most of this statement's time.
 func (s *Store) SaveResult(ctx context.Context, r Result, finalStatus, errMsg string, t JobTotals) error {
-	_, err := s.pool.Exec(ctx, `
-WITH res AS (
+	_, err := s.pool.Exec(ctx, saveResultSQL,
+		r.JobID, r.Content, r.Metadata, r.CostUSD, r.MergeSuccess, r.MergeError, finalStatus, errMsg,
+		t.Chunks, t.Usage.Input, t.Usage.Cached, t.Usage.Output, t.Usage.Reasoning, t.cost)
+	if err != nil {
+		return fmt.Errorf("store: save result of job %s: %w", r.JobID, err)
+	}
+	return nil
+}
+
+// saveResultSQL is SaveResult's statement ($1 the job, $7 its final
+// status).
+const saveResultSQL = `WITH res AS (
 	INSERT INTO job_results (job_id, content, metadata, cost_usd, merge_success, merge_error)
 	VALUES ($1::uuid, $2, $3, $4, $5, $6)
 	ON CONFLICT (job_id) DO UPDATE SET content = EXCLUDED.content, metadata = EXCLUDED.metadata,
@@ -139,19 +149,12 @@ WITH res AS (
 	UPDATE jobs SET status = $7, error = coalesce(nullif($8, ''), error), finished_at = now(), updated_at = now(),
 	       chunk_count = $9, input_tokens = $10, cached_tokens = $11, output_tokens = $12, reasoning_tokens = $13,
 	       cost_usd = $14::int8 * 0.00000001
-	WHERE id = $1::uuid AND status = 'merging'
+	WHERE id = $1::uuid AND status || '' = 'merging' -- by key (package doc)
 	RETURNING id
 )
 INSERT INTO job_events (job_id, level, type, message, data)
 SELECT id, CASE $7 WHEN 'succeeded' THEN 'info' WHEN 'partial' THEN 'warn' ELSE 'error' END, 'status', $7,
-       jsonb_build_object('merge_success', $5::bool, 'error', nullif($8, '')) FROM j`,
-		r.JobID, r.Content, r.Metadata, r.CostUSD, r.MergeSuccess, r.MergeError, finalStatus, errMsg,
-		t.Chunks, t.Usage.Input, t.Usage.Cached, t.Usage.Output, t.Usage.Reasoning, t.cost)
-	if err != nil {
-		return fmt.Errorf("store: save result of job %s: %w", r.JobID, err)
-	}
-	return nil
-}
+       jsonb_build_object('merge_success', $5::bool, 'error', nullif($8, '')) FROM j`
 
 // GetResult loads a job's merged document.
 func (s *Store) GetResult(ctx context.Context, jobID string) (Result, error) {

@@ -10,6 +10,18 @@
 // failures.go (failed and lost calls, stopping a job), results.go (chunks
 // and results as read back), merge.go (what a merge reads), prices.go,
 // keys.go (API keys) and locker.go (the lock session).
+//
+// By key. A statement that changes one job (or a batch of jobs) given by id
+// and guarded by its status tests the status joined to an empty string, an
+// expression no index answers, so that Postgres can only find the rows by
+// their key. Written plainly, the status test matches the partial indexes
+// of live jobs and the status indexes, and whenever the statistics say few
+// jobs are live — a fresh deployment, or any burst of new jobs since the
+// last ANALYZE, which is exactly when a backlog builds — Postgres scans
+// every live job's index entry to find the one row (measured with 20,000
+// jobs queued: 3.3 ms instead of 0.15 ms to end a job, 4.8 ms instead of
+// 0.9 ms to start three). The lock session goes further: see
+// lockSession.connect.
 package store
 
 import (
