@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/carryover/carryover/internal/store"
 )
 
@@ -154,5 +156,50 @@ func TestAcquireTimeout(t *testing.T) {
 	// A statement slower than the bound is not cut short by it.
 	if _, err := s.Pool().Exec(context.Background(), `SELECT pg_sleep(0.5)`); err != nil {
 		t.Fatalf("a statement longer than the acquire timeout: %v", err)
+	}
+}
+
+// TestStatusEventsNotifyWatchedJobsOnly checks that a job's events notify
+// carryover_jobs when the job is watched, and only then: every NOTIFY
+// serializes its transaction's commit with every other's, and nobody
+// listens for a job without a watcher row.
+func TestStatusEventsNotifyWatchedJobsOnly(t *testing.T) {
+	t.Parallel()
+	s := open(t)
+	ctx := context.Background()
+	watched, unwatched := newJob(t, s), newJob(t, s)
+	sub, err := s.Watch(ctx, watched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "LISTEN carryover_jobs"); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{unwatched, watched} {
+		if _, err := s.Pool().Exec(ctx, `INSERT INTO job_events (job_id, level, type, message) VALUES ($1::uuid, 'info', 'status', 'running')`, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Notifications arrive in commit order: the first one this connection
+	// sees of the two jobs must be the watched job's.
+	for {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("no notification for the watched job: %v", err)
+		}
+		switch n.Payload {
+		case unwatched:
+			t.Fatal("the unwatched job's status event notified")
+		case watched:
+			return
+		}
 	}
 }
