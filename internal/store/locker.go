@@ -581,6 +581,7 @@ func (s *lockSession) claim(claims, unlocks []*lockReq) {
 		b.Queue(lockSQL, lockClass, lockKeys)
 		b.Queue(claimSQL, ids, seqs)
 		if len(starts) > 0 {
+			b.Queue(asyncCommitSQL)
 			b.Queue(markRunningSQL, starts)
 		}
 	}
@@ -614,7 +615,9 @@ func (s *lockSession) claim(claims, unlocks []*lockReq) {
 	// this session (unless the session is gone, and the lock with it).
 	err := readClaims(br, claims)
 	if err == nil && len(starts) > 0 {
-		err = markStarted(br, claims)
+		if _, err = br.Exec(); err == nil {
+			err = markStarted(br, claims)
+		}
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
@@ -624,6 +627,16 @@ func (s *lockSession) claim(claims, unlocks []*lockReq) {
 	}
 	finish(claims, err)
 }
+
+// asyncCommitSQL lets the round trip that moves jobs to running commit
+// without waiting for its WAL flush (set_config's local form lasts until
+// the batch's implicit transaction ends). That round trip is every claim's,
+// and the move is the one write in it: waiting for the flush delayed every
+// claim of the batch. Lost in a crash, the move leaves the job queued, as if
+// its first chunk's delivery had not begun, and that delivery (asynq gives
+// it again) moves it again; anything durable written after it — the call's
+// start, the chunk — flushes the WAL past it first.
+const asyncCommitSQL = `SELECT set_config('synchronous_commit', 'off', true)`
 
 // lockSQL takes the locks of a batch's claims, answering in their order.
 const lockSQL = `SELECT pg_try_advisory_lock($1, k) FROM unnest($2::int4[]) WITH ORDINALITY AS t(k, i) ORDER BY i`
