@@ -42,7 +42,12 @@ const (
 // puts one after lines that start like its last one (headings, say) more
 // often than not.
 func blankLineIsNew(t string, ctx envCtx) bool {
-	for _, vote := range [...]func(string, envCtx) (bool, bool){fenceCloseVote, lengthVote, languageVote, junctionVote, gapVote} {
+	if r, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n"); ok && r == "" && ctx.doc != "" {
+		// Nothing after it: a model that goes on has something left to
+		// write, here the document's last line break.
+		return true
+	}
+	for _, vote := range [...]func(string, envCtx) (bool, bool){fenceCloseVote, lengthVote, wordVote, languageVote, junctionVote, gapVote} {
 		if keep, decided := vote(t, ctx); decided {
 			return keep
 		}
@@ -603,3 +608,61 @@ func wrapShare(w string) float64 {
 	}
 	return float64(breaks) / float64(breaks+spaces)
 }
+
+// wordVote decides the line break between a preamble and the text after
+// it, where the document was cut after a letter and the text starts with
+// one, by the words the document writes (before the cut and in the
+// continuation, the junction's own words left out): the cut line's last
+// letters and the text's first read as one word the document writes where
+// either alone is no word of it (a word cut in two: "The" + "ory"). It
+// decides only that way: two words the document writes may also be one it
+// has not written yet ("in" + "to").
+func wordVote(t string, ctx envCtx) (keep, decided bool) {
+	if ctx.atLineStart || !isLetter(ctx.end) {
+		return false, false
+	}
+	r, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n")
+	if !ok || r == "" || !isLetter(r[0]) {
+		return false, false
+	}
+	before := tail(ctx.doc, leadWindow)
+	i := len(before)
+	for i > 0 && isLetter(before[i-1]) {
+		i--
+	}
+	j := 0
+	for j < len(r) && isLetter(r[j]) {
+		j++
+	}
+	a, b := before[i:], r[:j]
+	words := [2]string{before[:i], head(r[j:], leadWindow)}
+	glued, first, second := wholeWords(words, a+b), wholeWords(words, a), wholeWords(words, b)
+	if glued > 0 && (first == 0 || second == 0) {
+		return false, true
+	}
+	return false, false
+}
+
+// wholeWords counts where the texts write w as a whole word: not between
+// letters.
+func wholeWords(texts [2]string, w string) int {
+	n := 0
+	for _, s := range texts {
+		for k := 0; ; {
+			q := strings.Index(s[k:], w)
+			if q < 0 {
+				break
+			}
+			at := k + q
+			if (at == 0 || !isLetter(s[at-1])) && (at+len(w) == len(s) || !isLetter(s[at+len(w)])) {
+				n++
+			}
+			k = at + 1
+		}
+	}
+	return n
+}
+
+// isLetter reports whether c is an ASCII letter or a byte of a multi-byte
+// character.
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 }
