@@ -1,6 +1,9 @@
 package merge
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // blankRules are how a format reads the line break between a preamble and
 // the text after it.
@@ -39,7 +42,12 @@ const (
 // puts one after lines that start like its last one (headings, say) more
 // often than not.
 func blankLineIsNew(t string, ctx envCtx) bool {
-	for _, vote := range [...]func(string, envCtx) (bool, bool){fenceCloseVote, languageVote, junctionVote, gapVote} {
+	if r, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n"); ok && r == "" && ctx.doc != "" {
+		// Nothing after it: a model that goes on has something left to
+		// write, here the document's last line break.
+		return true
+	}
+	for _, vote := range [...]func(string, envCtx) (bool, bool){fenceCloseVote, lengthVote, wordVote, languageVote, junctionVote, gapVote} {
 		if keep, decided := vote(t, ctx); decided {
 			return keep
 		}
@@ -64,7 +72,7 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 	}
 	// Text that would make the cut line much longer than any line the
 	// document has written (wrapped prose) starts a line of its own.
-	return muchLongerThanLines(ctx.doc, len(ctx.partial)+len(first))
+	return muchLongerThanLines(ctx.doc, "", len(ctx.partial)+len(first))
 }
 
 // startsLikeCutLine reports whether the text after the line break (r, its
@@ -112,26 +120,91 @@ func firstByteVote(r string, ctx envCtx) (keep, decided bool) {
 }
 
 // muchLongerThanLines reports whether a line of n bytes is longer by a
-// quarter (and eight bytes) than every one of the document's last lines, of
-// which there must be sixteen at least.
-func muchLongerThanLines(doc string, n int) bool {
+// quarter (and eight bytes) than every one of the document's last lines
+// and the complete lines of more (the continuation's text after the line
+// in question, the document's too), of which there must be sixteen at
+// least.
+func muchLongerThanLines(doc, more string, n int) bool {
 	w := doc[max(0, len(doc)-leadWindow):]
 	i := strings.IndexByte(w, '\n')
 	if i < 0 {
-		return false
+		w = ""
 	}
-	w = w[i+1:] // the first line may be cut
-	lines, longest := 0, 0
+	w = w[i+1:] // the first line may be cut; the last is the cut line
+	lines, longest := countLines(w)
+	l, m := countLines(head(more, leadWindow))
+	lines, longest = lines+l, max(longest, m)
+	return lines >= 16 && n > longest+longest/4+8
+}
+
+// countLines counts the complete lines of w (the text after its last line
+// break is not one) and returns the length of the longest.
+func countLines(w string) (lines, longest int) {
 	for {
 		j := strings.IndexByte(w, '\n')
 		if j < 0 {
-			break // the partial line
+			return lines, longest
 		}
 		longest = max(longest, len(strings.TrimRight(w[:j], " \t\r")))
 		lines++
 		w = w[j+1:]
 	}
-	return lines >= 16 && n > longest+longest/4+8
+}
+
+// lengthVote decides the line break between a preamble and the text after
+// it, where the document was cut mid-line and wraps its lines at a width
+// (most of its lines, before the cut and in the continuation, fill three
+// quarters of the longest at least), by that width: text that would make
+// the cut line much longer than any line starts a line of its own. It
+// decides only that way: a line of usual length may go on either way.
+func lengthVote(t string, ctx envCtx) (keep, decided bool) {
+	if ctx.atLineStart || ctx.end == 0 || isSpace(ctx.end) {
+		return false, false
+	}
+	r, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n")
+	if !ok || r == "" {
+		return false, false
+	}
+	first, more, _ := strings.Cut(r, "\n")
+	if w, ok := wrapsLines(ctx.doc, more); !ok || len(ctx.partial) > w {
+		// The cut line is already longer than the width.
+		return false, false
+	}
+	if muchLongerThanLines(ctx.doc, more, len(ctx.partial)+len(strings.TrimRight(first, "\r"))) {
+		return true, true
+	}
+	return false, false
+}
+
+// wrapsLines reports whether most of the document's last lines and of the
+// complete lines of more (see muchLongerThanLines) that have text fill
+// three quarters of the longest at least: text wrapped at a width, which
+// it returns (the longest).
+func wrapsLines(doc, more string) (int, bool) {
+	var lens []int
+	for _, w := range []string{tail(doc, leadWindow), head(more, leadWindow)} {
+		for {
+			j := strings.IndexByte(w, '\n')
+			if j < 0 {
+				break
+			}
+			if l := len(strings.TrimRight(w[:j], " \t\r")); l > 0 {
+				lens = append(lens, l)
+			}
+			w = w[j+1:]
+		}
+	}
+	longest := 0
+	for _, l := range lens {
+		longest = max(longest, l)
+	}
+	full := 0
+	for _, l := range lens {
+		if 4*l >= 3*longest {
+			full++
+		}
+	}
+	return longest, len(lens) >= 16 && 2*full >= len(lens)
 }
 
 // junctionVote decides the line breaks between a preamble and the text
@@ -490,7 +563,18 @@ func languageVote(t string, ctx envCtx) (keep, decided bool) {
 	}
 	m := newLangModel(w)
 	x := head(r, langJunction)
-	d := m.logProb(ctx.doc, "\n"+x) - m.logProb(ctx.doc, x)
+	keepLP := m.logProb(ctx.doc, "\n"+x)
+	if last := ctx.doc[len(ctx.doc)-1]; !isSpace(last) && !isSpace(x[0]) {
+		// Where the document wraps its lines, a line break between two
+		// words stands for a space: how likely it is there is how likely a
+		// space is, times the document's share of line breaks among the
+		// gaps between its words (the model alone, which reads the line
+		// break after these very bytes, has seldom seen one there).
+		if share := wrapShare(w); share > 0 {
+			keepLP = max(keepLP, m.logProb(ctx.doc, " "+x)+math.Log(share))
+		}
+	}
+	d := keepLP - m.logProb(ctx.doc, x)
 	switch {
 	case d >= langDecides:
 		return true, true
@@ -503,3 +587,82 @@ func languageVote(t string, ctx envCtx) (keep, decided bool) {
 // langDecides is the log likelihood ratio from which the document's
 // language decides a line break (nats).
 const langDecides = 3
+
+// wrapShare is the share of line breaks among the single gaps between two
+// non-space bytes in w: a line break or a space alone between them. In
+// wrapped prose about one gap in ten; in text whose line breaks end
+// statements or records, a space seldom stands where they do.
+func wrapShare(w string) float64 {
+	breaks, spaces := 0, 0
+	for i := 1; i+1 < len(w); i++ {
+		if c := w[i]; (c == '\n' || c == ' ') && !isSpace(w[i-1]) && !isSpace(w[i+1]) {
+			if c == '\n' {
+				breaks++
+			} else {
+				spaces++
+			}
+		}
+	}
+	if breaks == 0 {
+		return 0
+	}
+	return float64(breaks) / float64(breaks+spaces)
+}
+
+// wordVote decides the line break between a preamble and the text after
+// it, where the document was cut after a letter and the text starts with
+// one, by the words the document writes (before the cut and in the
+// continuation, the junction's own words left out): the cut line's last
+// letters and the text's first read as one word the document writes where
+// either alone is no word of it (a word cut in two: "The" + "ory"). It
+// decides only that way: two words the document writes may also be one it
+// has not written yet ("in" + "to").
+func wordVote(t string, ctx envCtx) (keep, decided bool) {
+	if ctx.atLineStart || !isLetter(ctx.end) {
+		return false, false
+	}
+	r, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n")
+	if !ok || r == "" || !isLetter(r[0]) {
+		return false, false
+	}
+	before := tail(ctx.doc, leadWindow)
+	i := len(before)
+	for i > 0 && isLetter(before[i-1]) {
+		i--
+	}
+	j := 0
+	for j < len(r) && isLetter(r[j]) {
+		j++
+	}
+	a, b := before[i:], r[:j]
+	words := [2]string{before[:i], head(r[j:], leadWindow)}
+	glued, first, second := wholeWords(words, a+b), wholeWords(words, a), wholeWords(words, b)
+	if glued > 0 && (first == 0 || second == 0) {
+		return false, true
+	}
+	return false, false
+}
+
+// wholeWords counts where the texts write w as a whole word: not between
+// letters.
+func wholeWords(texts [2]string, w string) int {
+	n := 0
+	for _, s := range texts {
+		for k := 0; ; {
+			q := strings.Index(s[k:], w)
+			if q < 0 {
+				break
+			}
+			at := k + q
+			if (at == 0 || !isLetter(s[at-1])) && (at+len(w) == len(s) || !isLetter(s[at+len(w)])) {
+				n++
+			}
+			k = at + 1
+		}
+	}
+	return n
+}
+
+// isLetter reports whether c is an ASCII letter or a byte of a multi-byte
+// character.
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 }
