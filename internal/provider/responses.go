@@ -96,8 +96,17 @@ func (p *Responses) fetch(ctx context.Context, method, responseID, suffix string
 	return decodeResponses(raw, latency)
 }
 
-// decodeResponses reads a Responses API object into openai-go's type.
+// decodeResponses reads a Responses API object: its common shape (see
+// decodeLean) directly, anything else into openai-go's type.
 func decodeResponses(raw []byte, latency time.Duration) (continuation.Response, error) {
+	if r, ok := decodeLean(raw); ok {
+		return r.normalize(latency)
+	}
+	return decodeFull(raw, latency)
+}
+
+// decodeFull reads a Responses API object into openai-go's type.
+func decodeFull(raw []byte, latency time.Duration) (continuation.Response, error) {
 	var resp responses.Response
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		return continuation.Response{Latency: latency}, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true,
@@ -137,7 +146,7 @@ func post(ctx context.Context, c openai.Client, path string, body []byte, stream
 // failed or unreadable one into a CallError as well.
 func normalizeResponse(resp *responses.Response, latency time.Duration) (continuation.Response, error) {
 	u := resp.Usage
-	out := continuation.Response{
+	return finishResponse(continuation.Response{
 		ID:               resp.ID,
 		Model:            string(resp.Model),
 		RawStatus:        string(resp.Status),
@@ -149,16 +158,21 @@ func normalizeResponse(resp *responses.Response, latency time.Duration) (continu
 		ToolCalls:        toolCalls(resp.Output),
 		Usage: continuation.Usage{Input: u.InputTokens, Cached: u.InputTokensDetails.CachedTokens,
 			Output: u.OutputTokens, Reasoning: u.OutputTokensDetails.ReasoningTokens},
-	}
+	})
+}
+
+// finishResponse judges a decoded response: its finish, and the CallError
+// of a failed or unreadable one.
+func finishResponse(out continuation.Response) (continuation.Response, error) {
 	out.Finish = continuation.NormalizeResponses(out.RawStatus, out.IncompleteReason, len(out.ToolCalls) > 0)
 	if len(out.ToolCalls) > 0 {
 		markToolCalls(out.ToolCalls, out.Finish == continuation.FinishLength)
 	}
 	if out.Finish == continuation.FinishError {
-		return out, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("response %s %s: %s", resp.ID, resp.Status, resp.Error.Message)}
+		return out, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Err: fmt.Errorf("response %s %s: %s", out.ID, out.RawStatus, out.ErrorMessage)}
 	}
 	if out.Finish == continuation.FinishMalformed {
-		return out, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true, Err: fmt.Errorf("response %q has unknown status %q", resp.ID, resp.Status)}
+		return out, &continuation.CallError{Type: carryovertype.ErrModel, HTTPStatus: http.StatusOK, Malformed: true, Err: fmt.Errorf("response %q has unknown status %q", out.ID, out.RawStatus)}
 	}
 	return out, nil
 }
