@@ -86,11 +86,7 @@ func queueStarts(b *pgx.Batch, starts []*lockReq) {
 // startAll commits the starts in a transaction of their own, reporting
 // false if the connection broke.
 func (s *lockSession) startAll(ctx context.Context, starts []*lockReq) bool {
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	queueStarts(b, starts)
-	b.Queue("COMMIT")
-	err := s.conn.SendBatch(ctx, b).Close()
+	err := s.alone(ctx, func(b *pgx.Batch) { queueStarts(b, starts) })
 	if err == nil {
 		finish(starts, nil)
 		return true
