@@ -93,7 +93,11 @@ func queueBackgrounds(b *pgx.Batch, bgs []*lockReq) {
 // recordAll commits the ids in a transaction of their own, reporting false
 // if the connection broke.
 func (s *lockSession) recordAll(ctx context.Context, bgs []*lockReq) bool {
-	err := s.alone(ctx, func(b *pgx.Batch) { queueBackgrounds(b, bgs) })
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	queueBackgrounds(b, bgs)
+	b.Queue("COMMIT")
+	err := s.conn.SendBatch(ctx, b).Close()
 	if err == nil {
 		finish(bgs, nil)
 		return true

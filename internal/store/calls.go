@@ -86,7 +86,11 @@ func queueStarts(b *pgx.Batch, starts []*lockReq) {
 // startAll commits the starts in a transaction of their own, reporting
 // false if the connection broke.
 func (s *lockSession) startAll(ctx context.Context, starts []*lockReq) bool {
-	err := s.alone(ctx, func(b *pgx.Batch) { queueStarts(b, starts) })
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	queueStarts(b, starts)
+	b.Queue("COMMIT")
+	err := s.conn.SendBatch(ctx, b).Close()
 	if err == nil {
 		finish(starts, nil)
 		return true

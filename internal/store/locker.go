@@ -515,15 +515,6 @@ func readSaves(br pgx.BatchResults, saves []*lockReq) error {
 	return nil
 }
 
-// alone runs the statements queue adds in a transaction of their own.
-func (s *lockSession) alone(ctx context.Context, queue func(*pgx.Batch)) error {
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	queue(b)
-	b.Queue("COMMIT")
-	return s.conn.SendBatch(ctx, b).Close()
-}
-
 // saveOne commits one save in a transaction of its own, reporting false if
 // the connection broke.
 func (s *lockSession) saveOne(ctx context.Context, r *lockReq) bool {
