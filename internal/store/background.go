@@ -32,78 +32,21 @@ const (
 )
 
 // StartBackground commits the id of a background call just created for the
-// claim's chunk, before anyone waits on it, and removes the call's start in
-// the same statement: a crash before it commits is the one window in which a
-// call can be paid for twice (and the start then records it as lost). It
-// goes through the lock session, one statement and one commit for every id
-// of the round trip (when thousands of calls start at once, a commit each
-// was the largest of Postgres's costs after the claims). Unlike a start, an
-// id is recorded even if the claim's lock went with an earlier connection:
-// the call is made, and only its id can keep it from being paid for again.
+// claim's chunk, before anyone waits on it. It is one short write on a pooled
+// connection, made as soon as the provider answered: a crash before it
+// commits is the one window in which a call can be paid for twice (and the
+// call's start, removed by this statement, then records it as lost).
 func (c *Claim) StartBackground(ctx context.Context, b BackgroundCall) error {
-	var err error
-	if c.sess == nil {
-		err = c.store.recordBackground(ctx, c, &b)
-	} else {
-		err = c.sess.do(&lockReq{kind: reqBackground, claim: c, bg: &b, done: make(chan struct{})})
-	}
+	_, err := c.store.pool.Exec(ctx, `
+WITH s AS (DELETE FROM call_starts WHERE id = nullif($8, '')::uuid)
+INSERT INTO background_calls (response_id, job_id, seq, task_id, attempt, max_output_tokens, created_at)
+VALUES ($1, $2::uuid, $3, $4, $5, $6, $7) ON CONFLICT (response_id) DO NOTHING`,
+		b.ResponseID, c.Job.ID, c.Seq, b.TaskID, b.Attempt, b.MaxOutputTokens, b.Created, c.callID)
 	if err != nil {
 		return fmt.Errorf("store: record background call %s of job %s chunk %d: %w", b.ResponseID, c.Job.ID, c.Seq, err)
 	}
 	c.Background, c.callID = &b, "" // the call is followed through its id now, not its start
 	return nil
-}
-
-// recordBackground records one id on a pooled connection (a claim without
-// a lock session).
-func (s *Store) recordBackground(ctx context.Context, c *Claim, b *BackgroundCall) error {
-	bt := &pgx.Batch{}
-	queueBackgrounds(bt, []*lockReq{{claim: c, bg: b}})
-	return s.pool.SendBatch(ctx, bt).Close()
-}
-
-// recordBackgroundsSQL stores the ids of a round trip's background calls
-// and removes their calls' starts ($8, the ones that have one).
-const recordBackgroundsSQL = `WITH s AS (DELETE FROM call_starts WHERE id = ANY($8::uuid[]))
-INSERT INTO background_calls (response_id, job_id, seq, task_id, attempt, max_output_tokens, created_at)
-SELECT * FROM unnest($1::text[], $2::uuid[], $3::int4[], $4::text[], $5::int4[], $6::int4[], $7::timestamptz[])
-ON CONFLICT (response_id) DO NOTHING`
-
-// queueBackgrounds adds the ids' insert to a batch (nothing for none).
-func queueBackgrounds(b *pgx.Batch, bgs []*lockReq) {
-	if len(bgs) == 0 {
-		return
-	}
-	n := len(bgs)
-	ids, jobIDs, taskIDs := make([]string, n), make([]string, n), make([]string, n)
-	seqs, attempts, budgets := make([]int32, n), make([]int32, n), make([]int32, n)
-	created := make([]time.Time, n)
-	var starts []string
-	for i, r := range bgs {
-		c, bg := r.claim, r.bg
-		ids[i], jobIDs[i], seqs[i], taskIDs[i] = bg.ResponseID, c.Job.ID, int32(c.Seq), bg.TaskID
-		attempts[i], budgets[i], created[i] = int32(bg.Attempt), int32(bg.MaxOutputTokens), bg.Created
-		if c.callID != "" {
-			starts = append(starts, c.callID)
-		}
-	}
-	b.Queue(recordBackgroundsSQL, ids, jobIDs, seqs, taskIDs, attempts, budgets, created, starts)
-}
-
-// recordAll commits the ids in a transaction of their own, reporting false
-// if the connection broke.
-func (s *lockSession) recordAll(ctx context.Context, bgs []*lockReq) bool {
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	queueBackgrounds(b, bgs)
-	b.Queue("COMMIT")
-	err := s.conn.SendBatch(ctx, b).Close()
-	if err == nil {
-		finish(bgs, nil)
-		return true
-	}
-	finish(bgs, err)
-	return s.healthy(ctx)
 }
 
 // PolledBackground counts a poll that found the call unfinished, with the

@@ -93,11 +93,10 @@ func (l *locker) close() { l.sess.close() }
 type lockReqKind uint8
 
 const (
-	reqClaim      lockReqKind = iota // lock the claim's key, then read its job
-	reqSave                          // run sql in the group transaction, then unlock
-	reqUnlock                        // unlock key (no answer awaited)
-	reqStart                         // commit a call's start (in the saves' transaction of its round trip)
-	reqBackground                    // commit a background call's id (there too), removing its start
+	reqClaim  lockReqKind = iota // lock the claim's key, then read its job
+	reqSave                      // run sql in the group transaction, then unlock
+	reqUnlock                    // unlock key (no answer awaited)
+	reqStart                     // commit a call's start (in the saves' transaction of its round trip)
 )
 
 type lockReq struct {
@@ -112,10 +111,9 @@ type lockReq struct {
 	// notify, for a save of a watched job, is the job ID its transaction
 	// notifies on commit (Store.Listen).
 	notify string
-	key    int32           // reqUnlock
-	gen    uint64          // reqUnlock: the session the lock was taken on
-	start  callStart       // reqStart
-	bg     *BackgroundCall // reqBackground
+	key    int32     // reqUnlock
+	gen    uint64    // reqUnlock: the session the lock was taken on
+	start  callStart // reqStart
 	// Answers, valid once done is closed.
 	status string
 	err    error
@@ -207,7 +205,7 @@ func (s *lockSession) loop() {
 // same key can: the unlock is sent first, though either order would leave
 // the claim holding the lock once (advisory locks count).
 func (s *lockSession) run(batch []*lockReq) {
-	var claims, saves, unlocks, starts, bgs []*lockReq
+	var claims, saves, unlocks, starts []*lockReq
 	for _, r := range batch {
 		switch r.kind {
 		case reqClaim:
@@ -218,15 +216,13 @@ func (s *lockSession) run(batch []*lockReq) {
 			unlocks = append(unlocks, r)
 		case reqStart:
 			starts = append(starts, r)
-		case reqBackground:
-			bgs = append(bgs, r)
 		}
 	}
 	if len(claims) > 0 || len(unlocks) > 0 {
 		s.claim(claims, unlocks)
 	}
-	if len(saves) > 0 || len(starts) > 0 || len(bgs) > 0 {
-		s.save(saves, starts, bgs)
+	if len(saves) > 0 || len(starts) > 0 {
+		s.save(saves, starts)
 	}
 }
 
@@ -309,19 +305,18 @@ func finish(rs []*lockReq, err error) {
 
 const unlockSQL = `SELECT pg_advisory_unlock($1, k) FROM unnest($2::int4[]) k`
 
-// save commits the saves, the call starts and the background calls' ids in
-// one transaction, then unlocks the saves' keys. If the transaction fails,
-// each save is retried in a transaction of its own, so one bad chunk fails
-// alone, and the starts and the ids in one of theirs. A start or an id rides
-// in the transaction the saves pay for anyway: one more statement for all of
-// them in the round trip, no commit of its own while chunks are being saved.
-func (s *lockSession) save(saves, starts, bgs []*lockReq) {
+// save commits the saves and the call starts in one transaction, then
+// unlocks the saves' keys. If the transaction fails, each save is retried in
+// a transaction of its own, so one bad chunk fails alone, and the starts in
+// one of theirs. A start rides in the transaction the saves pay for anyway:
+// one more statement for all the starts of the round trip, no commit of its
+// own while chunks are being saved.
+func (s *lockSession) save(saves, starts []*lockReq) {
 	ctx, cancel := context.WithTimeout(context.Background(), lockRoundTrip)
 	defer cancel()
 	if err := s.connect(ctx); err != nil {
 		finish(saves, err)
 		finish(starts, err)
-		finish(bgs, err)
 		return
 	}
 	// A start whose claim's lock went with an earlier connection is
@@ -336,7 +331,7 @@ func (s *lockSession) save(saves, starts, bgs []*lockReq) {
 		live = append(live, r)
 	}
 	starts = live
-	if len(saves) == 0 && len(starts) == 0 && len(bgs) == 0 {
+	if len(saves) == 0 && len(starts) == 0 {
 		return
 	}
 	// Only locks taken on this connection are still held; the others went
@@ -351,7 +346,6 @@ func (s *lockSession) save(saves, starts, bgs []*lockReq) {
 	b.Queue("BEGIN")
 	queueSaves(b, saves)
 	queueStarts(b, starts)
-	queueBackgrounds(b, bgs)
 	b.Queue("COMMIT")
 	if len(keys) > 0 {
 		b.Queue(unlockSQL, lockClass, keys)
@@ -362,9 +356,6 @@ func (s *lockSession) save(saves, starts, bgs []*lockReq) {
 		txErr = readSaves(br, saves)
 	}
 	if txErr == nil && len(starts) > 0 {
-		_, txErr = br.Exec()
-	}
-	if txErr == nil && len(bgs) > 0 {
 		_, txErr = br.Exec()
 	}
 	if txErr == nil {
@@ -379,7 +370,6 @@ func (s *lockSession) save(saves, starts, bgs []*lockReq) {
 	case txErr == nil && unlockErr == nil && closeErr == nil:
 		finish(saves, nil)
 		finish(starts, nil)
-		finish(bgs, nil)
 		return
 	case txErr == nil:
 		// Committed, but the unlocks failed: the session's locks are in an
@@ -389,7 +379,6 @@ func (s *lockSession) save(saves, starts, bgs []*lockReq) {
 		s.disconnect()
 		finish(saves, nil)
 		finish(starts, nil)
-		finish(bgs, nil)
 		return
 	}
 	if !s.healthy(ctx) {
@@ -399,12 +388,6 @@ func (s *lockSession) save(saves, starts, bgs []*lockReq) {
 		// a lost call only if it is there, and the next claim sees it.
 		finish(saves, fmt.Errorf("store: save chunks: %w", txErr))
 		finish(starts, fmt.Errorf("store: start calls: %w (%w)", ErrLockLost, txErr))
-		finish(bgs, fmt.Errorf("store: record background calls: %w", txErr))
-		return
-	}
-	if len(bgs) > 0 && !s.recordAll(ctx, bgs) {
-		finish(starts, fmt.Errorf("store: start calls: %w", ErrLockLost))
-		finish(saves, errors.New("store: save chunks: lock session lost"))
 		return
 	}
 	if len(starts) > 0 && !s.startAll(ctx, starts) {
