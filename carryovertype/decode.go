@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/carryover/carryover/internal/suggest"
 )
 
 // A JSON body is checked in one pass that names every problem at once, each
@@ -377,14 +379,13 @@ func unknownField(path, name string, fields []jsonField) string {
 	if path != "" {
 		msg = "is not a field of " + path
 	}
-	best, bestDist := "", 3 // suggest only a near miss: at most 2 edits
-	if alias, ok := otherAPIsNames[name]; ok && slices.ContainsFunc(fields, func(f jsonField) bool { return f.name == alias }) {
-		best, bestDist = alias, 0
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.name
 	}
-	for _, f := range fields {
-		if d := editDistance(strings.ToLower(name), f.name); d < bestDist {
-			best, bestDist = f.name, d
-		}
+	best := suggest.Closest(strings.ToLower(name), names) // only a near miss: at most 2 edits
+	if alias, ok := otherAPIsNames[name]; ok && slices.Contains(names, alias) {
+		best = alias
 	}
 	if best != "" {
 		msg += " (did you mean " + best + "?)"
@@ -396,28 +397,6 @@ func unknownField(path, name string, fields []jsonField) string {
 // with the field of ours that does their work.
 var otherAPIsNames = map[string]string{"prompt": "input", "messages": "input", "system": "instructions",
 	"max_tokens": "max_output_tokens", "max_completion_tokens": "max_output_tokens"}
-
-// editDistance is the Levenshtein distance between a and b (bytes: field
-// names are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
-}
 
 type jsonField struct {
 	name string
