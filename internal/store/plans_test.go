@@ -57,17 +57,12 @@ func TestKeyLookupsWithStaleStatistics(t *testing.T) {
 	addJobs(5000, "queued")
 	exec(`UPDATE jobs SET status = 'merging' WHERE id = (SELECT id FROM jobs WHERE status = 'queued' LIMIT 1)`)
 
-	var ids []string
-	rows, _ := conn.Query(ctx, `SELECT id::text FROM jobs WHERE status = 'queued' LIMIT 3`)
-	ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(ids) != 3 {
-		t.Fatalf("ids: %v %v", ids, err)
-	}
-	var merging string
-	if err := conn.QueryRow(ctx, `SELECT id::text FROM jobs WHERE status = 'merging'`).Scan(&merging); err != nil {
+	var ids, merging string // three queued jobs as an array literal, and the merging one
+	if err := conn.QueryRow(ctx, `SELECT (SELECT array_agg(id)::text FROM (SELECT id FROM jobs WHERE status = 'queued' LIMIT 3) q),
+		(SELECT id::text FROM jobs WHERE status = 'merging')`).Scan(&ids, &merging); err != nil {
 		t.Fatal(err)
 	}
-	arr := "'{" + strings.Join(ids, ",") + "}'"
+	arr := "'" + ids + "'"
 	exec(`RESET ALL`) // the pool's statements run with the defaults
 	exec(`PREPARE result(uuid, text, jsonb, numeric, bool, text, text, text, int, int8, int8, int8, int8, int8) AS ` + store.SaveResultSQL)
 	for _, c := range []struct{ name, settings, run string }{
