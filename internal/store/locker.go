@@ -245,10 +245,10 @@ func (s *lockSession) connect(ctx context.Context) error {
 	// the next ANALYZE: made while the jobs table was small (a fresh
 	// deployment, or before a burst of jobs), it joins the claims to jobs by
 	// scanning the whole table, for every claim of every round trip until
-	// autovacuum comes by (measured with 20,000 jobs: 4.5 ms instead of
-	// 0.2 ms for a read of three claims). So the session plans only key lookups: no
-	// sequential scans, hash or merge joins where an index and a nested loop
-	// can do. (SETs, not startup parameters, which connection poolers may
+	// autovacuum comes by (EXPLAIN ANALYZE by hand, 20,000 jobs: 4.5 ms
+	// instead of 0.2 ms for a read of three claims). So the session plans
+	// only key lookups: no sequential scans, hash or merge joins where an
+	// index and a nested loop can do. (SETs, not startup parameters, which connection poolers may
 	// refuse.)
 	if _, err := conn.Exec(ctx, lockSessionSettings); err != nil {
 		_ = conn.Close(ctx)
