@@ -45,6 +45,7 @@ type inflightResult struct {
 	maxConns          int
 	failed, different int
 	breakdown         string
+	timeline          string
 }
 
 // BenchmarkInflight measures how many chunks one worker process keeps in
@@ -86,6 +87,7 @@ func BenchmarkInflight(b *testing.B) {
 			r.makespan.Seconds(), r.ideal.Seconds(), r.makespan.Seconds()/r.ideal.Seconds(), polls,
 			float64(r.created)/float64(r.chunks), float64(r.peakRSS)/(1<<20), r.maxConns)
 		fmt.Printf("%-12s where the time went, mean per job: %s\n", "", r.breakdown)
+		fmt.Printf("%-12s timeline, from the first enqueue: %s\n", "", r.timeline)
 		if r.different > 0 {
 			// The merge's fidelity is make bench-fidelity's to measure; a
 			// difference here is printed, not hidden.
@@ -136,6 +138,7 @@ func inflightRun(ctx context.Context, b *testing.B, bin string, c inflightCase, 
 	defer cl.Close()
 	since, start := dbNow(ctx, b, pool), time.Now()
 	ids, prompts := enqueueMany(ctx, b, cl, c, seeds)
+	enqueued := time.Since(start)
 	waitAll(ctx, b, pool, since, 20*c.latency+10*time.Minute)
 	r := inflightResult{makespan: time.Since(start)}
 	stopSampling()
@@ -149,6 +152,7 @@ func inflightRun(ctx context.Context, b *testing.B, bin string, c inflightCase, 
 	}
 	r.failed, r.different = checkResults(ctx, b, pool, ids, prompts)
 	r.breakdown = breakdown(ctx, b, pool, ids)
+	r.timeline = fmt.Sprintf("enqueued in %.1fs; ", enqueued.Seconds()) + timeline(ctx, b, pool, ids, since)
 	conc := c.concurrency
 	if conc == 0 {
 		conc = 32
@@ -443,6 +447,34 @@ SELECT avg(start), avg(calls), avg(gaps), avg(merge) FROM j`, ids).Scan(&start, 
 		SELECT seq, avg(latency_ms) AS ms FROM chunks WHERE job_id = ANY($1::uuid[]) GROUP BY seq) s`, ids).Scan(&bySeq); err != nil {
 		b.Fatal(err)
 	}
-	return fmt.Sprintf("to the first call %.1fs, in calls %.1fs (by chunk %s), between calls %.1fs, last save to the end %.1fs",
-		start, calls, bySeq, gaps, merge)
+	// Reads of a background call: the polls that found it unfinished and
+	// the one that found it done (none for a synchronous run).
+	var reads string
+	if err := pool.QueryRow(ctx, `SELECT coalesce(string_agg(to_char(r, 'FM990.00'), ' / ' ORDER BY seq), '-') FROM (
+		SELECT seq, avg(polls + 1) AS r FROM background_calls WHERE job_id = ANY($1::uuid[]) GROUP BY seq) s`, ids).Scan(&reads); err != nil {
+		b.Fatal(err)
+	}
+	return fmt.Sprintf("to the first call %.1fs, in calls %.1fs (by chunk %s; reads per call %s), between calls %.1fs, last save to the end %.1fs",
+		start, calls, bySeq, reads, gaps, merge)
+}
+
+// timeline says when each wave of calls ran, from since (Postgres's clock
+// at the first enqueue): per chunk, the median and the last call start and
+// save. The makespan is the last job's, so the spread of a wave, and how it
+// grows from one wave to the next, is where a makespan above the ideal
+// comes from.
+func timeline(ctx context.Context, b *testing.B, pool *pgxpool.Pool, ids []string, since time.Time) string {
+	var s string
+	err := pool.QueryRow(ctx, `SELECT string_agg(format('chunk %s started %ss..%ss (median %ss), saved by %ss', seq,
+		to_char(first, 'FM990.0'), to_char(last, 'FM990.0'), to_char(mid, 'FM990.0'), to_char(saved, 'FM990.0')), '; ' ORDER BY seq)
+	FROM (SELECT seq,
+		extract(epoch FROM min(call_started_at) - $2) AS first,
+		extract(epoch FROM max(call_started_at) - $2) AS last,
+		percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM call_started_at - $2)) AS mid,
+		extract(epoch FROM max(created_at) - $2) AS saved
+		FROM chunks WHERE job_id = ANY($1::uuid[]) GROUP BY seq) w`, ids, since).Scan(&s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
 }

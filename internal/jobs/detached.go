@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -46,6 +47,11 @@ const (
 	// coldGap is where the doubling gaps of a call with no estimate stop
 	// doubling.
 	coldGap = 8 * time.Second
+	// pilotGap is where a pilot's doubling gaps stop doubling (nextPoll).
+	pilotGap = time.Second
+	// pilotsPerKey is how many calls of a model and budget with no
+	// estimate a worker polls closely (latencyBook.pilot).
+	pilotsPerKey = 4
 	// maxPollGap caps the time between two polls of one call.
 	maxPollGap = 30 * time.Second
 	// deferredFloor is the shortest re-scheduled wait: asynq keeps a
@@ -309,7 +315,8 @@ func expired(err error) bool {
 func (h *Handlers) waitPlan(ctx context.Context, r *chunkRun, bg *store.BackgroundCall) (time.Duration, bool) {
 	elapsed := time.Since(bg.Created)
 	est, known := h.estimate(ctx, r.claim.Job.Model, bg.MaxOutputTokens)
-	wait := nextPoll(elapsed, est, known)
+	pilot := !known && h.latency.pilot(r.claim.Job.Model, bg.MaxOutputTokens, bg.ResponseID)
+	wait := nextPoll(elapsed, est, known, pilot)
 	if h.cfg.CallTimeout > 0 && elapsed+wait > h.cfg.CallTimeout {
 		wait = max(h.cfg.CallTimeout-elapsed, 0) + firstPoll // the poll after the timeout ends the call
 	}
@@ -331,15 +338,20 @@ func (h *Handlers) waitPlan(ctx context.Context, r *chunkRun, bg *store.Backgrou
 // read soon after it ends). With no estimate at all the gaps double (the
 // wait is as long as the call has taken) up to coldGap, then grow by a
 // quarter: the first calls of a model after a start are read at most
-// coldGap late while the first of them to end teaches the estimate, and a
-// long one is not polled too often.
-func nextPoll(elapsed, est time.Duration, known bool) time.Duration {
+// coldGap late, and a long one is not polled too often. A pilot — one of
+// the first few calls of a model and budget with no estimate (see
+// latencyBook.pilot) — is polled closely instead, its gaps a sixteenth of
+// its age past a second: its end, read within a few percent, is what
+// teaches every other call of the key when to be read.
+func nextPoll(elapsed, est time.Duration, known, pilot bool) time.Duration {
 	switch {
 	case known && elapsed < est:
 		margin := max(est/50, 100*time.Millisecond)
 		return est - elapsed + margin
 	case known:
 		return min(max(elapsed/4, firstPoll), maxPollGap)
+	case pilot:
+		return min(max(firstPoll, min(elapsed, max(pilotGap, elapsed/16))), maxPollGap)
 	}
 	return min(max(firstPoll, min(elapsed, max(coldGap, elapsed/4))), maxPollGap)
 }
@@ -429,10 +441,51 @@ func (h *Handlers) estimate(ctx context.Context, model string, budget int) (time
 // budget, so that a background call's first poll comes just after the call
 // is expected to end instead of at a guess.
 type latencyBook struct {
-	mu    sync.Mutex
-	m     map[latencyKey]time.Duration
-	asked map[latencyKey]time.Time // when Postgres was last asked for a key with no estimate
+	mu     sync.Mutex
+	m      map[latencyKey]time.Duration
+	asked  map[latencyKey]time.Time            // when Postgres was last asked for a key with no estimate
+	pilots map[latencyKey]map[string]time.Time // a key's pilots (response id: last polled), until it has an estimate
 }
+
+// pilot reports whether the call responseID is one of its key's pilots: the
+// first pilotsPerKey calls this worker polls while the key has no estimate.
+// Polled closely, a pilot is read soon after it ends, and its latency is
+// the estimate every other call of the key is then polled by: without
+// pilots, the first of a key's calls to be read — and so the estimate —
+// comes up to coldGap late, and the calls started in the meantime are
+// read late too, all at once. A pilot not polled for pilotIdle (it failed,
+// was cancelled, or went to another worker) gives its place up.
+func (b *latencyBook) pilot(model string, budget int, responseID string) bool {
+	if responseID == "" {
+		return false
+	}
+	k := latencyKey{model, budget}
+	now := time.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, known := b.m[k]; known {
+		delete(b.pilots, k)
+		return false
+	}
+	ids := b.pilots[k]
+	if ids == nil {
+		if len(b.pilots) >= 1024 {
+			clear(b.pilots)
+		}
+		ids = map[string]time.Time{}
+		b.pilots[k] = ids
+	}
+	maps.DeleteFunc(ids, func(_ string, seen time.Time) bool { return now.Sub(seen) > pilotIdle })
+	if _, ok := ids[responseID]; !ok && len(ids) >= pilotsPerKey {
+		return false
+	}
+	ids[responseID] = now
+	return true
+}
+
+// pilotIdle is how long a pilot keeps its place unpolled: longer than
+// any gap between its polls.
+const pilotIdle = 2 * maxPollGap
 
 // askEvery is how often Postgres is asked for a key still without an estimate.
 const askEvery = time.Minute
@@ -469,7 +522,7 @@ type latencyKey struct {
 }
 
 func newLatencyBook() *latencyBook {
-	return &latencyBook{m: map[latencyKey]time.Duration{}, asked: map[latencyKey]time.Time{}}
+	return &latencyBook{m: map[latencyKey]time.Duration{}, asked: map[latencyKey]time.Time{}, pilots: map[latencyKey]map[string]time.Time{}}
 }
 
 // observe folds one call's latency into the estimate: an exponentially
