@@ -32,8 +32,9 @@ import (
 //
 // The split between holding a slot and re-scheduling: a task holds its slot
 // only when the call is expected to end within BackgroundHold of its start
-// and at most half the worker's slots are busy; otherwise it re-schedules
-// at once. Holding saves the re-scheduling's latency (asynq runs a retry on
+// (by the latency estimate of its model and budget, or for one of a new
+// key's pilots, by its doubling polls) and at most half the worker's slots
+// are busy; otherwise it re-schedules at once. Holding saves the re-scheduling's latency (asynq runs a retry on
 // a whole second) for short calls on an idle worker; under load every slot
 // goes to starting and reading calls.
 
@@ -320,7 +321,12 @@ func (h *Handlers) waitPlan(ctx context.Context, r *chunkRun, bg *store.Backgrou
 	if h.cfg.CallTimeout > 0 && elapsed+wait > h.cfg.CallTimeout {
 		wait = max(h.cfg.CallTimeout-elapsed, 0) + firstPoll // the poll after the timeout ends the call
 	}
-	hold := h.cfg.BackgroundHold > 0 && elapsed+wait <= h.cfg.BackgroundHold && h.slotsFree()
+	// A call with no estimate, unless a pilot, is not held for: its
+	// "expected end" is only the next doubling gap. When a key is new to
+	// the worker — its start, or a burst of a new model — its calls come
+	// by the thousand, and holding each for its first polls kept a third
+	// of the slots asleep while the rest of the burst waited to start.
+	hold := h.cfg.BackgroundHold > 0 && elapsed+wait <= h.cfg.BackgroundHold && (known || pilot) && h.slotsFree()
 	if !hold && lastDelivery(ctx, r.attempt) {
 		// asynq archives a task that has no retries left even when it
 		// only asks to wait: the last delivery waits in its slot.
@@ -342,7 +348,10 @@ func (h *Handlers) waitPlan(ctx context.Context, r *chunkRun, bg *store.Backgrou
 // the first few calls of a model and budget with no estimate (see
 // latencyBook.pilot) — is polled closely instead, its gaps a sixteenth of
 // its age past a second: its end, read within a few percent, is what
-// teaches every other call of the key when to be read.
+// teaches every other call of the key when to be read. (Sparser polls for
+// the others while the pilots run — a first poll after 4s — cost the
+// in-flight benchmark 2.5s of makespan, 80.5s twice against 78.0s and
+// 78.2s: read later, the first wave's calls ended in a tighter herd.)
 func nextPoll(elapsed, est time.Duration, known, pilot bool) time.Duration {
 	switch {
 	case known && elapsed < est:
