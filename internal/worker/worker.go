@@ -138,7 +138,8 @@ func Run(ctx context.Context, o Options) error {
 // openRedis connects to Redis — one server, a Sentinel-monitored master or
 // a cluster, as REDIS_URL says (see redisconn) — with a pool (per node, for
 // a cluster) large enough for every task slot (the webhook server's
-// included) plus both asynq servers' own loops.
+// included) plus both asynq servers' own loops, and spares Redis the
+// dequeue probes of queues just found empty (emptyQueues).
 func openRedis(ctx context.Context, cfg config.Config, log *slog.Logger) (redis.UniversalClient, error) {
 	ropt, err := redisconn.Parse(cfg.RedisURL)
 	if err != nil {
@@ -150,6 +151,7 @@ func openRedis(ctx context.Context, cfg config.Config, log *slog.Logger) (redis.
 		_ = rdb.Close()
 		return nil, fmt.Errorf("redis ping (%s): %w", ropt, err)
 	}
+	rdb.AddHook(newEmptyQueues(emptyFor))
 	log.Info("redis connected", "redis", ropt.String())
 	return rdb, nil
 }
