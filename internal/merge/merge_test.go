@@ -439,6 +439,13 @@ func TestHabit(t *testing.T) {
 		{"repeated line kept by a model that goes on", "text", []string{
 			"alpha beta gamma\ndelta epsilon zeta\n", "delta epsilon zeta\neta theta iota kap", "pa lambda\n"},
 			"alpha beta gamma\ndelta epsilon zeta\ndelta epsilon zeta\neta theta iota kappa lambda\n", ""},
+		// A model that goes on at its other joins repeats at this one: kept,
+		// the repeat would glue the cut word into one the document never
+		// writes ("rea" + "quite").
+		{"glued repeat cut from a model that goes on", "text", []string{
+			"The runtime code can run without events, which is quite rea", "quite reasonably the usual case for wor",
+			"kers that never block, and so it is fine to ignore th", "em here.\n"},
+			"The runtime code can run without events, which is quite reasonably the usual case for workers that never block, and so it is fine to ignore them here.\n", ""},
 	})
 }
 
