@@ -86,6 +86,10 @@ type traits struct {
 	// line): such a line is the document's, never a remark; nil when any
 	// line may read as prose.
 	syntax func(line string) bool
+	// markup reports whether a line has the format's inline markup (a
+	// Markdown link or code span), which a closing remark does not write;
+	// nil when the format has none.
+	markup func(line string) bool
 	// proseAt reports whether a cut line opens a place where the format
 	// writes prose (a code comment): a line that goes on with it there is
 	// the document's. nil where prose stands anywhere, or nowhere.

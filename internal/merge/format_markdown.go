@@ -17,7 +17,7 @@ func (f *markdownFormat) traits() traits {
 	t.fences = fenceRules{names: []string{"markdown", "md"}, lineStart: wrapNamed, answer: wrapNamed}
 	t.blank.markers = markersEmphasis
 	t.lead = markdownRestart
-	t.syntax = markdownSyntax
+	t.syntax, t.markup = markdownSyntax, markdownMarkup
 	t.endBlanks = true
 	return t
 }
@@ -179,4 +179,14 @@ func markdownSyntax(line string) bool {
 		i++
 	}
 	return i > 0 && i+1 < len(s) && (s[i] == '.' || s[i] == ')') && s[i+1] == ' '
+}
+
+// markdownMarkup reports whether a line has Markdown's inline markup: a
+// link ("[text](url)") or a code span ("`x`").
+func markdownMarkup(line string) bool {
+	if i := strings.Index(line, "]("); i > 0 && strings.LastIndexByte(line[:i], '[') >= 0 && strings.IndexByte(line[i:], ')') > 0 {
+		return true
+	}
+	i := strings.IndexByte(line, '`')
+	return i >= 0 && strings.IndexByte(line[i+1:], '`') > 0
 }
