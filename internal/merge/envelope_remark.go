@@ -468,7 +468,7 @@ func formEvidence(end byte, r *remark) {
 func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	var r remark
 	end, ok := remarkForm(line)
-	if !ok || c.hasSyntax(line) || startsOver(line, c) {
+	if !ok || c.hasSyntax(line) || startsOver(line, c) && !wordStartApart(line, after, c) {
 		return r, false
 	}
 	r.add(1, "first line of a continuation")
@@ -600,6 +600,17 @@ func startsOver(line string, c envCtx) bool {
 		return false
 	}
 	return len(p) >= 2 || !letterAt(line, len(p))
+}
+
+// wordStartApart reports whether a line that starts with the cut line's
+// text stands apart from it all the same: the cut line is a word's first
+// letters ("Th"), the line goes on with other letters ("Thanks for
+// waiting!"), and the text after the line completes the cut word as the
+// document's own words do ("Th" + "is part of"), so the line stood between
+// the word's halves.
+func wordStartApart(line, after string, c envCtx) bool {
+	p := strings.TrimSpace(c.partial)
+	return len(p) < 4 && alnumCount(p) == len(p) && letterAt(line, len(p)) && !strings.HasPrefix(after, line[len(p):]) && rejoins(after, c)
 }
 
 // spanMarks are the marks that open and close an inline span: a code span

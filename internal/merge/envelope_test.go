@@ -122,6 +122,7 @@ func TestRemarks(t *testing.T) {
 		{"going back to the output", "code", []string{"package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJ", "Back to the file.\nump bool\n}\n"}, "package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJump bool\n}\n", ""},
 		{"a line that closes the cut line's code span is no preamble", "markdown", []string{spanDoc[:strings.Index(spanDoc, "`Q")+2], spanDoc[strings.Index(spanDoc, "`Q")+2:]}, spanDoc, ""},
 		{"a document's last paragraph with a code span stays", "markdown", []string{releasingDoc[:len(releasingDoc)-150], releasingDoc[len(releasingDoc)-150:]}, releasingDoc, ""},
+		{"a remark that starts with the cut word's first letters", "text", []string{"This is the first part of the story, and it goes on for a while.\n\nTh", "Thanks for waiting! Here's what comes next!\nis is the second part of it.\n"}, "This is the first part of the story, and it goes on for a while.\n\nThis is the second part of it.\n", ""},
 		{"a restart of the cut line is no preamble", "text", []string{"The first line of it.\nA second line here.\nA", "A third line follows.\n"}, "The first line of it.\nA second line here.\nA third line follows.\n", ""},
 	})
 }
