@@ -29,6 +29,7 @@ func TestWholeAnswerFence(t *testing.T) {
 		{"multi chunk json", "json", []string{"```json\n{\"items\": [1, 2,", " 3]}\n```\n"}, "{\"items\": [1, 2, 3]}\n", 2},
 		{"preamble before the fence", "csv", []string{"Here is the CSV you asked for:\n\n```csv\n" + csv + "```\n"}, csv, 2},
 		{"a code block that closes before the end is the document's", "code", []string{"```go\nf", "unc a() {", "}\n```\n| a | ", "b |\n"}, "```go\nfunc a() {}\n```\n| a | b |\n", 0},
+		{"markdown with a tilde line inside its own code block", "markdown", []string{"````markdown\n# Fences\n\n```\naaa\n~~~\n```\n\nMore te", "xt here.\n````\n"}, "# Fences\n\n```\naaa\n~~~\n```\n\nMore text here.\n", 2},
 		{"trailer after the close", "json", []string{"```json\n[1, 2]\n```\n\nLet me know if you need anything else.\n"}, "[1, 2]\n", 2},
 	}
 	for _, tc := range cases {

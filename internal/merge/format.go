@@ -113,8 +113,10 @@ type site struct {
 	// docFenced: the document itself uses code fences (Markdown, or code the
 	// model wrapped in a fence from its first chunk).
 	docFenced bool
-	// inFence: the document ends inside an open fence.
+	// inFence: the document ends inside an open fence; fence is that
+	// fence.
 	inFence bool
+	fence   fenceOpen
 	// atLineStart: the document ends with a newline (or is empty).
 	atLineStart bool
 	// inQuote: the document ends inside a quoted CSV value.

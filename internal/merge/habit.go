@@ -47,7 +47,15 @@ func readHabits(buf *buffers, tr traits, chunks []Chunk) habits {
 		p := prev[strings.LastIndexByte(prev, '\n')+1:]
 		// What the model wrote around the text goes first, as the merge
 		// takes it away.
-		e := readEnvelope(chunks[i].Text, envCtx{site: site{partial: p}, fences: tr.fences, blank: tr.blank})
+		// (The fences the window shows open, for a format whose site
+		// reports them, as the merge's does.)
+		var fence fenceOpen
+		for rest := prev[:len(prev)-len(p)]; tr.fences.tracked && rest != ""; {
+			line, r, _ := strings.Cut(rest, "\n")
+			fence.step(line)
+			rest = r
+		}
+		e := readEnvelope(chunks[i].Text, envCtx{site: site{partial: p, inFence: fence.open(), fence: fence}, fences: tr.fences, blank: tr.blank})
 		t := e.text
 		var cut int
 		ev[i], cut = joinHabit(buf, prev, p, t, chunks[i].Text)
