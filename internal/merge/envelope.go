@@ -49,6 +49,9 @@ type envCtx struct {
 	// syntax reports whether a line has the format's own syntax (a
 	// Markdown list item, a code statement): no remark has.
 	syntax func(line string) bool
+	// markup reports whether a line has the format's inline markup (a
+	// Markdown link or code span); nil where the format has none.
+	markup func(line string) bool
 	// proseAt reports whether the cut line opened a place where the format
 	// writes prose (a code comment).
 	proseAt func(partial string) bool

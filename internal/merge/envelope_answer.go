@@ -103,26 +103,22 @@ func judgeAnswerPreamble(line, after string, blank bool, c envCtx) (remark, bool
 // it. inValues: fences inside quoted values (CSV) are the values' own, so
 // only fence lines outside quotes count.
 func closedMidway(doc string, inValues bool) bool {
-	inBlock, bareAt, quotes := false, -1, 0
+	var block fenceOpen
+	bareAt, quotes := -1, 0
 	for at := 0; at < len(doc); {
 		line, _, _ := strings.Cut(doc[at:], "\n")
 		next := at + len(line) + 1
 		info, ok := fenceLine(strings.TrimRight(line, "\r"))
-		if ok && (!inValues || quotes%2 == 0) {
-			switch {
-			case inBlock && info == "":
-				inBlock = false
-			case !inBlock:
-				inBlock, bareAt = true, -1
-				if info == "" {
-					bareAt = min(next, len(doc))
-				}
+		if was := block.open(); ok && (!inValues || quotes%2 == 0) && block.step(line) && !was {
+			bareAt = -1
+			if info == "" {
+				bareAt = min(next, len(doc))
 			}
 		}
 		quotes += strings.Count(line, `"`) // the quotes before the next line
 		at = next
 	}
-	if !inBlock || bareAt < 0 {
+	if !block.open() || bareAt < 0 {
 		return false
 	}
 	after := strings.TrimSpace(doc[bareAt:])

@@ -529,18 +529,18 @@ func fenceCloseVote(t string, ctx envCtx) (keep, decided bool) {
 // fenceCloseGaps counts the document's closed fences by whether a blank
 // line stands before the closing fence line.
 func fenceCloseGaps(w string) (tight, loose int) {
-	open, blank := false, false
+	var open fenceOpen
+	blank := false
 	for w != "" {
 		line, rest, _ := strings.Cut(w, "\n")
 		w = rest
 		line = strings.TrimRight(line, "\r")
-		if _, ok := fenceLine(line); ok {
-			if open && blank {
+		if was := open.open(); open.step(line) && was {
+			if blank {
 				loose++
-			} else if open {
+			} else {
 				tight++
 			}
-			open = !open
 		}
 		blank = strings.TrimSpace(line) == ""
 	}

@@ -8,6 +8,9 @@ type fenceRules struct {
 	// names are the info strings that name the format ("csv"; "markdown",
 	// "md").
 	names []string
+	// tracked: the format follows the document's own fences (Markdown,
+	// code), which its site reports.
+	tracked bool
 	// inValues: the document's own fences live inside quoted values (CSV),
 	// so a fence line between values is the model's.
 	inValues bool
@@ -105,13 +108,13 @@ func closesOwn(body string, c envCtx) bool {
 		// ("```" + "sql\n", "`" + "``\n") counts.
 		body = c.partial + body
 	}
-	return closesOwnFence(body, c.inFence)
+	return closesOwnFence(body, c.fence)
 }
 
 // closesOwnFence reports whether a fence line after body would close a fence
 // that the document opened (in before body, or inside body itself), in which
 // case it belongs to the document.
-func closesOwnFence(body string, inFence bool) bool {
+func closesOwnFence(body string, open fenceOpen) bool {
 	for len(body) > 0 {
 		i := strings.IndexByte(body, '\n')
 		line := body
@@ -120,11 +123,41 @@ func closesOwnFence(body string, inFence bool) bool {
 		} else {
 			body = ""
 		}
-		if _, ok := fenceLine(line); ok {
-			inFence = !inFence
-		}
+		open.step(line)
 	}
-	return inFence
+	return open.open()
+}
+
+// fenceOpen is the code fence a document stands in: its character and its
+// length (n 0: none). As CommonMark reads fences, only a bare fence line of
+// the same character, at least as long, closes it: "~~~" inside a
+// "```" block, or "```" inside a "````" one, is text.
+type fenceOpen struct {
+	char byte
+	n    int
+}
+
+// open reports whether a fence is open.
+func (f fenceOpen) open() bool { return f.n > 0 }
+
+// step reads one line (its line break gone), which opens or closes the
+// fence when it is a fence line that can; it reports whether it did.
+func (f *fenceOpen) step(line string) bool {
+	info, ok := fenceLine(strings.TrimRight(line, "\r"))
+	if !ok {
+		return false
+	}
+	l := strings.TrimLeft(line, " ")
+	k := len(l) - len(strings.TrimLeft(l, l[:1]))
+	switch {
+	case f.n == 0:
+		f.char, f.n = l[0], k
+	case l[0] == f.char && k >= f.n && info == "":
+		f.n = 0
+	default:
+		return false
+	}
+	return true
 }
 
 // wrapperFence decides whether a fence opening a continuation was added

@@ -468,7 +468,7 @@ func formEvidence(end byte, r *remark) {
 func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	var r remark
 	end, ok := remarkForm(line)
-	if !ok || c.hasSyntax(line) || startsOver(line, c) {
+	if !ok || c.hasSyntax(line) || startsOver(line, c) && !wordStartApart(line, after, c) {
 		return r, false
 	}
 	r.add(1, "first line of a continuation")
@@ -585,10 +585,14 @@ func end0(line string) byte {
 
 // startsOver reports whether line goes on with or starts over the cut line
 // rather than standing as a line of its own: it starts with a space (a
-// remark starts its line), or with the cut line's text followed by a word
+// remark starts its line), closes an inline span the cut line opened (see
+// closesSpan), or starts with the cut line's text followed by a word
 // boundary ("A" + "A third line follows.", not "A" + "Alright, ...").
 func startsOver(line string, c envCtx) bool {
 	if line != "" && (line[0] == ' ' || line[0] == '\t') && !c.atLineStart {
+		return true
+	}
+	if !c.atLineStart && closesSpan(c.partial, line) {
 		return true
 	}
 	p := strings.TrimSpace(c.partial)
@@ -596,6 +600,35 @@ func startsOver(line string, c envCtx) bool {
 		return false
 	}
 	return len(p) >= 2 || !letterAt(line, len(p))
+}
+
+// wordStartApart reports whether a line that starts with the cut line's
+// text stands apart from it all the same: the cut line is a word's first
+// letters ("Th"), the line goes on with other letters ("Thanks for
+// waiting!"), and the text after the line completes the cut word as the
+// document's own words do ("Th" + "is part of"), so the line stood between
+// the word's halves.
+func wordStartApart(line, after string, c envCtx) bool {
+	p := strings.TrimSpace(c.partial)
+	return len(p) < 4 && alnumCount(p) == len(p) && letterAt(line, len(p)) && !strings.HasPrefix(after, line[len(p):]) && rejoins(after, c)
+}
+
+// spanMarks are the marks that open and close an inline span: a code span
+// or raw string, strong emphasis.
+var spanMarks = []string{"`", "**", "__"}
+
+// closesSpan reports whether line closes an inline span that the cut line
+// partial left open ("the HTTP `Q" + "UERY` method) and ...", "- **Run " +
+// "Benchmarks:** Run ..."): each holds an odd number of the span's marks,
+// so the line goes on with the cut line. A remark stands apart from the
+// document's spans.
+func closesSpan(partial, line string) bool {
+	for _, m := range spanMarks {
+		if strings.Count(partial, m)%2 == 1 && strings.Count(line, m)%2 == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // repeatsEnd reports whether line starts with a repeat of the document's
@@ -799,6 +832,11 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	}
 	if c.endBreaks != nil && c.endBreaks(body, lines[0]) {
 		r.add(3, "breaks the format after the document")
+	}
+	if c.markup != nil && slices.ContainsFunc(lines, c.markup) {
+		// A closing remark talks about the document; it does not write
+		// the document's links and code spans.
+		r.add(-3, "has the format's inline markup")
 	}
 	return r, true
 }

@@ -29,6 +29,7 @@ func TestWholeAnswerFence(t *testing.T) {
 		{"multi chunk json", "json", []string{"```json\n{\"items\": [1, 2,", " 3]}\n```\n"}, "{\"items\": [1, 2, 3]}\n", 2},
 		{"preamble before the fence", "csv", []string{"Here is the CSV you asked for:\n\n```csv\n" + csv + "```\n"}, csv, 2},
 		{"a code block that closes before the end is the document's", "code", []string{"```go\nf", "unc a() {", "}\n```\n| a | ", "b |\n"}, "```go\nfunc a() {}\n```\n| a | b |\n", 0},
+		{"markdown with a tilde line inside its own code block", "markdown", []string{"````markdown\n# Fences\n\n```\naaa\n~~~\n```\n\nMore te", "xt here.\n````\n"}, "# Fences\n\n```\naaa\n~~~\n```\n\nMore text here.\n", 2},
 		{"trailer after the close", "json", []string{"```json\n[1, 2]\n```\n\nLet me know if you need anything else.\n"}, "[1, 2]\n", 2},
 	}
 	for _, tc := range cases {
@@ -52,6 +53,34 @@ func TestWholeAnswerFence(t *testing.T) {
 		})
 	}
 }
+
+// spanDoc is cut inside a code span at "`Q" (from getkin/kin-openapi's
+// README, MIT).
+const spanDoc = "[![Go Reference](https://pkg.go.dev/badge/github.com/getkin/kin-openapi.svg)](https://pkg.go.dev/github.com/getkin/kin-openapi)\n" +
+	"[![Join Gitter Chat Channel -](https://badges.gitter.im/getkin/kin.svg)](https://gitter.im/getkin/kin?utm_source=badge&utm_medium=badge&utm_campaign=pr-badge&utm_content=badge)\n" +
+	"[![inspect.software](https://raw.githubusercontent.com/inspect-software/badges/main/v1/g/getkin/kin-openapi.svg)](https://inspect.software/software/getkin/kin-openapi)\n" +
+	"\n" +
+	"# Introduction\n" +
+	"A [Go](https://go.dev) project for handling [OpenAPI](https://www.openapis.org/) files. We target:\n" +
+	"* [OpenAPI `v2.0`](https://github.com/OAI/OpenAPI-Specification/blob/main/versions/2.0.md) (formerly known as Swagger)\n" +
+	"* [OpenAPI `v3.0`](https://github.com/OAI/OpenAPI-Specification/blob/main/versions/3.0.3.md)\n" +
+	"* [OpenAPI `v3.1`](https://github.com/OAI/OpenAPI-Specification/blob/main/versions/3.1.0.md)\n" +
+	"* [OpenAPI `v3.2`](https://spec.openapis.org/oas/v3.2.0.html) Partially: Media Type Object `itemSchema`, Path Item Object `query` (the HTTP `QUERY` method) and `additionalOperations` (custom HTTP methods).\n" +
+	"\n" +
+	"Licensed under the [MIT License](./LICENSE).\n" +
+	"\n" +
+	"## Contributors, users and sponsors\n" +
+	"The project has received pull requests [from many people](https://github.com/getkin/kin-openapi/graphs/contributors). Thanks to everyone!\n" +
+	"\n"
+
+// releasingDoc ends with a paragraph that reads like a closing remark
+// (from open-telemetry/opentelemetry-go's RELEASING.md, Apache-2.0).
+const releasingDoc = "### Close the milestone\n\nOnce a release is made, ensure all issues that were fixed and PRs that were merged as part of this release are added to the corresponding milestone.\n" +
+	"This helps track what changes were included in each release.\n\n" +
+	"- To find issues that haven't been included in a milestone, use this [GitHub search query](https://github.com/open-telemetry/opentelemetry-go/issues?q=is%3Aissue%20no%3Amilestone%20is%3Aclosed)\n" +
+	"- To find merged PRs that haven't been included in a milestone, use this [GitHub search query](https://github.com/open-telemetry/opentelemetry-go/pulls?q=is%3Apr+no%3Amilestone+is%3Amerged).\n\n" +
+	"Once all related issues and PRs have been added to the milestone, close the milestone.\n\n" +
+	"### Close the `Version Release` issue\n\nOnce the todo list in the `Version Release` issue is complete, close the issue.\n"
 
 // TestRemarks: preambles and trailers are removed on evidence that
 // combines, whatever their wording; a document's own line that reads like
@@ -92,6 +121,9 @@ func TestRemarks(t *testing.T) {
 		{"a note is read by what it frames, not by its frame", "code", []string{"package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJ", "_(continued from line 48)_\nump bool\n}\n"}, "package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJump bool\n}\n", ""},
 		{"a call of a blank identifier is code", "code", []string{"package p\n\nfunc f() {\n", "_(continued)\n}\n"}, "package p\n\nfunc f() {\n_(continued)\n}\n", ""},
 		{"going back to the output", "code", []string{"package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJ", "Back to the file.\nump bool\n}\n"}, "package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJump bool\n}\n", ""},
+		{"a line that closes the cut line's code span is no preamble", "markdown", []string{spanDoc[:strings.Index(spanDoc, "`Q")+2], spanDoc[strings.Index(spanDoc, "`Q")+2:]}, spanDoc, ""},
+		{"a document's last paragraph with a code span stays", "markdown", []string{releasingDoc[:len(releasingDoc)-150], releasingDoc[len(releasingDoc)-150:]}, releasingDoc, ""},
+		{"a remark that starts with the cut word's first letters", "text", []string{"This is the first part of the story, and it goes on for a while.\n\nTh", "Thanks for waiting! Here's what comes next!\nis is the second part of it.\n"}, "This is the first part of the story, and it goes on for a while.\n\nThis is the second part of it.\n", ""},
 		{"a restart of the cut line is no preamble", "text", []string{"The first line of it.\nA second line here.\nA", "A third line follows.\n"}, "The first line of it.\nA second line here.\nA third line follows.\n", ""},
 	})
 }

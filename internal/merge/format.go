@@ -86,6 +86,10 @@ type traits struct {
 	// line): such a line is the document's, never a remark; nil when any
 	// line may read as prose.
 	syntax func(line string) bool
+	// markup reports whether a line has the format's inline markup (a
+	// Markdown link or code span), which a closing remark does not write;
+	// nil when the format has none.
+	markup func(line string) bool
 	// proseAt reports whether a cut line opens a place where the format
 	// writes prose (a code comment): a line that goes on with it there is
 	// the document's. nil where prose stands anywhere, or nowhere.
@@ -109,8 +113,10 @@ type site struct {
 	// docFenced: the document itself uses code fences (Markdown, or code the
 	// model wrapped in a fence from its first chunk).
 	docFenced bool
-	// inFence: the document ends inside an open fence.
+	// inFence: the document ends inside an open fence; fence is that
+	// fence.
 	inFence bool
+	fence   fenceOpen
 	// atLineStart: the document ends with a newline (or is empty).
 	atLineStart bool
 	// inQuote: the document ends inside a quoted CSV value.

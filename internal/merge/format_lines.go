@@ -87,7 +87,8 @@ func (f *textFormat) site(doc string) site { return f.lineSite(doc) }
 // the model wrapped in a fence from its first chunk carries.
 type codeFormat struct {
 	lineDoc
-	docFenced, inFence bool
+	docFenced bool
+	fence     fenceOpen
 }
 
 func (f *codeFormat) traits() traits {
@@ -95,7 +96,7 @@ func (f *codeFormat) traits() traits {
 	t.indentRestart = true
 	t.doubledLetters = false
 	t.syntax, t.proseAt = codeSyntax, inComment
-	t.fences = fenceRules{names: []string{"code"}, lineStart: wrapUnlessFenced, answer: wrapAny}
+	t.fences = fenceRules{names: []string{"code"}, tracked: true, lineStart: wrapUnlessFenced, answer: wrapAny}
 	return t
 }
 
@@ -111,7 +112,7 @@ func (f *codeFormat) observe(doc string, from int) {
 	f.scanFences(region)
 }
 
-// scanFences flips the fence state for each fence line in region (complete
+// scanFences steps the fence state through each fence line in region (complete
 // lines only), finding candidates with a substring search so that code
 // without fences costs almost nothing.
 func (f *codeFormat) scanFences(region string) {
@@ -131,7 +132,7 @@ func (f *codeFormat) scanFences(region string) {
 		}
 		if _, ok := fenceLine(region[ls : i+le]); ok {
 			f.docFenced = true
-			f.inFence = !f.inFence
+			f.fence.step(region[ls : i+le])
 		}
 		region = region[i+le+1:]
 	}
@@ -180,7 +181,7 @@ func inBlockComment(doc string) bool {
 
 func (f *codeFormat) site(doc string) site {
 	s := f.lineSite(doc)
-	s.docFenced, s.inFence = f.docFenced, f.inFence
+	s.docFenced, s.inFence, s.fence = f.docFenced, f.fence.open(), f.fence
 	return s
 }
 

@@ -6,7 +6,7 @@ import "strings"
 // is text) and the current table's header, which a continuation may repeat.
 type markdownFormat struct {
 	lineDoc
-	inFence     bool
+	fence       fenceOpen
 	prevLine    string
 	tableHeader string
 	inTable     bool
@@ -14,10 +14,10 @@ type markdownFormat struct {
 
 func (f *markdownFormat) traits() traits {
 	t := lineTraits()
-	t.fences = fenceRules{names: []string{"markdown", "md"}, lineStart: wrapNamed, answer: wrapNamed}
+	t.fences = fenceRules{names: []string{"markdown", "md"}, tracked: true, lineStart: wrapNamed, answer: wrapNamed}
 	t.blank.markers = markersEmphasis
 	t.lead = markdownRestart
-	t.syntax = markdownSyntax
+	t.syntax, t.markup = markdownSyntax, markdownMarkup
 	t.endBlanks = true
 	return t
 }
@@ -33,12 +33,10 @@ func (f *markdownFormat) observe(doc string, from int) {
 
 func (f *markdownFormat) line(line string) {
 	line = strings.TrimSuffix(line, "\r")
-	if _, ok := fenceLine(line); ok {
-		f.inFence = !f.inFence
-	}
+	f.fence.step(line)
 	pipe := strings.IndexByte(line, '|') >= 0
 	switch {
-	case f.inFence:
+	case f.fence.open():
 	case f.prevLine != "" && isDelimiterRow(line):
 		if !isHeader(f.tableHeader, f.prevLine, line) {
 			f.tableHeader = f.prevLine + "\n" + line + "\n"
@@ -57,7 +55,7 @@ func (f *markdownFormat) line(line string) {
 
 func (f *markdownFormat) site(doc string) site {
 	s := f.lineSite(doc)
-	s.docFenced, s.inFence = true, f.inFence
+	s.docFenced, s.inFence, s.fence = true, f.fence.open(), f.fence
 	return s
 }
 
@@ -179,4 +177,14 @@ func markdownSyntax(line string) bool {
 		i++
 	}
 	return i > 0 && i+1 < len(s) && (s[i] == '.' || s[i] == ')') && s[i+1] == ' '
+}
+
+// markdownMarkup reports whether a line has Markdown's inline markup: a
+// link ("[text](url)") or a code span ("`x`").
+func markdownMarkup(line string) bool {
+	if i := strings.Index(line, "]("); i > 0 && strings.LastIndexByte(line[:i], '[') >= 0 && strings.IndexByte(line[i:], ')') > 0 {
+		return true
+	}
+	i := strings.IndexByte(line, '`')
+	return i >= 0 && strings.IndexByte(line[i+1:], '`') > 0
 }

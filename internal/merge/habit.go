@@ -47,9 +47,23 @@ func readHabits(buf *buffers, tr traits, chunks []Chunk) habits {
 		p := prev[strings.LastIndexByte(prev, '\n')+1:]
 		// What the model wrote around the text goes first, as the merge
 		// takes it away.
-		t := readEnvelope(chunks[i].Text, envCtx{site: site{partial: p}, fences: tr.fences, blank: tr.blank}).text
+		// (The fences the window shows open, for a format whose site
+		// reports them, as the merge's does.)
+		var fence fenceOpen
+		for rest := prev[:len(prev)-len(p)]; tr.fences.tracked && rest != ""; {
+			line, r, _ := strings.Cut(rest, "\n")
+			fence.step(line)
+			rest = r
+		}
+		e := readEnvelope(chunks[i].Text, envCtx{site: site{partial: p, inFence: fence.open(), fence: fence}, fences: tr.fences, blank: tr.blank})
+		t := e.text
 		var cut int
 		ev[i], cut = joinHabit(buf, prev, p, t, chunks[i].Text)
+		if e.echoed {
+			// The overlap prompt's markers announced the repeat: the join
+			// shows nothing of what the model does unannounced.
+			ev[i] = 0
+		}
 		add := tail(t[cut:], habitWindow)
 		if keep := habitWindow - len(add); len(win) > keep {
 			// Keep the window's last bytes at its front (prev, a view of

@@ -15,6 +15,12 @@ func exactStep(c *joinCtx) (overlap, bool) {
 		return overlap{}, false
 	}
 	ok, conf := acceptExact(c.doc, b0, c.habit)
+	if !ok && c.habit < 0 && gluedDoubling(c.doc, c.next, b0) {
+		// The other joins go on, but this one repeats: left uncut, the
+		// repeat would glue the document's cut token into one it never
+		// writes ("quite rea" + "quite reasonably").
+		return overlap{cut: b0, method: methodExact, confidence: confGlue}, true
+	}
 	if !ok {
 		return overlap{}, false
 	}
@@ -29,6 +35,20 @@ func exactStep(c *joinCtx) (overlap, bool) {
 		}
 	}
 	return overlap{cut: b0, method: methodExact, confidence: conf}, true
+}
+
+// gluedDoubling reports whether a repeat of l bytes that a model going on
+// at the job's other joins made is its repeat here all the same: it is
+// significant by itself (acceptExact without the habit), and kept it would
+// glue the document's last token to the repeat's first into a token the
+// document does not write ("aliyu" + "github.com", "Outpu" + "n\":"). A
+// document that goes on with a copy of its own end does not glue the two
+// into a new word.
+func gluedDoubling(doc, next string, l int) bool {
+	if ok, _ := acceptExact(doc, l, 0); !ok || l >= len(next) {
+		return false
+	}
+	return !gluePlausible(tail(doc, leadWindow), next)
 }
 
 // exactConfidence is an exact repeat's confidence: it grows with its

@@ -439,6 +439,22 @@ func TestHabit(t *testing.T) {
 		{"repeated line kept by a model that goes on", "text", []string{
 			"alpha beta gamma\ndelta epsilon zeta\n", "delta epsilon zeta\neta theta iota kap", "pa lambda\n"},
 			"alpha beta gamma\ndelta epsilon zeta\ndelta epsilon zeta\neta theta iota kappa lambda\n", ""},
+		// The other joins repeat only between the overlap prompt's markers:
+		// that says nothing of what the model does unannounced, so a repeat
+		// here is judged by itself.
+		{"repeat after joins the markers announced", "text", []string{
+			"alpha beta gamma delta epsilon zeta eta theta iota kappa la",
+			"---BEGIN_OVERLAP---\nkappa la\n---END_OVERLAP---\nmbda mu nu xi omicron pi rho si",
+			"---BEGIN_OVERLAP---\nrho si\n---END_OVERLAP---\ngma tau upsilon phi chi psi ",
+			"chi psi omega and the end.\n"},
+			"alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega and the end.\n", ""},
+		// A model that goes on at its other joins repeats at this one: kept,
+		// the repeat would glue the cut word into one the document never
+		// writes ("rea" + "quite").
+		{"glued repeat cut from a model that goes on", "text", []string{
+			"The runtime code can run without events, which is quite rea", "quite reasonably the usual case for wor",
+			"kers that never block, and so it is fine to ignore th", "em here.\n"},
+			"The runtime code can run without events, which is quite reasonably the usual case for workers that never block, and so it is fine to ignore them here.\n", ""},
 	})
 }
 

@@ -295,7 +295,7 @@ func (jd *joined) evidenced(why, evidence string) {
 func (m *mergeRun) envCtx(i int, doc string) envCtx {
 	c := envCtx{site: m.f.site(doc), fences: m.tr.fences, blank: m.tr.blank, wrapperOpen: m.wrapperOpen, whole: m.whole}
 	c.last = i == len(m.chunks)-1 && !m.partial
-	c.syntax, c.proseAt, c.endBlanks = m.tr.syntax, m.tr.proseAt, m.tr.endBlanks
+	c.syntax, c.markup, c.proseAt, c.endBlanks = m.tr.syntax, m.tr.markup, m.tr.proseAt, m.tr.endBlanks
 	c.breaks = func(line, after string) bool { return m.f.breaks(doc, line, after) }
 	c.endBreaks = func(body, line string) bool { return m.f.endBreaks(doc, body, line) }
 	// The other continuations all open with a fence line (two at least).
