@@ -551,18 +551,26 @@ func fenceCloseGaps(w string) (tight, loose int) {
 // own language (see readLanguage): the document going on with that line
 // break, or with the text after it, whichever its text makes much more
 // likely. It does not decide a close call, nor a document too short to
-// have a language.
+// have a language. A short document's language is read from the
+// continuation's text too, when that has enough to have one.
 func languageVote(t string, ctx envCtx) (keep, decided bool) {
 	r, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n")
 	if !ok || r == "" || ctx.doc == "" {
 		return false, false
 	}
-	w := tail(ctx.doc, langWindow)
-	if len(w) < langMin {
+	// The model learns langWindow bytes of the document's text: before
+	// the cut, and where that is shorter, the continuation's after the
+	// bytes it scores, when it has enough to have a language of its own.
+	w, x := tail(ctx.doc, langWindow), head(r, langJunction)
+	more := head(r[len(x):], langWindow-len(w))
+	if len(more) < langMin {
+		more = ""
+	}
+	if len(w)+len(more) < langMin {
 		return false, false
 	}
 	m := newLangModel(w)
-	x := head(r, langJunction)
+	m.learn(more)
 	keepLP := m.logProb(ctx.doc, "\n"+x)
 	if last := ctx.doc[len(ctx.doc)-1]; !isSpace(last) && !isSpace(x[0]) {
 		// Where the document wraps its lines, a line break between two

@@ -43,6 +43,13 @@ func newLangModel(text string) *langModel {
 		ctx:   make(map[uint64]uint32, 2*len(text)),
 		kinds: make(map[uint64]uint32, 2*len(text)),
 	}
+	m.learn(text)
+	return m
+}
+
+// learn counts the n-grams of text, a stretch of its own (no context
+// reaches back into an earlier one).
+func (m *langModel) learn(text string) {
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		m.uni[c]++
@@ -58,7 +65,6 @@ func newLangModel(text string) *langModel {
 			}
 		}
 	}
-	return m
 }
 
 // logProb is the log probability of text following context (its last
