@@ -349,9 +349,8 @@ func (h *Handlers) waitPlan(ctx context.Context, r *chunkRun, bg *store.Backgrou
 // latencyBook.pilot) — is polled closely instead, its gaps a sixteenth of
 // its age past a second: its end, read within a few percent, is what
 // teaches every other call of the key when to be read. (Sparser polls for
-// the others while the pilots run — a first poll after 4s — cost the
-// in-flight benchmark 2.5s of makespan, 80.5s twice against 78.0s and
-// 78.2s: read later, the first wave's calls ended in a tighter herd.)
+// the others while the pilots run — a first poll after 4s — gained nothing
+// on the in-flight benchmark: 80.5s twice, against 78.0s to 81.7s without.)
 func nextPoll(elapsed, est time.Duration, known, pilot bool) time.Duration {
 	switch {
 	case known && elapsed < est:
@@ -473,7 +472,6 @@ func (b *latencyBook) pilot(model string, budget int, responseID string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, known := b.m[k]; known {
-		delete(b.pilots, k)
 		return false
 	}
 	ids := b.pilots[k]
@@ -522,6 +520,7 @@ func (b *latencyBook) seed(model string, budget int, d time.Duration) {
 	defer b.mu.Unlock()
 	if _, ok := b.m[k]; !ok {
 		b.m[k] = d
+		delete(b.pilots, k) // the key has an estimate: pilots are done
 	}
 }
 
@@ -546,6 +545,7 @@ func (b *latencyBook) observe(model string, budget int, took time.Duration) {
 		clear(b.m) // a bound on models × budgets; estimates come back quickly
 	}
 	b.m[k] = took
+	delete(b.pilots, k) // the key has an estimate: pilots are done
 }
 
 func (b *latencyBook) estimate(model string, budget int) (time.Duration, bool) {

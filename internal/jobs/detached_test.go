@@ -103,4 +103,12 @@ func TestLatencyBookPilots(t *testing.T) {
 	if b.pilot("m", 100, "resp_0") {
 		t.Fatal("a pilot once the key has an estimate")
 	}
+	if _, ok := b.pilots[latencyKey{"m", 100}]; ok {
+		t.Fatal("the pilots of a key with an estimate are still kept")
+	}
+	b.pilot("other", 100, "resp_other")
+	b.seed("other", 100, 30*time.Second)
+	if _, ok := b.pilots[latencyKey{"other", 100}]; ok {
+		t.Fatal("the pilots of a key seeded from Postgres are still kept")
+	}
 }
