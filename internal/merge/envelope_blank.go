@@ -140,13 +140,23 @@ func muchLongerThanLines(doc, more string, n int) bool {
 // countLines counts the complete lines of w (the text after its last line
 // break is not one) and returns the length of the longest.
 func countLines(w string) (lines, longest int) {
+	lens := lineLengths(w)
+	for _, l := range lens {
+		longest = max(longest, l)
+	}
+	return len(lens), longest
+}
+
+// lineLengths are the lengths of w's complete lines (the text after its
+// last line break is not one), trailing spaces left out.
+func lineLengths(w string) []int {
+	var lens []int
 	for {
 		j := strings.IndexByte(w, '\n')
 		if j < 0 {
-			return lines, longest
+			return lens
 		}
-		longest = max(longest, len(strings.TrimRight(w[:j], " \t\r")))
-		lines++
+		lens = append(lens, len(strings.TrimRight(w[:j], " \t\r")))
 		w = w[j+1:]
 	}
 }
@@ -182,16 +192,9 @@ func lengthVote(t string, ctx envCtx) (keep, decided bool) {
 // it returns (the longest).
 func wrapsLines(doc, more string) (int, bool) {
 	var lens []int
-	for _, w := range []string{tail(doc, leadWindow), head(more, leadWindow)} {
-		for {
-			j := strings.IndexByte(w, '\n')
-			if j < 0 {
-				break
-			}
-			if l := len(strings.TrimRight(w[:j], " \t\r")); l > 0 {
-				lens = append(lens, l)
-			}
-			w = w[j+1:]
+	for _, l := range append(lineLengths(tail(doc, leadWindow)), lineLengths(head(more, leadWindow))...) {
+		if l > 0 {
+			lens = append(lens, l)
 		}
 	}
 	longest := 0

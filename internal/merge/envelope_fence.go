@@ -115,17 +115,18 @@ func closesOwn(body string, c envCtx) bool {
 // that the document opened (in before body, or inside body itself), in which
 // case it belongs to the document.
 func closesOwnFence(body string, open fenceOpen) bool {
-	for len(body) > 0 {
-		i := strings.IndexByte(body, '\n')
-		line := body
-		if i >= 0 {
-			line, body = body[:i], body[i+1:]
-		} else {
-			body = ""
-		}
-		open.step(line)
-	}
+	open.stepLines(body)
 	return open.open()
+}
+
+// stepLines steps through each line of text (the last one too, complete
+// or not).
+func (f *fenceOpen) stepLines(text string) {
+	for text != "" {
+		line, rest, _ := strings.Cut(text, "\n")
+		f.step(line)
+		text = rest
+	}
 }
 
 // fenceOpen is the code fence a document stands in: its character and its

@@ -50,10 +50,8 @@ func readHabits(buf *buffers, tr traits, chunks []Chunk) habits {
 		// (The fences the window shows open, for a format whose site
 		// reports them, as the merge's does.)
 		var fence fenceOpen
-		for rest := prev[:len(prev)-len(p)]; tr.fences.tracked && rest != ""; {
-			line, r, _ := strings.Cut(rest, "\n")
-			fence.step(line)
-			rest = r
+		if tr.fences.tracked {
+			fence.stepLines(prev[:len(prev)-len(p)])
 		}
 		e := readEnvelope(chunks[i].Text, envCtx{site: site{partial: p, inFence: fence.open(), fence: fence}, fences: tr.fences, blank: tr.blank})
 		t := e.text
