@@ -83,12 +83,21 @@ func judgeAnswerPreamble(line, after string, blank bool, c envCtx) (remark, bool
 	if bare(line, end, r) {
 		return r, false
 	}
-	fl, _, _ := strings.Cut(after, "\n")
-	if info, ok := fenceLine(strings.TrimRight(fl, "\r")); ok && c.fences.answer.wraps(info, c.fences) {
+	fl, body, _ := strings.Cut(after, "\n")
+	info, fenced := fenceLine(strings.TrimRight(fl, "\r"))
+	fenced = fenced && c.fences.answer.wraps(info, c.fences)
+	if fenced {
 		r.add(3, "before the fence around the answer")
-	} else if c.breaks != nil && c.breaks(line, after) {
+		after = body
+	}
+	// Two kinds of evidence that add up: a fence around the answer after
+	// the line, and a document (inside that fence) that the format says
+	// cannot open with it.
+	breaks := c.breaks != nil && c.breaks(line, after)
+	if breaks {
 		r.add(3, "the document cannot open with it")
-	} else {
+	}
+	if !fenced && !breaks {
 		// Prose may open with any sentence: only a fence or the format
 		// tells a preamble from the document's first line.
 		return r, false

@@ -55,6 +55,11 @@ func (r *remark) add(points int, why string) {
 	r.evidence = append(r.evidence, why)
 }
 
+// has reports whether some evidence of the remark starts with kind.
+func (r *remark) has(kind string) bool {
+	return slices.ContainsFunc(r.evidence, func(e string) bool { return strings.HasPrefix(e, kind) })
+}
+
 // remarkForm reports whether line has the form of a remark: one sentence of
 // at most remarkMax bytes, starting with a capital (after an opening
 // bracket, emphasis or ellipsis) and ending as a sentence or a note does.
@@ -86,6 +91,30 @@ func remarkForm(line string) (byte, bool) {
 		return end, true
 	case note:
 		return ')', true
+	case end == ')':
+		return asideEnd(body)
+	}
+	return 0, false
+}
+
+// asideEnd reads a line that ends with an aside in brackets, as models add
+// one to a sentence ("Here is the JSON. (It is long.)", "Here it is (in
+// two parts)."): the line ends as the sentence before the aside does, or
+// as the aside does when the sentence runs into it.
+func asideEnd(body string) (byte, bool) {
+	i := strings.LastIndexByte(body, '(')
+	if i <= 0 || !pairedBrackets(body[i:]) || !pairedBrackets(body[:i]) {
+		return 0, false
+	}
+	pre, inner := strings.TrimSpace(body[:i]), strings.TrimSpace(body[i+1:len(body)-1])
+	if inner == "" || pre == "" {
+		return 0, false
+	}
+	if e := pre[len(pre)-1]; strings.IndexByte(":.!?", e) >= 0 {
+		return e, true
+	}
+	if e := inner[len(inner)-1]; strings.IndexByte(".!?", e) >= 0 {
+		return e, true
 	}
 	return 0, false
 }
@@ -298,6 +327,7 @@ var (
 		"change*", "value*", "source*", "translation*", "summar*", "report*", "export*", "spreadsheet*",
 		"sheet*", "schema*", "format*", "excerpt*", "page*", "book*", "note*", "log*", "example*",
 		"sample*", "chunk*", "portion*", "batch*", "block*", "element*", "field*", "column*", "hunk*",
+		"paragraph*", "sentence*", "heading*",
 	}
 )
 
@@ -309,6 +339,9 @@ type wordKind struct {
 	name       string
 }
 
+// selfKind names the evidence of the model speaking of itself.
+const selfKind = "the model speaks of itself"
+
 // wordKinds are the kinds of talking words, with their weights: a preamble
 // says it goes on or presents, a trailer addresses the reader or says it
 // is done; either may name the output.
@@ -316,7 +349,7 @@ func wordKinds() [8]wordKind {
 	return [8]wordKind{
 		{goOnWords, 3, 1, "words about going on"},
 		{presentWords, 1, 1, "words presenting the output"},
-		{selfWords, 1, 2, "the model speaks of itself"},
+		{selfWords, 1, 2, selfKind},
 		{readerWords, 1, 3, "words to the reader"},
 		{youWords, 0, 1, "speaks to the reader"},
 		{adviceWords, 0, 2, "advises on the output"},
@@ -410,18 +443,25 @@ func opensWith(l string, ws []string) (string, bool) {
 // hasWord returns the first of the patterns ws (see goOnWords) that the
 // lower-case line l holds as whole words (see wordMatches).
 func hasWord(l string, ws []string) (string, bool) {
-	toks := strings.FieldsFunc(l, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’' && r != '-'
-	})
-	for i := range toks {
-		toks[i] = strings.Trim(strings.ReplaceAll(toks[i], "’", "'"), "'-")
-	}
+	toks := wordTokens(l)
 	for _, w := range ws {
 		if matchWords(toks, strings.Fields(w)) {
 			return w, true
 		}
 	}
 	return "", false
+}
+
+// wordTokens splits the lower-case text l into its words, apostrophes
+// and hyphens inside a word kept ("i'll", "double-check").
+func wordTokens(l string) []string {
+	toks := strings.FieldsFunc(l, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’' && r != '-'
+	})
+	for i := range toks {
+		toks[i] = strings.Trim(strings.ReplaceAll(toks[i], "’", "'"), "'-")
+	}
+	return toks
 }
 
 // matchWords reports whether the pattern words pw stand in toks in a row.
@@ -826,6 +866,7 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	if afterFence {
 		r.add(4, "after the fence that closed the answer")
 	}
+	voiceEvidence(strings.Join(lines, " "), c.doc, &r)
 	unlikeDocument(c.doc, c.syntax, &r)
 	if l, ok := readLanguage(c.doc, strings.Join(lines, " "), "\n", ""); ok {
 		l.foreignEvidence(&r)
@@ -840,6 +881,31 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	}
 	return r, true
 }
+
+// voiceEvidence weighs who a closing paragraph speaks as and to, against
+// the document's own voice: the model saying "I" where the document never
+// does ("I double-checked the rows."), a question put to the reader at the
+// very end ("Does this look right to you?"), which documents do not close
+// with, and a sentence that points at the output ("That is the last
+// section.", "This is everything from the original.").
+func voiceEvidence(para, doc string, r *remark) {
+	l := strings.ToLower(para)
+	toks := wordTokens(l)
+	if !r.has(selfKind) && slices.Contains(toks, "i") && !slices.Contains(wordTokens(strings.ToLower(tail(doc, proseWindow))), "i") {
+		r.add(2, "the model speaks of itself, as the document does not")
+	}
+	if strings.HasSuffix(strings.TrimRight(para, " *_"), "?") && (slices.Contains(toks, "you") || slices.Contains(toks, "me") || slices.Contains(toks, "i")) {
+		r.add(1, "asks the reader a question")
+	}
+	if _, ok := opensWith(strings.TrimLeft(l, "([*_ "), demonstratives); ok {
+		if w, ok := hasWord(l, outputWords); ok && !strings.HasPrefix(w, "change") {
+			r.add(1, "points at the output")
+		}
+	}
+}
+
+// demonstratives open a sentence that points at what came before it.
+var demonstratives = []string{"this is", "that is", "that's", "this was", "these are", "those are", "here ends"}
 
 // looksLikeRemark reports whether a line has a remark's form and words
 // enough to be one by themselves, for readers that do not weigh a line's

@@ -30,6 +30,8 @@ func TestWholeAnswerFence(t *testing.T) {
 		{"preamble before the fence", "csv", []string{"Here is the CSV you asked for:\n\n```csv\n" + csv + "```\n"}, csv, 2},
 		{"a code block that closes before the end is the document's", "code", []string{"```go\nf", "unc a() {", "}\n```\n| a | ", "b |\n"}, "```go\nfunc a() {}\n```\n| a | b |\n", 0},
 		{"markdown with a tilde line inside its own code block", "markdown", []string{"````markdown\n# Fences\n\n```\naaa\n~~~\n```\n\nMore te", "xt here.\n````\n"}, "# Fences\n\n```\naaa\n~~~\n```\n\nMore text here.\n", 2},
+		{"short preamble before a bare fence", "json", []string{"Here you go.\n```\n{\"a\": 1}\n```\n"}, "{\"a\": 1}\n", 2},
+		{"preamble with an aside before the fence", "json", []string{"Here's what you need! (It is a long one.)\n\n```json\n{\"a\": 1}\n```\n"}, "{\"a\": 1}\n", 2},
 		{"trailer after the close", "json", []string{"```json\n[1, 2]\n```\n\nLet me know if you need anything else.\n"}, "[1, 2]\n", 2},
 	}
 	for _, tc := range cases {
@@ -124,6 +126,10 @@ func TestRemarks(t *testing.T) {
 		{"a line that closes the cut line's code span is no preamble", "markdown", []string{spanDoc[:strings.Index(spanDoc, "`Q")+2], spanDoc[strings.Index(spanDoc, "`Q")+2:]}, spanDoc, ""},
 		{"a document's last paragraph with a code span stays", "markdown", []string{releasingDoc[:len(releasingDoc)-150], releasingDoc[len(releasingDoc)-150:]}, releasingDoc, ""},
 		{"a remark that starts with the cut word's first letters", "text", []string{"This is the first part of the story, and it goes on for a while.\n\nTh", "Thanks for waiting! Here's what comes next!\nis is the second part of it.\n"}, "This is the first part of the story, and it goes on for a while.\n\nThis is the second part of it.\n", ""},
+		{"an answer's preamble with an aside, no fence", "json", []string{"This is the dataset. (It is long.)\n\n[\n  {\"a\": 1},\n", "  {\"a\": 2}\n]\n"}, "[\n  {\"a\": 1},\n  {\"a\": 2}\n]\n", ""},
+		{"a question to the reader closes the answer", "text", []string{"The quick brown fox jumps over the la", "zy dog.\n\nDoes this look right to you?\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
+		{"the model speaks of itself where the document never does", "text", []string{"The quick brown fox jumps over the la", "zy dog.\n\nI double-checked the sentences for consistency.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
+		{"a document that says I keeps its last line", "text", []string{"I went out early, and I saw the fox jump over the la", "zy dog.\n\nI double-checked the gate before I left.\n"}, "I went out early, and I saw the fox jump over the lazy dog.\n\nI double-checked the gate before I left.\n", ""},
 		{"a restart of the cut line is no preamble", "text", []string{"The first line of it.\nA second line here.\nA", "A third line follows.\n"}, "The first line of it.\nA second line here.\nA third line follows.\n", ""},
 	})
 }
