@@ -85,9 +85,14 @@ func judgeAnswerPreamble(line, after string, blank bool, c envCtx) (remark, bool
 	}
 	fl, body, _ := strings.Cut(after, "\n")
 	info, fenced := fenceLine(strings.TrimRight(fl, "\r"))
-	fenced = fenced && c.fences.answer.wraps(info, c.fences)
+	fenced = fenced && !c.keepAnswerFence && c.fences.answer.wraps(info, c.fences)
 	if fenced {
 		r.add(3, "before the fence around the answer")
+		if c.fences.named(info) {
+			// The model labels what follows as the format it was asked
+			// for: it presents the answer.
+			r.add(1, "the fence names the format")
+		}
 		after = body
 	}
 	// Two kinds of evidence that add up: a fence around the answer after

@@ -275,6 +275,8 @@ var (
 		"without repeating", "already sent", "already provided", "already shown", "previous response",
 		"previous message", "previous reply", "previous part", "last response", "last message",
 		"length limit", "token limit", "output limit", "ran out", "the limit", "cont", "cont'd", "contd",
+		"go back", "going back", "back up", "backing up", "earlier", "for context", "overlap*", "repeat*",
+		"seamless*", "recap*",
 		"here goes", "finish*", "complete the", "completing",
 	}
 	// presentWords present the output, or answer a request.
@@ -289,7 +291,9 @@ var (
 	selfWords = []string{
 		"i'll", "i will", "i've", "i have", "i'm", "i am", "i can", "i'd", "i kept", "i stopped", "i left",
 		"i added", "i used", "i made", "i wrote", "i continued", "i included", "i omitted", "i preserved",
-		"i did", "i didn't", "me", "my", "we'll", "we've", "let me", "let's",
+		"i did", "i didn't", "me", "my", "we'll", "we've", "let me", "let's", "i trust", "i believe",
+		"i checked", "i double-checked", "i verified", "i reproduced", "i copied", "i formatted", "i converted",
+		"i corrected", "i retained", "i maintained", "i completed", "i ensured", "i made sure", "i went ahead",
 	}
 	// readerWords address the reader, or offer more: a trailer's.
 	readerWords = []string{
@@ -298,6 +302,8 @@ var (
 		"happy to", "glad to", "just ask", "if that helps",
 		"happy coding", "don't hesitate", "reach out", "good luck", "enjoy", "cheers", "any questions",
 		"any changes", "any issues", "any adjustments", "further changes", "further help", "more help",
+		"have a great", "have a good", "have a nice", "have fun", "take care", "best of luck", "all the best",
+		"happy reading", "happy writing", "happy hacking",
 	}
 	// youWords speak to the reader without offering anything: weaker.
 	youWords = []string{
@@ -315,7 +321,8 @@ var (
 		"complete", "completes", "completed", "conclud*", "conclusion", "that's all", "that's it",
 		"that is all", "end of", "full", "entire", "whole", "done", "finished", "all set", "there you go",
 		"that covers", "included", "includes", "ends here", "end here", "the end", "end", "wraps up",
-		"in full", "throughout", "as is", "unchanged", "nothing more", "no more", "final",
+		"in full", "throughout", "as is", "unchanged", "nothing more", "no more", "final", "nothing else",
+		"nothing further", "intact", "verbatim", "as written", "word for word", "untouched",
 	}
 	// outputWords name the output itself.
 	outputWords = []string{
@@ -514,6 +521,12 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	r.add(1, "first line of a continuation")
 	formEvidence(end, &r)
 	talk(line, false, &r)
+	if !r.talks && c.markup != nil && c.markup(line) {
+		// Words about the output may name a code span ("Continuing from
+		// `parse`:"); without them, a line that writes the format's
+		// inline markup ("`Error` such as:") is the document's.
+		return r, false
+	}
 	if blank {
 		r.add(1, "blank line after it")
 	}
@@ -534,6 +547,12 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 		return r, false
 	}
 	glueEvidence(line, after, c, &r)
+	if n := endRepeat(c.doc, after); n >= minEndRepeat {
+		// Verification: the text after the line goes on by repeating the
+		// document's end, as a model does that backs up before it goes
+		// on; the line stands between the document and its repeat.
+		r.add(2, "the text after it repeats the document's end")
+	}
 	languageEvidence(line, after, blank, c, &r)
 	habitEvidence(line, c, &r)
 	if fl, _, _ := strings.Cut(after, "\n"); isFenceLine(fl) {
@@ -669,6 +688,32 @@ func closesSpan(partial, line string) bool {
 		}
 	}
 	return false
+}
+
+// minEndRepeat is the shortest repeat of the document's end that counts
+// as evidence around a remark: a few words.
+const minEndRepeat = 12
+
+// endRepeat returns the length of the longest head of after that the
+// document ends with (within leadWindow bytes), counting only a repeat
+// with letters or digits in it.
+func endRepeat(doc, after string) int {
+	w := tail(doc, leadWindow)
+	if len(after) < minEndRepeat || len(w) < minEndRepeat {
+		return 0
+	}
+	seed := after[:minEndRepeat]
+	for from := 0; ; {
+		p := strings.Index(w[from:], seed)
+		if p < 0 {
+			return 0
+		}
+		p += from
+		if strings.HasPrefix(after, w[p:]) && alnumCount(w[p:]) >= 4 {
+			return len(w) - p
+		}
+		from = p + 1
+	}
 }
 
 // repeatsEnd reports whether line starts with a repeat of the document's

@@ -32,6 +32,8 @@ func TestWholeAnswerFence(t *testing.T) {
 		{"markdown with a tilde line inside its own code block", "markdown", []string{"````markdown\n# Fences\n\n```\naaa\n~~~\n```\n\nMore te", "xt here.\n````\n"}, "# Fences\n\n```\naaa\n~~~\n```\n\nMore text here.\n", 2},
 		{"short preamble before a bare fence", "json", []string{"Here you go.\n```\n{\"a\": 1}\n```\n"}, "{\"a\": 1}\n", 2},
 		{"preamble with an aside before the fence", "json", []string{"Here's what you need! (It is a long one.)\n\n```json\n{\"a\": 1}\n```\n"}, "{\"a\": 1}\n", 2},
+		{"a short preamble before a fence that names markdown", "markdown", []string{"Here's what you need.\n```markdown\n# T\n\ntext\n```\n"}, "# T\n\ntext\n", 2},
+		{"markdown that opens with a sentence and its own block keeps both", "markdown", []string{"Here's what you need.\n```markdown\n# T\n```\n\nMore text after the block.\n"}, "Here's what you need.\n```markdown\n# T\n```\n\nMore text after the block.\n", 0},
 		{"trailer after the close", "json", []string{"```json\n[1, 2]\n```\n\nLet me know if you need anything else.\n"}, "[1, 2]\n", 2},
 	}
 	for _, tc := range cases {
@@ -130,6 +132,9 @@ func TestRemarks(t *testing.T) {
 		{"a question to the reader closes the answer", "text", []string{"The quick brown fox jumps over the la", "zy dog.\n\nDoes this look right to you?\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
 		{"the model speaks of itself where the document never does", "text", []string{"The quick brown fox jumps over the la", "zy dog.\n\nI double-checked the sentences for consistency.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
 		{"a document that says I keeps its last line", "text", []string{"I went out early, and I saw the fox jump over the la", "zy dog.\n\nI double-checked the gate before I left.\n"}, "I went out early, and I saw the fox jump over the lazy dog.\n\nI double-checked the gate before I left.\n", ""},
+		{"a preamble before a repeat of the document's end", "markdown", []string{"# Release\n\nIntro text for the release.\n\n### Notable Changes\n\n", "Going back a little to keep it seamless:\nNotable Changes\n\n* **buffer**: a fix.\n"}, "# Release\n\nIntro text for the release.\n\n### Notable Changes\n\n* **buffer**: a fix.\n", ""},
+		{"a line with a code span and no talk goes on with the cut line", "markdown", []string{"# Errors\n\nFor instance, an existing ", "`Error` such as:\n\n```js\nconst err = new TypeError(`bad`);\n```\n\nCan be replaced.\n"}, "# Errors\n\nFor instance, an existing `Error` such as:\n\n```js\nconst err = new TypeError(`bad`);\n```\n\nCan be replaced.\n", ""},
+		{"a preamble that names a code span", "markdown", []string{"# Errors\n\nSee the `codes` object for the list of the errors we define and their meaning.\n\nThe next one is ", "Continuing from `codes`:\n\nthe type error.\n"}, "# Errors\n\nSee the `codes` object for the list of the errors we define and their meaning.\n\nThe next one is the type error.\n", ""},
 		{"a restart of the cut line is no preamble", "text", []string{"The first line of it.\nA second line here.\nA", "A third line follows.\n"}, "The first line of it.\nA second line here.\nA third line follows.\n", ""},
 	})
 }
