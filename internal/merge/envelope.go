@@ -303,6 +303,11 @@ func (e *envelope) cutTrailerParagraph(c envCtx, first bool) bool {
 	// A fence before the paragraph closes the wrapper only where one is
 	// open; else it closes a block of the document's.
 	afterFence = afterFence && (c.whole || c.wrapperOpen || e.opened)
+	if blank && c.fences.answer != wrapAny {
+		// Across a blank line, only where the format's documents hold no
+		// prose: Markdown's own block may close before its last paragraph.
+		afterFence = false
+	}
 	r, ok := judgeTrailer(lines, t, afterFence, blank, c)
 	if !ok {
 		return false
@@ -359,8 +364,11 @@ func paragraphStart(before string) (stay string, blank, afterFence, ok bool) {
 	switch {
 	case strings.HasSuffix(before, "\n"):
 		// Blank line before the remark: the line break that made it goes
-		// with the remark.
-		return before, true, false, true
+		// with the remark. A fence line before the blank line still
+		// closes what came before the remark.
+		b := strings.TrimRight(before, "\r\n")
+		_, fenced := fenceLine(b[strings.LastIndexByte(b, '\n')+1:])
+		return before, true, fenced, true
 	case strings.HasSuffix(before, "\r\n\r"):
 		return before[:len(before)-1], true, false, true
 	case strings.HasSuffix(before, "\r"):

@@ -115,8 +115,11 @@ func judgeAnswerPreamble(line, after string, blank bool, c envCtx) (remark, bool
 // then goes on with more than a closing remark: read pairwise, the
 // document's own fence lines leave a bare one unpaired with text after
 // it. inValues: fences inside quoted values (CSV) are the values' own, so
-// only fence lines outside quotes count.
-func closedMidway(doc string, inValues bool) bool {
+// only fence lines outside quotes count. typed: the format's documents
+// hold no prose (a fence around any answer is the model's), so a few
+// lines in a remark's form after the close are a closing remark whatever
+// their words ("**Done.**").
+func closedMidway(doc string, inValues, typed bool) bool {
 	var block fenceOpen
 	bareAt, quotes := -1, 0
 	for at := 0; at < len(doc); {
@@ -137,5 +140,21 @@ func closedMidway(doc string, inValues bool) bool {
 	}
 	after := strings.TrimSpace(doc[bareAt:])
 	first, _, _ := strings.Cut(after, "\n")
-	return after != "" && !looksLikeRemark(first)
+	return after != "" && !looksLikeRemark(first, true) && !(typed && remarksOnly(after))
+}
+
+// remarksOnly reports whether t is one to three lines (blank lines apart),
+// each in a remark's form.
+func remarksOnly(t string) bool {
+	n := 0
+	for _, l := range strings.Split(t, "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if _, ok := remarkForm(l); !ok {
+			return false
+		}
+		n++
+	}
+	return n >= 1 && n <= 3
 }

@@ -235,7 +235,7 @@ func fenceOpened(t string) bool {
 		if _, ok := fenceLine(t[:i]); ok {
 			return true
 		}
-		if k == 0 && !looksLikeRemark(strings.TrimRight(t[:i], "\r")) {
+		if k == 0 && !looksLikeRemark(strings.TrimRight(t[:i], "\r"), false) {
 			return false
 		}
 		t = t[i+1:]

@@ -547,7 +547,12 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 		return r, false
 	}
 	glueEvidence(line, after, c, &r)
-	if n := endRepeat(c.doc, after); n >= minEndRepeat {
+	if restartsDocument(c.doc, after) {
+		// Verification: the text after the line starts the document over
+		// (its whitespace aside), as a model does that restarts from the
+		// top: the line introduced the restart.
+		r.add(3, "the text after it starts the document over")
+	} else if n := endRepeat(c.doc, after); n >= minEndRepeat {
 		// Verification: the text after the line goes on by repeating the
 		// document's end, as a model does that backs up before it goes
 		// on; the line stands between the document and its repeat.
@@ -688,6 +693,16 @@ func closesSpan(partial, line string) bool {
 		}
 	}
 	return false
+}
+
+// restartsDocument reports whether after opens with the document's own
+// beginning, up to whitespace: its first 48 bytes of content (16 at least,
+// for a shorter document).
+func restartsDocument(doc, after string) bool {
+	dn := strings.TrimSpace(string(normalizeInto(nil, head(doc, 512))))
+	an := strings.TrimSpace(string(normalizeInto(nil, head(after, 1024))))
+	k := min(len(dn), 48)
+	return k >= 16 && len(an) >= k && an[:k] == dn[:k]
 }
 
 // minEndRepeat is the shortest repeat of the document's end that counts
@@ -954,15 +969,17 @@ var demonstratives = []string{"this is", "that is", "that's", "this was", "these
 
 // looksLikeRemark reports whether a line has a remark's form and words
 // enough to be one by themselves, for readers that do not weigh a line's
-// surroundings (which continuations open with a fence after a preamble).
-func looksLikeRemark(line string) bool {
+// surroundings (which continuations open with a fence after a preamble,
+// what follows a fence that closes an answer); atEnd: the line closes the
+// answer, so its words weigh as a trailer's do.
+func looksLikeRemark(line string, atEnd bool) bool {
 	end, ok := remarkForm(line)
 	if !ok {
 		return false
 	}
 	var r remark
 	formEvidence(end, &r)
-	talk(line, false, &r)
+	talk(line, atEnd, &r)
 	return r.score >= remarkSure-1
 }
 

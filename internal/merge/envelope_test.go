@@ -34,6 +34,8 @@ func TestWholeAnswerFence(t *testing.T) {
 		{"preamble with an aside before the fence", "json", []string{"Here's what you need! (It is a long one.)\n\n```json\n{\"a\": 1}\n```\n"}, "{\"a\": 1}\n", 2},
 		{"a short preamble before a fence that names markdown", "markdown", []string{"Here's what you need.\n```markdown\n# T\n\ntext\n```\n"}, "# T\n\ntext\n", 2},
 		{"markdown that opens with a sentence and its own block keeps both", "markdown", []string{"Here's what you need.\n```markdown\n# T\n```\n\nMore text after the block.\n"}, "Here's what you need.\n```markdown\n# T\n```\n\nMore text after the block.\n", 0},
+		{"a short trailer after the close and a blank line", "csv", []string{"```CSV\nid,name\n1,Ann\n```\n\n**Done.**\n"}, "id,name\n1,Ann\n", 2},
+		{"a trailer of few words after the close and a blank line", "json", []string{"```json\n[1, 2]\n```\n\nDone.\n"}, "[1, 2]\n", 2},
 		{"trailer after the close", "json", []string{"```json\n[1, 2]\n```\n\nLet me know if you need anything else.\n"}, "[1, 2]\n", 2},
 	}
 	for _, tc := range cases {
@@ -86,6 +88,13 @@ const releasingDoc = "### Close the milestone\n\nOnce a release is made, ensure 
 	"Once all related issues and PRs have been added to the milestone, close the milestone.\n\n" +
 	"### Close the `Version Release` issue\n\nOnce the todo list in the `Version Release` issue is complete, close the issue.\n"
 
+// loopDoc is the start of a Go file (from the Go toolchain's
+// cmd/compile/internal/ssa/likelyadjust.go, BSD).
+const loopDoc = "// Copyright 2016 The Go Authors. All rights reserved.\n// Use of this source code is governed by a BSD-style\n// license that can be found in the LICENSE file.\n\npackage ssa\n\nimport (\n\t\"fmt\"\n)\n\n" +
+	"type loop struct {\n\theader *Block // The header node of this (reducible) loop\n\touter  *loop  // loop containing this loop\n\n" +
+	"\t// Next three fields used by regalloc and/or\n\t// aid in computation of inner-ness and list of blocks.\n\tnBlocks int32 // Number of blocks in this loop but not within inner loops\n" +
+	"\tdepth   int16 // Nesting depth of the loop; 1 is outermost.\n\tisInner bool  // True if never discovered to contain a loop\n}\n"
+
 // TestRemarks: preambles and trailers are removed on evidence that
 // combines, whatever their wording; a document's own line that reads like
 // prose stays.
@@ -116,6 +125,7 @@ func TestRemarks(t *testing.T) {
 		{"trailer in json after the document's end", "json", []string{"[1, 2,", " 3]\n\nHope that helps! The array is now complete.\n"}, "[1, 2, 3]\n", ""},
 		{"two trailer paragraphs", "jsonl", []string{"{\"a\":1}\n{\"b\"", ":2}\n\nLet me know if you spot any mistakes.\n\nWant me to add anything else?"}, "{\"a\":1}\n{\"b\":2}\n", ""},
 		{"trailer right after a diff's only hunk, written in the last chunk", "diff", []string{"diff --git a/x b/x\n--- a/x\n+++ b/x\n", "@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\nThis is where the file stops.\n"}, "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n", ""},
+		{"trailer right after a last hunk whose counts hold, an earlier one's short", "diff", []string{"--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+c\ndiff -ruN a/y b/y\n--- a/y\n+++ b/y\n", "@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\nI can shorten this if needed.\n"}, "--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+c\ndiff -ruN a/y b/y\n--- a/y\n+++ b/y\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n", ""},
 		{"trailer right after the last record", "csv", []string{rows + "5,Baku,", "windy\nThe CSV is now complete.\n"}, rows + "5,Baku,windy\n", ""},
 		{"a comment's text goes on with the comment", "code", []string{"func f() {\n\t// ", "Remaining operands may have references.\n\treturn\n}\n"}, "func f() {\n\t// Remaining operands may have references.\n\treturn\n}\n", ""},
 		{"a call's arguments are no note", "code", []string{"func f() {\n\treturn runEnv", "(dir, mode, nil, cmd...)\n}\n"}, "func f() {\n\treturn runEnv(dir, mode, nil, cmd...)\n}\n", ""},
@@ -135,6 +145,7 @@ func TestRemarks(t *testing.T) {
 		{"a preamble before a repeat of the document's end", "markdown", []string{"# Release\n\nIntro text for the release.\n\n### Notable Changes\n\n", "Going back a little to keep it seamless:\nNotable Changes\n\n* **buffer**: a fix.\n"}, "# Release\n\nIntro text for the release.\n\n### Notable Changes\n\n* **buffer**: a fix.\n", ""},
 		{"a line with a code span and no talk goes on with the cut line", "markdown", []string{"# Errors\n\nFor instance, an existing ", "`Error` such as:\n\n```js\nconst err = new TypeError(`bad`);\n```\n\nCan be replaced.\n"}, "# Errors\n\nFor instance, an existing `Error` such as:\n\n```js\nconst err = new TypeError(`bad`);\n```\n\nCan be replaced.\n", ""},
 		{"a preamble that names a code span", "markdown", []string{"# Errors\n\nSee the `codes` object for the list of the errors we define and their meaning.\n\nThe next one is ", "Continuing from `codes`:\n\nthe type error.\n"}, "# Errors\n\nSee the `codes` object for the list of the errors we define and their meaning.\n\nThe next one is the type error.\n", ""},
+		{"a preamble before a restart from the top with its blank lines changed", "code", []string{loopDoc[:len(loopDoc)-60], "For completeness, the full code.\n" + strings.Replace(strings.Replace(loopDoc, "ssa\n\n", "ssa\n", 1), ")\n\n", ")\n\n\n", 1)}, loopDoc, ""},
 		{"a restart of the cut line is no preamble", "text", []string{"The first line of it.\nA second line here.\nA", "A third line follows.\n"}, "The first line of it.\nA second line here.\nA third line follows.\n", ""},
 	})
 }

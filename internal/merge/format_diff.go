@@ -25,6 +25,10 @@ type diffFormat struct {
 	// hand-edited patch), so they cannot verify a join.
 	loose    bool
 	hunkEnds bool // the line before ended a hunk
+	// exact: the last hunk ran out its counts on its last line, both at
+	// once, with hunk lines only: its own counts hold even where another
+	// hunk's did not.
+	exact bool
 }
 
 func newDiffFormat() *diffFormat { return &diffFormat{pendingStart: -1} }
@@ -62,7 +66,7 @@ func (f *diffFormat) line(doc string, at int, line string) {
 	}
 	if f.hunkEnds && line != "" && (line[0] == ' ' || line[0] == '+' && !strings.HasPrefix(line, "+++ ") || line[0] == '-' && !strings.HasPrefix(line, "--- ")) {
 		// A hunk line after the hunk ended: its counts were short.
-		f.loose = true
+		f.loose, f.exact = true, false
 	}
 	f.hunkEnds = false
 	end := at + len(line) + 1
@@ -90,6 +94,7 @@ func (f *diffFormat) line(doc string, at int, line string) {
 		f.hunkHeader = doc[at:end]
 		f.oldLeft, f.newLeft = hunkCounts(line)
 		f.hunks++
+		f.exact = true
 	}
 }
 
@@ -103,12 +108,15 @@ func (f *diffFormat) hunkLine(line string) {
 		f.oldLeft--
 	default:
 		if l := strings.TrimSuffix(line, "\r"); l != "" && l[0] != ' ' {
-			f.loose = true
+			f.loose, f.exact = true, false
 		}
 		f.oldLeft--
 		f.newLeft--
 	}
 	f.hunkEnds = f.oldLeft <= 0 && f.newLeft <= 0
+	if f.hunkEnds && (f.oldLeft != 0 || f.newLeft != 0) {
+		f.exact = false
+	}
 }
 
 // hunkCounts parses "@@ -a,b +c,d @@" into b and d (1 when omitted).
@@ -317,10 +325,11 @@ func (f *diffFormat) breaks(doc, line, after string) bool {
 
 // endBreaks: after a hunk, a sentence is not the diff's: a hunk still short
 // of its counts holds only hunk lines, and after the last one is complete
-// no line of prose belongs to it (unless the counts proved loose). The last
+// no line of prose belongs to it (unless the counts proved loose, and the
+// last hunk's own counts did not hold exactly either). The last
 // chunk's text (body) ends the diff: its state, not doc's, is the end's.
 func (f *diffFormat) endBreaks(doc, body, line string) bool {
 	end := f.ending(doc, body)
 	_, ok := remarkForm(line)
-	return ok && !end.loose && end.hunks > 0 && !diffSyntax(line)
+	return ok && (!end.loose || end.exact && end.oldLeft == 0 && end.newLeft == 0) && end.hunks > 0 && !diffSyntax(line)
 }
