@@ -294,6 +294,7 @@ var (
 		"i did", "i didn't", "me", "my", "we'll", "we've", "let me", "let's", "i trust", "i believe",
 		"i checked", "i double-checked", "i verified", "i reproduced", "i copied", "i formatted", "i converted",
 		"i corrected", "i retained", "i maintained", "i completed", "i ensured", "i made sure", "i went ahead",
+		"i could", "i would", "i might",
 	}
 	// readerWords address the reader, or offer more: a trailer's.
 	readerWords = []string{
@@ -303,7 +304,8 @@ var (
 		"happy coding", "don't hesitate", "reach out", "good luck", "enjoy", "cheers", "any questions",
 		"any changes", "any issues", "any adjustments", "further changes", "further help", "more help",
 		"have a great", "have a good", "have a nice", "have fun", "take care", "best of luck", "all the best",
-		"happy reading", "happy writing", "happy hacking",
+		"happy reading", "happy writing", "happy hacking", "regards", "best wishes", "ciao", "bye", "goodbye",
+		"good day", "good night", "over to you", "your turn", "whenever you", "any feedback", "sorry", "apolog*",
 	}
 	// youWords speak to the reader without offering anything: weaker.
 	youWords = []string{
@@ -315,6 +317,13 @@ var (
 		"before using", "before relying", "in production", "keep in mind", "remember to", "note that",
 		"test it", "check the", "adjust*", "tweak*", "modify it", "customiz*", "be careful",
 		"sanity check",
+	}
+	// caveatWords weigh the output against its source: how faithful the
+	// copy is ("may differ slightly from the original"), a trailer's.
+	caveatWords = []string{
+		"the original", "the source", "original text", "source text", "may differ", "might differ",
+		"may vary", "might vary", "could vary", "slightly", "differences from", "match the", "matches the",
+		"faithful*", "exactly as",
 	}
 	// doneWords say the output is complete: a trailer's.
 	doneWords = []string{
@@ -352,14 +361,15 @@ const selfKind = "the model speaks of itself"
 // wordKinds are the kinds of talking words, with their weights: a preamble
 // says it goes on or presents, a trailer addresses the reader or says it
 // is done; either may name the output.
-func wordKinds() [8]wordKind {
-	return [8]wordKind{
+func wordKinds() [9]wordKind {
+	return [9]wordKind{
 		{goOnWords, 3, 1, "words about going on"},
 		{presentWords, 1, 1, "words presenting the output"},
 		{selfWords, 1, 2, selfKind},
 		{readerWords, 1, 3, "words to the reader"},
 		{youWords, 0, 1, "speaks to the reader"},
 		{adviceWords, 0, 2, "advises on the output"},
+		{caveatWords, 0, 2, "weighs the output against its source"},
 		{doneWords, 0, 3, "words about being done"},
 		{outputWords, 1, 1, "names the output"},
 	}
