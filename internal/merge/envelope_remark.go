@@ -318,12 +318,14 @@ var (
 		"test it", "check the", "adjust*", "tweak*", "modify it", "customiz*", "be careful",
 		"sanity check",
 	}
-	// caveatWords weigh the output against its source: how faithful the
-	// copy is ("may differ slightly from the original"), a trailer's.
+	// caveatWords weigh the output against its source, or vouch for it:
+	// how faithful the copy is ("may differ slightly from the original"),
+	// whether it works ("should now parse without errors"), a trailer's.
 	caveatWords = []string{
 		"the original", "the source", "original text", "source text", "may differ", "might differ",
 		"may vary", "might vary", "could vary", "slightly", "differences from", "match the", "matches the",
-		"faithful*", "exactly as",
+		"faithful*", "exactly as", "should now", "without errors", "parses cleanly", "parse cleanly",
+		"should work", "should compile",
 	}
 	// doneWords say the output is complete: a trailer's.
 	doneWords = []string{
@@ -780,6 +782,27 @@ func unlikeDocument(doc string, syntax func(string) bool, r *remark) {
 	}
 }
 
+// paragraphShape adds evidence for a one-line closing paragraph when the
+// document's paragraphs run over several lines (wrapped prose, a book, a
+// licence): a single short line between blank lines is unlike anything it
+// writes.
+func paragraphShape(doc string, r *remark) {
+	paras, multi := 0, 0
+	for _, p := range strings.Split(tail(doc, proseWindow), "\n\n") {
+		p = strings.Trim(p, "\r\n")
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		paras++
+		if strings.Count(p, "\n") >= 2 {
+			multi++
+		}
+	}
+	if paras >= 6 && 10*multi >= 9*paras {
+		r.add(2, "the document's paragraphs run over several lines")
+	}
+}
+
 // proseLine reports whether a line reads as prose: five words at least,
 // mostly letters and spaces, none of the marks of code or records (code's
 // bare lines, "return x, nil", are shorter).
@@ -938,6 +961,14 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	}
 	voiceEvidence(strings.Join(lines, " "), c.doc, &r)
 	unlikeDocument(c.doc, c.syntax, &r)
+	if len(lines) == 1 {
+		paragraphShape(c.doc, &r)
+		if isNote(lines[0]) && end0(lines[0]) != ')' {
+			// Framed by emphasis as a whole ("**Done.**", "_That's the
+			// whole file._"), as a bracketed note is.
+			r.add(2, "an emphasised note")
+		}
+	}
 	if l, ok := readLanguage(c.doc, strings.Join(lines, " "), "\n", ""); ok {
 		l.foreignEvidence(&r)
 	}

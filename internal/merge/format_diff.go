@@ -25,11 +25,56 @@ type diffFormat struct {
 	// hand-edited patch), so they cannot verify a join.
 	loose    bool
 	hunkEnds bool // the line before ended a hunk
-	// exact: the last hunk ran out its counts on its last line, both at
-	// once, with hunk lines only: its own counts hold even where another
-	// hunk's did not.
+	// last reads the last hunk on its own, as git does: a header ends a
+	// hunk short of its counts (which the reading above takes for hunk
+	// lines, as the benchmark's restated structure does). Where another
+	// hunk's counts proved loose, the last one's may still hold exactly.
+	last lastHunk
+}
+
+// lastHunk is the last hunk's counts as git reads them.
+type lastHunk struct {
+	old, new int
+	// exact: the hunk's counts ran out together on its last line, with
+	// hunk lines only.
 	exact bool
 }
+
+// step reads one line of the diff.
+func (h *lastHunk) step(line string) {
+	switch {
+	case strings.HasPrefix(line, "@@ "):
+		h.old, h.new = hunkCounts(line)
+		h.exact = true
+		return
+	case strings.HasPrefix(line, "diff "):
+		h.old, h.new, h.exact = 0, 0, false
+		return
+	case h.old <= 0 && h.new <= 0:
+		if line != "" && strings.IndexByte(" +-", line[0]) >= 0 && !diffHeaderLine(line) {
+			h.exact = false // a hunk line beyond the counts
+		}
+		return
+	}
+	switch {
+	case strings.HasPrefix(line, "\\"):
+	case strings.HasPrefix(line, "+"):
+		h.new--
+	case strings.HasPrefix(line, "-"):
+		h.old--
+	case line == "" || line == "\r" || line[0] == ' ':
+		h.old--
+		h.new--
+	default:
+		h.old, h.new, h.exact = 0, 0, false
+	}
+	if h.old < 0 || h.new < 0 {
+		h.exact = false
+	}
+}
+
+// complete reports whether the last hunk ran out its counts exactly.
+func (h lastHunk) complete() bool { return h.exact && h.old == 0 && h.new == 0 }
 
 func newDiffFormat() *diffFormat { return &diffFormat{pendingStart: -1} }
 
@@ -60,13 +105,14 @@ func (f *diffFormat) site(doc string) site { return f.lineSite(doc) }
 // newline. The headers are kept as spans of the document, which stays as
 // it is while it lives.
 func (f *diffFormat) line(doc string, at int, line string) {
+	f.last.step(line)
 	if f.oldLeft > 0 || f.newLeft > 0 {
 		f.hunkLine(line)
 		return
 	}
 	if f.hunkEnds && line != "" && (line[0] == ' ' || line[0] == '+' && !strings.HasPrefix(line, "+++ ") || line[0] == '-' && !strings.HasPrefix(line, "--- ")) {
 		// A hunk line after the hunk ended: its counts were short.
-		f.loose, f.exact = true, false
+		f.loose = true
 	}
 	f.hunkEnds = false
 	end := at + len(line) + 1
@@ -94,7 +140,6 @@ func (f *diffFormat) line(doc string, at int, line string) {
 		f.hunkHeader = doc[at:end]
 		f.oldLeft, f.newLeft = hunkCounts(line)
 		f.hunks++
-		f.exact = true
 	}
 }
 
@@ -108,15 +153,12 @@ func (f *diffFormat) hunkLine(line string) {
 		f.oldLeft--
 	default:
 		if l := strings.TrimSuffix(line, "\r"); l != "" && l[0] != ' ' {
-			f.loose, f.exact = true, false
+			f.loose = true
 		}
 		f.oldLeft--
 		f.newLeft--
 	}
 	f.hunkEnds = f.oldLeft <= 0 && f.newLeft <= 0
-	if f.hunkEnds && (f.oldLeft != 0 || f.newLeft != 0) {
-		f.exact = false
-	}
 }
 
 // hunkCounts parses "@@ -a,b +c,d @@" into b and d (1 when omitted).
@@ -331,5 +373,5 @@ func (f *diffFormat) breaks(doc, line, after string) bool {
 func (f *diffFormat) endBreaks(doc, body, line string) bool {
 	end := f.ending(doc, body)
 	_, ok := remarkForm(line)
-	return ok && (!end.loose || end.exact && end.oldLeft == 0 && end.newLeft == 0) && end.hunks > 0 && !diffSyntax(line)
+	return ok && (!end.loose || end.last.complete()) && end.hunks > 0 && !diffSyntax(line)
 }
