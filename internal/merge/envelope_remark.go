@@ -70,6 +70,11 @@ func remarkForm(line string) (byte, bool) {
 	if len(s) < 2 || len(s) > remarkMax {
 		return 0, false
 	}
+	if s[0] == '.' && !strings.HasPrefix(s, "..") {
+		// No sentence starts with a lone full stop: it ends the cut
+		// line's text ("5" + ".  What did you see instead?").
+		return 0, false
+	}
 	body, note := unwrapNote(s)
 	if body == "" || strings.ContainsAny(body, "\t{}<>=|") || !proseSemicolons(body) {
 		return 0, false
