@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -224,6 +225,33 @@ func TestRestartsOfAnyLength(t *testing.T) {
 				t.Fatalf("merge differs (success %v, %s; joins %+v)", res.Success, res.Error, res.Joins)
 			}
 		})
+	}
+}
+
+// TestRestartWhereTheEndRepeats: a document whose last lines wrote their
+// content before with other whitespace (a value restated in the next
+// field) is restarted from the top with its indentation changed. A short
+// match up to whitespace could be the document's next copy; the whole
+// document from its first byte cannot.
+func TestRestartWhereTheEndRepeats(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[\n")
+	for i := 0; i < 12; i++ {
+		cell := fmt.Sprintf("<td>%d</td>\\n<td>row %c</td>", i*7, 'a'+i)
+		fmt.Fprintf(&b, "  {\n    \"markdown\": \"<table>\\n  <tr>\\n  %s\",\n    \"html\": \"<table>\\n<tr>\\n%s\"\n  },\n", cell, cell)
+	}
+	last := "<table>\\n  <tr>\\n  <td>Hello there</td>\\n  <td>General Kenobi</td>\\n  <td>You are a bold one</td>\\n  </tr>\\n</table>"
+	fmt.Fprintf(&b, "  {\n    \"markdown\": \"%s\",\n    \"html\": \"%s\"\n  }\n]\n", last, strings.ReplaceAll(last, "\\n  ", "\\n"))
+	doc := b.String()
+	cut := strings.LastIndex(doc, "</tr>") - 3
+	restart := strings.ReplaceAll(strings.ReplaceAll(doc, "\n    ", "\n\t\t"), "\n  ", "\n\t")
+	at := strings.LastIndex(restart, "</tr>") - 3
+	res, err := Merge(Options{Format: "json"}, chunksOf(doc[:cut], restart[:at]+doc[cut:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content != doc || !res.Success {
+		t.Fatalf("merge differs (success %v, %s; joins %+v)\n%s", res.Success, res.Error, res.Joins, res.Content)
 	}
 }
 

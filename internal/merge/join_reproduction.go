@@ -40,7 +40,7 @@ func reproduction(c *joinCtx) (overlap, bool) {
 	if !ok {
 		bs = c.buf.slowContentBorders(doc, next)
 	}
-	found, end := 0, 0
+	found, end, start := 0, 0, 0
 	for _, cb := range bs {
 		if ls := strings.LastIndexByte(doc[:cb.start], '\n') + 1; strings.TrimLeft(doc[ls:cb.start], " \t") != "" {
 			continue // not from a line's first content
@@ -56,14 +56,34 @@ func reproduction(c *joinCtx) (overlap, bool) {
 			// over more than its first line.
 			continue
 		}
-		found, end = cb.n, cb.end
+		found, end, start = cb.n, cb.end, cb.start
 	}
-	if found == 0 || contentBefore(doc, lastContent(doc, min(found, minReproduction))) {
+	if found == 0 || contentBefore(doc, lastContent(doc, min(found, minReproduction))) && !wholeRestart(doc, start, found) {
 		// (The document wrote its last lines' content before, whitespace
-		// aside: a match up to whitespace may be the document's next copy.)
+		// aside: a match up to whitespace may be the document's next copy,
+		// unless the match is the whole document from its first byte.)
 		return overlap{}, false
 	}
 	return overlap{cut: trailingRun(doc, next, end), method: methodReproduction, confidence: confReproduction}, true
+}
+
+// wholeRestart reports whether a reproduction of n content bytes from
+// offset start is the whole document, long, from its very start, in a
+// document that never writes its opening content again: no next copy of a
+// repeated block can match it so.
+func wholeRestart(doc string, start, n int) bool {
+	if start != 0 || n < 4*minReproduction {
+		return false
+	}
+	var b strings.Builder
+	for i := 0; i < len(doc); i++ {
+		if !isSpace(doc[i]) {
+			b.WriteByte(doc[i])
+		}
+	}
+	content := b.String()
+	first := content[:minReproduction]
+	return !strings.Contains(content[1:], first)
 }
 
 // contentBorder is a prefix of the continuation, next[:end], whose content
