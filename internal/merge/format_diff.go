@@ -56,16 +56,7 @@ func (h *lastHunk) step(line string) {
 		}
 		return
 	}
-	switch {
-	case strings.HasPrefix(line, "\\"):
-	case strings.HasPrefix(line, "+"):
-		h.new--
-	case strings.HasPrefix(line, "-"):
-		h.old--
-	case line == "" || line == "\r" || line[0] == ' ':
-		h.old--
-		h.new--
-	default:
+	if !countHunkLine(line, &h.old, &h.new) {
 		h.old, h.new, h.exact = 0, 0, false
 	}
 	if h.old < 0 || h.new < 0 {
@@ -143,18 +134,31 @@ func (f *diffFormat) line(doc string, at int, line string) {
 	}
 }
 
-// hunkLine counts one line of a hunk against the hunk's line counts.
-func (f *diffFormat) hunkLine(line string) {
+// countHunkLine counts one line of a hunk against its counts, old and
+// new: an added, removed or context line (an empty line is context). It
+// reports false, counting nothing, for a line no hunk line starts like.
+func countHunkLine(line string, old, new *int) bool {
 	switch {
 	case strings.HasPrefix(line, "\\"):
 	case strings.HasPrefix(line, "+"):
-		f.newLeft--
+		*new--
 	case strings.HasPrefix(line, "-"):
-		f.oldLeft--
+		*old--
+	case line == "" || line == "\r" || line[0] == ' ':
+		*old--
+		*new--
 	default:
-		if l := strings.TrimSuffix(line, "\r"); l != "" && l[0] != ' ' {
-			f.loose = true
-		}
+		return false
+	}
+	return true
+}
+
+// hunkLine counts one line of a hunk against the hunk's line counts; a
+// line no hunk line starts like counts as context, and the counts are
+// loose.
+func (f *diffFormat) hunkLine(line string) {
+	if !countHunkLine(line, &f.oldLeft, &f.newLeft) {
+		f.loose = true
 		f.oldLeft--
 		f.newLeft--
 	}
