@@ -40,18 +40,20 @@ type lastHunk struct {
 	exact bool
 }
 
-// step reads one line of the diff.
+// step reads one line of the diff. (It runs on every line: the first
+// byte decides before any prefix is compared.)
 func (h *lastHunk) step(line string) {
-	switch {
-	case strings.HasPrefix(line, "@@ "):
+	if line != "" && line[0] == '@' && strings.HasPrefix(line, "@@ ") {
 		h.old, h.new = hunkCounts(line)
 		h.exact = true
 		return
-	case strings.HasPrefix(line, "diff "):
+	}
+	if line != "" && line[0] == 'd' && strings.HasPrefix(line, "diff ") {
 		h.old, h.new, h.exact = 0, 0, false
 		return
-	case h.old <= 0 && h.new <= 0:
-		if line != "" && strings.IndexByte(" +-", line[0]) >= 0 && !diffHeaderLine(line) {
+	}
+	if h.old <= 0 && h.new <= 0 {
+		if line != "" && (line[0] == ' ' || line[0] == '+' && !strings.HasPrefix(line, "+++ ") || line[0] == '-' && !strings.HasPrefix(line, "--- ")) {
 			h.exact = false // a hunk line beyond the counts
 		}
 		return
@@ -96,8 +98,11 @@ func (f *diffFormat) site(doc string) site { return f.lineSite(doc) }
 // newline. The headers are kept as spans of the document, which stays as
 // it is while it lives.
 func (f *diffFormat) line(doc string, at int, line string) {
-	f.last.step(line)
-	if f.oldLeft > 0 || f.newLeft > 0 {
+	inHunk := f.oldLeft > 0 || f.newLeft > 0
+	if inHunk || !strings.HasPrefix(line, "@@ ") {
+		f.last.step(line) // (a header the reading below parses starts it)
+	}
+	if inHunk {
 		f.hunkLine(line)
 		return
 	}
@@ -131,6 +136,7 @@ func (f *diffFormat) line(doc string, at int, line string) {
 		f.hunkHeader = doc[at:end]
 		f.oldLeft, f.newLeft = hunkCounts(line)
 		f.hunks++
+		f.last = lastHunk{old: f.oldLeft, new: f.newLeft, exact: true}
 	}
 }
 
