@@ -201,9 +201,20 @@ func (f *jsonFormat) verify(doc, rest string, last bool) bool {
 	if c.err >= 0 {
 		return false
 	}
+	if f.sc.bad < 0 && c.bad >= 0 && c.bad < len(doc)+junctionReach {
+		// A bad escape right at the junction ("\u" + "\u003c", an escape
+		// cut and then repeated): the join, not the model's text, broke
+		// the string. (Further on, a bad escape is the text's own and
+		// only the whole document's validity reports it.)
+		return false
+	}
 	f.verified, f.verifiedAt, f.verifiedLen = c, len(doc), len(rest)
 	return true
 }
+
+// junctionReach is how far past a join a string's bad escape is taken
+// for the join's: the longest escape, "\uXXXX", and then some.
+const junctionReach = 8
 
 func (f *jsonFormat) point(doc string) string { return "byte:" + strconv.Itoa(len(doc)) }
 

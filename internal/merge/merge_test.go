@@ -265,6 +265,23 @@ func TestJSONValidity(t *testing.T) {
 	}
 }
 
+// TestJSONEscapeCutAndRepeated: cut inside a \u escape, the model
+// repeats a few bytes of the document's end; kept, the repeat would break
+// the escape right at the join, so the format verifies the cut instead.
+func TestJSONEscapeCutAndRepeated(t *testing.T) {
+	doc := `[` + "\n" + `  {"html": "\u003cp\u003eone\u003c/p\u003e"},` + "\n" + `  {"html": "\u003cp\u003etwo\u003c/p\u003e"}` + "\n]\n"
+	cut := strings.LastIndex(doc, `\u003e"`) + 2
+	for _, n := range []int{2, 10, 20} {
+		res, err := Merge(Options{Format: "json"}, chunksOf(doc[:cut], doc[cut-n:]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Success || res.Content != doc {
+			t.Errorf("repeat of %d bytes: %q (%s; joins %+v)", n, res.Content, res.Error, res.Joins)
+		}
+	}
+}
+
 // TestShortRepeats: a model re-emitting its last few words is cut by the
 // doubling it would leave; the same text is kept when the document itself
 // repeats that way or writes a record twice.
