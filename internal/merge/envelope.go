@@ -303,7 +303,7 @@ func (e *envelope) cutTrailerParagraph(c envCtx, first bool) bool {
 	// A fence before the paragraph closes the wrapper only where one is
 	// open; else it closes a block of the document's.
 	afterFence = afterFence && (c.whole || c.wrapperOpen || e.opened)
-	if blank && c.fences.answer != wrapAny {
+	if blank && !c.fences.wrapsAnyAnswer() {
 		// Across a blank line, only where the format's documents hold no
 		// prose: Markdown's own block may close before its last paragraph.
 		afterFence = false

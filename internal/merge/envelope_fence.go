@@ -49,6 +49,11 @@ func (r wrapRule) wraps(info string, f fenceRules) bool {
 	return false
 }
 
+// wrapsAnyAnswer reports whether a fence around any answer is the model's:
+// the format's documents never open with one (every format but Markdown
+// and prose), so what stands around it is never the document's either.
+func (r fenceRules) wrapsAnyAnswer() bool { return r.answer == wrapAny }
+
 // names reports whether a fence's info string names the format.
 func (r fenceRules) named(info string) bool {
 	for _, n := range r.names {

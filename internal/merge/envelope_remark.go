@@ -55,11 +55,6 @@ func (r *remark) add(points int, why string) {
 	r.evidence = append(r.evidence, why)
 }
 
-// has reports whether some evidence of the remark starts with kind.
-func (r *remark) has(kind string) bool {
-	return slices.ContainsFunc(r.evidence, func(e string) bool { return strings.HasPrefix(e, kind) })
-}
-
 // remarkForm reports whether line has the form of a remark: one sentence of
 // at most remarkMax bytes, starting with a capital (after an opening
 // bracket, emphasis or ellipsis) and ending as a sentence or a note does.
@@ -362,9 +357,6 @@ type wordKind struct {
 	name       string
 }
 
-// selfKind names the evidence of the model speaking of itself.
-const selfKind = "the model speaks of itself"
-
 // wordKinds are the kinds of talking words, with their weights: a preamble
 // says it goes on or presents, a trailer addresses the reader or says it
 // is done; either may name the output.
@@ -372,7 +364,7 @@ func wordKinds() [9]wordKind {
 	return [9]wordKind{
 		{goOnWords, 3, 1, "words about going on"},
 		{presentWords, 1, 1, "words presenting the output"},
-		{selfWords, 1, 2, selfKind},
+		{selfWords, 1, 2, "the model speaks of itself"},
 		{readerWords, 1, 3, "words to the reader"},
 		{youWords, 0, 1, "speaks to the reader"},
 		{adviceWords, 0, 2, "advises on the output"},
@@ -569,7 +561,7 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 		// (its whitespace aside), as a model does that restarts from the
 		// top: the line introduced the restart.
 		r.add(3, "the text after it starts the document over")
-	} else if n := endRepeat(c.doc, after); n >= minEndRepeat {
+	} else if n := endRepeat(c.doc, after, minEndRepeat); n > 0 && alnumCount(after[:n]) >= 4 {
 		// Verification: the text after the line goes on by repeating the
 		// document's end, as a model does that backs up before it goes
 		// on; the line stands between the document and its repeat.
@@ -658,12 +650,6 @@ func gluedCall(line string, c envCtx, r remark) bool {
 		letterBefore(c.partial, len(c.partial))
 }
 
-// end0 is the ending remarkForm reads in line.
-func end0(line string) byte {
-	end, _ := remarkForm(line)
-	return end
-}
-
 // startsOver reports whether line goes on with or starts over the cut line
 // rather than standing as a line of its own: it starts with a space (a
 // remark starts its line), closes an inline span the cut line opened (see
@@ -713,35 +699,33 @@ func closesSpan(partial, line string) bool {
 }
 
 // restartsDocument reports whether after opens with the document's own
-// beginning, up to whitespace: its first 48 bytes of content (16 at least,
-// for a shorter document).
+// beginning, whitespace aside (as the reproduction step reads content):
+// its first 48 bytes of content, 16 at least for a shorter document.
 func restartsDocument(doc, after string) bool {
-	dn := strings.TrimSpace(string(normalizeInto(nil, head(doc, 512))))
-	an := strings.TrimSpace(string(normalizeInto(nil, head(after, 1024))))
-	k := min(len(dn), 48)
-	return k >= 16 && len(an) >= k && an[:k] == dn[:k]
+	dc := firstContent(doc, 48)
+	return len(dc) >= 16 && string(firstContent(after, len(dc))) == string(dc)
 }
 
 // minEndRepeat is the shortest repeat of the document's end that counts
 // as evidence around a remark: a few words.
 const minEndRepeat = 12
 
-// endRepeat returns the length of the longest head of after that the
-// document ends with (within leadWindow bytes), counting only a repeat
-// with letters or digits in it.
-func endRepeat(doc, after string) int {
-	w := tail(doc, leadWindow)
-	if len(after) < minEndRepeat || len(w) < minEndRepeat {
+// endRepeat returns the length of the longest head of s, minLen bytes at
+// least, that the document ends with (0 when none): the model going on
+// by repeating what it wrote last.
+func endRepeat(doc, s string, minLen int) int {
+	w := tail(doc, min(len(s), leadWindow))
+	if len(s) < minLen || len(w) < minLen {
 		return 0
 	}
-	seed := after[:minEndRepeat]
+	seed := s[:minLen]
 	for from := 0; ; {
 		p := strings.Index(w[from:], seed)
 		if p < 0 {
 			return 0
 		}
 		p += from
-		if strings.HasPrefix(after, w[p:]) && alnumCount(w[p:]) >= 4 {
+		if strings.HasPrefix(s, w[p:]) {
 			return len(w) - p
 		}
 		from = p + 1
@@ -752,13 +736,8 @@ func endRepeat(doc, after string) int {
 // last bytes (four at least, two of them letters or digits): the model
 // going on from them, not talking.
 func repeatsEnd(doc, line string) bool {
-	w := tail(doc, len(line))
-	for l := min(len(w), len(line)); l >= 4; l-- {
-		if strings.HasSuffix(w, line[:l]) && alnumCount(line[:l]) >= 2 {
-			return true
-		}
-	}
-	return false
+	n := endRepeat(doc, line, 4)
+	return n > 0 && alnumCount(line[:n]) >= 2
 }
 
 // unlikeDocument adds evidence when none of the document's recent lines
@@ -940,10 +919,14 @@ func glueEvidence(line, after string, c envCtx, r *remark) {
 // before it.
 func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx) (remark, bool) {
 	var r remark
-	for _, l := range lines {
+	var end1 byte // how the first line ends
+	for i, l := range lines {
 		end, ok := remarkForm(l)
 		if !ok || c.hasSyntax(l) {
 			return r, false
+		}
+		if i == 0 {
+			end1 = end
 		}
 		if len(r.evidence) == 0 {
 			formEvidence(end, &r)
@@ -952,7 +935,7 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	r.score++
 	r.evidence = append([]string{"last paragraph of the answer"}, r.evidence...)
 	talk(strings.Join(lines, " "), true, &r)
-	if len(lines) == 1 && bare(lines[0], end0(lines[0]), r) {
+	if len(lines) == 1 && bare(lines[0], end1, r) {
 		return r, false
 	}
 	if len(lines) == 1 && words(lines[0]) < 3 {
@@ -968,7 +951,7 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	unlikeDocument(c.doc, c.syntax, &r)
 	if len(lines) == 1 {
 		paragraphShape(c.doc, &r)
-		if isNote(lines[0]) && end0(lines[0]) != ')' {
+		if isNote(lines[0]) && end1 != ')' {
 			// Framed by emphasis as a whole ("**Done.**", "_That's the
 			// whole file._"), as a bracketed note is.
 			r.add(2, "an emphasised note")
@@ -997,14 +980,14 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 func voiceEvidence(para, doc string, r *remark) {
 	l := strings.ToLower(para)
 	toks := wordTokens(l)
-	if !r.has(selfKind) && slices.Contains(toks, "i") && !slices.Contains(wordTokens(strings.ToLower(tail(doc, proseWindow))), "i") {
+	if _, said := hasWord(l, selfWords); !said && slices.Contains(toks, "i") && !slices.Contains(wordTokens(strings.ToLower(tail(doc, proseWindow))), "i") {
 		r.add(2, "the model speaks of itself, as the document does not")
 	}
 	if strings.HasSuffix(strings.TrimRight(para, " *_"), "?") && (slices.Contains(toks, "you") || slices.Contains(toks, "me") || slices.Contains(toks, "i")) {
 		r.add(1, "asks the reader a question")
 	}
 	if _, ok := opensWith(strings.TrimLeft(l, "([*_ "), demonstratives); ok {
-		if w, ok := hasWord(l, outputWords); ok && !strings.HasPrefix(w, "change") {
+		if _, ok := hasWord(l, outputWords); ok {
 			r.add(1, "points at the output")
 		}
 	}

@@ -75,15 +75,8 @@ func wholeRestart(doc string, start, n int) bool {
 	if start != 0 || n < 4*minReproduction {
 		return false
 	}
-	var b strings.Builder
-	for i := 0; i < len(doc); i++ {
-		if !isSpace(doc[i]) {
-			b.WriteByte(doc[i])
-		}
-	}
-	content := b.String()
-	first := content[:minReproduction]
-	return !strings.Contains(content[1:], first)
+	content := firstContent(doc, len(doc))
+	return !strings.Contains(string(content[1:]), string(content[:minReproduction]))
 }
 
 // contentBorder is a prefix of the continuation, next[:end], whose content
@@ -231,6 +224,19 @@ func lastContent(doc string, n int) []byte {
 	}
 	for a, b := 0, len(out)-1; a < b; a, b = a+1, b-1 {
 		out[a], out[b] = out[b], out[a]
+	}
+	return out
+}
+
+// firstContent returns the first n bytes of s's content (the bytes that
+// are not whitespace), or all of it when s holds fewer: lastContent's
+// mirror.
+func firstContent(s string, n int) []byte {
+	out := make([]byte, 0, min(n, len(s)))
+	for i := 0; i < len(s) && len(out) < n; i++ {
+		if !isSpace(s[i]) {
+			out = append(out, s[i])
+		}
 	}
 	return out
 }

@@ -78,7 +78,7 @@ func run(name string, newFormat func() format, chunks []Chunk, partial bool) Res
 	defer bufferPool.Put(buf)
 	m := newRun(name, newFormat(), chunks, partial, buf)
 	m.merge()
-	if m.whole && closedMidway(m.b.String(), m.tr.fences.inValues, m.tr.fences.answer == wrapAny) {
+	if m.whole && closedMidway(m.b.String(), m.tr.fences.inValues, m.tr.fences.wrapsAnyAnswer()) {
 		m = newRun(name, newFormat(), chunks, partial, buf)
 		m.keepAnswerFence = true
 		m.merge()
