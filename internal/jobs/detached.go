@@ -34,9 +34,10 @@ import (
 // only when the call is expected to end within BackgroundHold of its start
 // (by the latency estimate of its model and budget, or for one of a new
 // key's pilots, by its doubling polls) and at most half the worker's slots
-// are busy; otherwise it re-schedules at once. Holding saves the re-scheduling's latency (asynq runs a retry on
-// a whole second) for short calls on an idle worker; under load every slot
-// goes to starting and reading calls.
+// are busy; otherwise it re-schedules at once. Holding saves the
+// re-scheduling's latency (asynq runs a retry on a whole second) for short
+// calls on an idle worker; under load every slot goes to starting and
+// reading calls.
 
 // Defaults of the detached wait.
 const (

@@ -31,17 +31,16 @@ import (
 // paused, active, lease) — and TestEmptyQueuesHook fails if a new asynq
 // dequeues in another.
 type emptyQueues struct {
-	emptyFor time.Duration
-	mu       sync.Mutex
-	until    map[string]time.Time // by pending key: probes answered here until then
-	skipped  atomic.Int64
+	mu      sync.Mutex
+	until   map[string]time.Time // by pending key: probes answered here until then
+	skipped atomic.Int64
 }
 
 // emptyFor is how long a queue found empty is not probed again.
 const emptyFor = 10 * time.Millisecond
 
-func newEmptyQueues(d time.Duration) *emptyQueues {
-	return &emptyQueues{emptyFor: d, until: map[string]time.Time{}}
+func newEmptyQueues() *emptyQueues {
+	return &emptyQueues{until: map[string]time.Time{}}
 }
 
 func (e *emptyQueues) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -68,7 +67,7 @@ func (e *emptyQueues) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		err := next(ctx, cmd)
 		e.mu.Lock()
 		if err == redis.Nil {
-			e.until[key] = now.Add(e.emptyFor)
+			e.until[key] = now.Add(emptyFor)
 		} else {
 			delete(e.until, key)
 		}

@@ -60,7 +60,7 @@ func TestEmptyQueuesHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rdb.Close()
-	empty := newEmptyQueues(emptyFor)
+	empty := newEmptyQueues()
 	rdb.AddHook(empty)   // outer: answers for the queues found empty
 	rdb.AddHook(counter) // inner: sees only what goes to Redis
 

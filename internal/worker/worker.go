@@ -151,7 +151,7 @@ func openRedis(ctx context.Context, cfg config.Config, log *slog.Logger) (redis.
 		_ = rdb.Close()
 		return nil, fmt.Errorf("redis ping (%s): %w", ropt, err)
 	}
-	rdb.AddHook(newEmptyQueues(emptyFor))
+	rdb.AddHook(newEmptyQueues())
 	log.Info("redis connected", "redis", ropt.String())
 	return rdb, nil
 }
