@@ -80,13 +80,33 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 // item, a heading after a heading, both with text after the marker, is a
 // line of its own. Not in diffs, whose lines all start so.
 func startsLikeCutLine(r, first string, ctx envCtx) bool {
-	lr := strings.TrimSpace(lineLead(first))
-	lp := strings.TrimSpace(lineLead(ctx.partial))
+	mr, okr := lineMarker(lineLead(first))
+	mp, okp := lineMarker(lineLead(ctx.partial))
 	// One space before the marker where the cut line has none goes on
 	// with it (" | 18 |" after "| Alan Turing").
 	oneSpace := r[0] == ' ' && (len(r) < 2 || !isSpace(r[1])) && ctx.partial != "" && !isSpace(ctx.partial[0])
-	return ctx.blank.leads && !oneSpace && lr != "" && lp != "" && lr[0] == lp[0] && strings.IndexByte("#-*+>|", lr[0]) >= 0 &&
+	return ctx.blank.leads && !oneSpace && okr && okp && mr == mp &&
 		len(lineLead(first)) < len(strings.TrimRight(first, " \t\r")) && len(lineLead(ctx.partial)) < len(ctx.partial)
+}
+
+// lineMarker reads a line's lead as a block marker: a quote's '>' or a
+// table row's '|' as they stand; a list item's '-', '*' or '+' and a
+// heading's run of '#' only with a space after them, as Markdown reads them
+// ("*bravo*" is emphasis, "#include" no heading).
+func lineMarker(lead string) (byte, bool) {
+	s := strings.TrimLeft(lead, " \t")
+	if s == "" || strings.IndexByte("#-*+>|", s[0]) < 0 {
+		return 0, false
+	}
+	c := s[0]
+	if c == '>' || c == '|' {
+		return c, true
+	}
+	n := 1
+	for c == '#' && n < len(s) && s[n] == '#' {
+		n++
+	}
+	return c, n < len(s) && isSpace(s[n])
 }
 
 // firstByteVote decides the line break by the byte the text after it (r)

@@ -153,6 +153,11 @@ func unwrapNote(s string) (body string, note bool) {
 		s, note = b, true
 	}
 	s = strings.TrimRight(strings.TrimLeft(s, ".…—–- "), "—–- ")
+	if note && !holdsWord(s) {
+		// A frame around no word is markup or data ("-PL-R-0V0E-"),
+		// not a note to the reader.
+		return s, false
+	}
 	if note && s != "" {
 		// Notes are often lower case: "(continued)".
 		r, n := utf8.DecodeRuneInString(s)
@@ -219,6 +224,26 @@ func wordsOnly(s string) bool {
 		}
 	}
 	return true
+}
+
+// holdsWord reports whether s holds a word: a run of three letters at least
+// that no digit touches.
+func holdsWord(s string) bool {
+	n, digit := 0, false
+	for _, r := range s + " " {
+		switch {
+		case unicode.IsLetter(r):
+			n++
+		case unicode.IsDigit(r):
+			n, digit = 0, true
+		default:
+			if n >= 3 && !digit {
+				return true
+			}
+			n, digit = 0, false
+		}
+	}
+	return false
 }
 
 // mirror returns the frame that closes the frame open: its marks in
@@ -795,6 +820,12 @@ func proseLine(line string) bool {
 	if words(s) < 5 || strings.ContainsAny(s, "{}[]<>=;|\t\"") || strings.Count(s, " ") < 4 {
 		return false
 	}
+	return mostlyLetters(s)
+}
+
+// mostlyLetters reports whether seven in ten of s's runes are letters or
+// spaces, as in prose.
+func mostlyLetters(s string) bool {
 	letters := 0
 	for _, r := range s {
 		if unicode.IsLetter(r) || r == ' ' {

@@ -45,7 +45,7 @@ func checkInvariants(t *testing.T, format string, parts []string) {
 	for i, p := range parts {
 		// JSON and JSON Lines (asked for, or chosen by auto) escape raw text
 		// into the string it continues.
-		if i == 0 || res.Format == "json" || res.Format == "jsonl" || chatterOnly(p) {
+		if i == 0 || res.Format == "json" || res.Format == "jsonl" || chatterOnly(p, i == len(parts)-1) {
 			continue
 		}
 		before := strings.Join(parts[:i], "")
@@ -97,16 +97,22 @@ func chunkEndKept(res Result, i int, p, before string) bool {
 	return tailOf == "" || strings.Contains(res.Content, tailOf) || strings.Contains(before, tailOf)
 }
 
-// chatterOnly reports whether a chunk is one line of chatter followed by
+// chatterOnly reports whether a chunk is one line of chatter between
 // nothing but whitespace: a line introducing a continuation, or a fence
 // the model wrapped around it. The merge may drop that line, so its last
-// bytes need not survive.
-func chatterOnly(p string) bool {
+// bytes need not survive. The line must end with a line break unless the
+// chunk is the answer's last: elsewhere the next chunk may go on with it.
+func chatterOnly(p string, last bool) bool {
 	if fencesOnly(p) || markersOnly(p) {
 		return true
 	}
+	// Blank lines before the line are the chunk's separator, not content.
+	p = strings.TrimLeft(p, " \t\r\n")
 	i := strings.IndexByte(p, '\n')
-	if i <= 0 || strings.TrimSpace(p[i+1:]) != "" {
+	if i < 0 && last {
+		i = len(p)
+	}
+	if i <= 0 || strings.TrimSpace(p[i:]) != "" {
 		return false
 	}
 	if _, fence := fenceLine(strings.TrimRight(p[:i], "\r")); fence {
