@@ -247,7 +247,7 @@ func (e *envelope) cutOpeningFence(c envCtx) bool {
 	// goes on with: "~" + "~~~~~~".)
 	// Markdown, whose own fences are everywhere, keeps its rule.
 	afterRemark := e.preamble.removed && !strings.ContainsAny(info, " \t") && c.fences.lineStart == wrapUnlessFenced &&
-		(c.atLineStart || strings.Trim(c.partial, "`~ ") != "")
+		(c.atLineStart || strings.Trim(c.partial, "`~ \t") != "")
 	wrapper := afterRemark || wrapperFence(info, c) || !c.fences.inValues && !c.inFence && wrappedWhole(t, info, c)
 	if !c.fences.inValues {
 		// Either reading sets the fences of the rest of the chunk: the one

@@ -3,6 +3,7 @@ package merge
 import (
 	"math"
 	"strings"
+	"unicode/utf8"
 )
 
 // blankRules are how a format reads the line break between a preamble and
@@ -72,7 +73,7 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 	}
 	// Text that would make the cut line much longer than any line the
 	// document has written (wrapped prose) starts a line of its own.
-	return muchLongerThanLines(ctx.doc, "", len(ctx.partial)+len(first))
+	return muchLongerThanLines(ctx.doc, "", utf8.RuneCountInString(ctx.partial)+utf8.RuneCountInString(first))
 }
 
 // startsLikeCutLine reports whether the text after the line break (r, its
@@ -117,7 +118,9 @@ func lineMarker(lead string) (byte, bool) {
 func firstByteVote(r string, ctx envCtx) (keep, decided bool) {
 	c := r[0]
 	switch {
-	case c == '\t' || strings.HasPrefix(r, "  "):
+	case (c == '\t' || strings.HasPrefix(r, "  ")) && !listMarker(ctx.partial):
+		// (After a list item's bare marker, spaces set its text apart:
+		// "1." + "  foo".)
 		return true, true
 	case strings.IndexByte(".!?:;", ctx.end) >= 0 && (c >= 'A' && c <= 'Z' || strings.IndexByte("-+@#/*>|", c) >= 0):
 		// Unless the document already glues that punctuation to a word
@@ -139,8 +142,26 @@ func firstByteVote(r string, ctx envCtx) (keep, decided bool) {
 	return false, false
 }
 
-// muchLongerThanLines reports whether a line of n bytes is longer by a
-// quarter (and eight bytes) than every one of the document's last lines
+// listMarker reports whether a cut line is a list item's marker and
+// nothing else: "-", "*", "+", "1." or "1)", after any indentation.
+func listMarker(line string) bool {
+	s := strings.TrimLeft(line, " \t")
+	switch {
+	case s == "-" || s == "*" || s == "+":
+		return true
+	case len(s) < 2 || len(s) > 10 || s[len(s)-1] != '.' && s[len(s)-1] != ')':
+		return false
+	}
+	for i := 0; i < len(s)-1; i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// muchLongerThanLines reports whether a line of n runes is longer by a
+// quarter (and eight runes) than every one of the document's last lines
 // and the complete lines of more (the continuation's text after the line
 // in question, the document's too), of which there must be sixteen at
 // least.
@@ -167,8 +188,9 @@ func countLines(w string) (lines, longest int) {
 	return len(lens), longest
 }
 
-// lineLengths are the lengths of w's complete lines (the text after its
-// last line break is not one), trailing spaces left out.
+// lineLengths are the lengths in runes (a width, whatever the script) of
+// w's complete lines (the text after its last line break is not one),
+// trailing spaces left out.
 func lineLengths(w string) []int {
 	var lens []int
 	for {
@@ -176,7 +198,7 @@ func lineLengths(w string) []int {
 		if j < 0 {
 			return lens
 		}
-		lens = append(lens, len(strings.TrimRight(w[:j], " \t\r")))
+		lens = append(lens, utf8.RuneCountInString(strings.TrimRight(w[:j], " \t\r")))
 		w = w[j+1:]
 	}
 }
@@ -196,11 +218,11 @@ func lengthVote(t string, ctx envCtx) (keep, decided bool) {
 		return false, false
 	}
 	first, more, _ := strings.Cut(r, "\n")
-	if w, ok := wrapsLines(ctx.doc, more); !ok || len(ctx.partial) > w {
+	if w, ok := wrapsLines(ctx.doc, more); !ok || utf8.RuneCountInString(ctx.partial) > w {
 		// The cut line is already longer than the width.
 		return false, false
 	}
-	if muchLongerThanLines(ctx.doc, more, len(ctx.partial)+len(strings.TrimRight(first, "\r"))) {
+	if muchLongerThanLines(ctx.doc, more, utf8.RuneCountInString(ctx.partial)+utf8.RuneCountInString(strings.TrimRight(first, "\r"))) {
 		return true, true
 	}
 	return false, false

@@ -219,7 +219,12 @@ func wrapperInValue(info string, c envCtx) bool {
 // format: "`" + "```markdown" would be a four-backtick fence for Markdown
 // inside Markdown.
 func wrapperAfterCut(info string, c envCtx) bool {
-	p := strings.TrimLeft(c.partial, " ")
+	p := strings.TrimLeft(c.partial, " \t")
+	if p == "" && c.inFence && info == "" {
+		// After the indentation of a document inside an open fence, a
+		// bare fence closes it ("1.\n\t```\n\t" + "```").
+		return false
+	}
 	if c.fences.lineStart == wrapNamed && p != "" && containerMarkers(p) {
 		// After a block quote's or a list item's marker a fence starts the
 		// container's code.

@@ -791,6 +791,29 @@ func unlikeDocument(doc string, syntax func(string) bool, r *remark) {
 	}
 }
 
+// breaksOffMidSentence reports whether the chunk's text before a closing
+// paragraph ends in the middle of a sentence of prose: its last line starts with a
+// word (no heading's or item's mark), has five words at least, mostly
+// letters, is one of a paragraph's lines or a long one, and ends on a
+// lower-case word, a comma or a semicolon. Prose puts no blank line inside
+// a sentence, so the paragraph after it does not go on with the document:
+// the document stopped there, and the model spoke. (Only the chunk's own
+// text counts: a chunk that opens with the paragraph may repeat the line
+// the document was cut in, "demangle C++ " + "A Go package that …".)
+func breaksOffMidSentence(before string) bool {
+	s := strings.TrimRight(before, " \t\r\n")
+	i := strings.LastIndexByte(s, '\n')
+	last := strings.TrimSpace(s[i+1:])
+	if first, _ := utf8.DecodeRuneInString(last); !unicode.IsLetter(first) || words(last) < 5 ||
+		strings.ContainsAny(last, "{}[]<>=|\t\"`") || !mostlyLetters(last) {
+		return false
+	}
+	inParagraph := i > 0 && strings.TrimSpace(s[strings.LastIndexByte(s[:i], '\n')+1:i]) != ""
+	r, _ := utf8.DecodeLastRuneInString(last)
+	w, _ := utf8.DecodeRuneInString(last[strings.LastIndexByte(last, ' ')+1:])
+	return (inParagraph || len(last) >= 60) && (unicode.IsLower(w) && unicode.IsLetter(r) || r == ',' || r == ';')
+}
+
 // paragraphShape adds evidence for a one-line closing paragraph when the
 // document's paragraphs run over several lines (wrapped prose, a book, a
 // licence): a single short line between blank lines is unlike anything it
@@ -937,11 +960,39 @@ func glueEvidence(line, after string, c envCtx, r *remark) {
 	// with a space or a mark glues to nothing.
 	cuts := after != "" && isWordByte(after[0]) && gluePlausible(w, after)
 	switch {
+	case capitalsGoOn(p, line):
+		r.add(-3, "goes on with the cut word's capitals")
 	case cuts && !gluePlausible(w, line):
 		r.add(2, "glues to the cut line only without it")
 	case letterBefore(p, len(p)):
 		r.add(1, "a sentence glued to a cut word")
 	}
+}
+
+// capitalsGoOn reports whether a line goes on with a word the document was
+// cut in that is written in capitals ("Anonymous FT" + "P is available"):
+// the line's first word is capitals too, and no remark opens so ("I",
+// "A" and "OK" do).
+func capitalsGoOn(partial, line string) bool {
+	a := len(partial)
+	for a > 0 && partial[a-1] >= 'A' && partial[a-1] <= 'Z' {
+		a--
+	}
+	if len(partial)-a < 2 || a > 0 && isWordByte(partial[a-1]) {
+		return false
+	}
+	b := 0
+	for b < len(line) && line[b] >= 'A' && line[b] <= 'Z' {
+		b++
+	}
+	if b == 0 || b < len(line) && isWordByte(line[b]) {
+		return false
+	}
+	switch line[:b] {
+	case "I", "A", "OK":
+		return false
+	}
+	return true
 }
 
 // judgeTrailer weighs the last paragraph of an answer (lines, its text
@@ -993,6 +1044,9 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	}
 	if c.endBreaks != nil && c.endBreaks(body, lines[0]) {
 		r.add(3, "breaks the format after the document")
+	}
+	if blank && breaksOffMidSentence(body) {
+		r.add(3, "the prose before it breaks off mid-sentence")
 	}
 	if c.markup != nil && slices.ContainsFunc(lines, c.markup) {
 		// A closing remark talks about the document; it does not write

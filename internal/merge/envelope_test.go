@@ -80,6 +80,11 @@ const spanDoc = "[![Go Reference](https://pkg.go.dev/badge/github.com/getkin/kin
 	"The project has received pull requests [from many people](https://github.com/getkin/kin-openapi/graphs/contributors). Thanks to everyone!\n" +
 	"\n"
 
+// shortLines is Markdown of many short lines, as CommonMark's examples
+// are: a line in the making may be longer than any of them.
+const shortLines = "*foo bar*\n\n\na * foo bar*\n\n\na*\"foo\"*\n\n\n* a *\n\n\nfoo*bar*\n\n\n5*6*78\n\n\n_foo bar_\n\n\n_ foo bar_\n\n\n" +
+	"a_\"foo\"_\n\n\nfoo_bar_\n\n\n5_6_78\n\n\naa_\"bb\"_cc\n\n\nfoo-_(bar)_\n\n\n_foo*\n\n\n*foo bar *\n\n\n*(*foo)\n\n\n*foo*bar\n\n\n"
+
 // releasingDoc ends with a paragraph that reads like a closing remark
 // (from open-telemetry/opentelemetry-go's RELEASING.md, Apache-2.0).
 const releasingDoc = "### Close the milestone\n\nOnce a release is made, ensure all issues that were fixed and PRs that were merged as part of this release are added to the corresponding milestone.\n" +
@@ -124,6 +129,12 @@ func TestRemarks(t *testing.T) {
 		{"bracketed note", "text", []string{"The quick brown fox jumps over the la", "(continued)\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
 		{"emphasised note", "text", []string{"The quick brown fox jumps over the la", "*— continued —*\n\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
 		{"trailer in json after the document's end", "json", []string{"[1, 2,", " 3]\n\nHope that helps! The array is now complete.\n"}, "[1, 2, 3]\n", ""},
+		{"a closing line after prose broken off mid-sentence", "text", []string{"Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of", " that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that the Colours of\n\nAnd that brings us to the close of this part.\n"}, "Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that the Colours of\n", ""},
+		{"the same line after a sentence's end stays", "text", []string{"Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of", " that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that they look so.\n\nAnd that brings us to the close of this part.\n"}, "Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that they look so.\n\nAnd that brings us to the close of this part.\n", ""},
+		{"a bare fence after the indentation of an open block closes it", "markdown", []string{"* foo\n  ```Makefile\n  foo\n  ", "```\n\n\n* bar\n"}, "* foo\n  ```Makefile\n  foo\n  ```\n\n\n* bar\n", ""},
+		{"a word in another script goes on after a preamble", "markdown", []string{shortLines + "пристаням", "Here is the rest:\n\n_стремятся_\n\n\naa_bb_cc\n"}, shortLines + "пристаням_стремятся_\n\n\naa_bb_cc\n", ""},
+		{"a list item's text goes on after its marker and a preamble", "markdown", []string{shortLines + "1.", "Here is the rest:\n\n  foo\n\n    - bar\n"}, shortLines + "1.  foo\n\n    - bar\n", ""},
+		{"emphasis is no list item after a preamble", "markdown", []string{shortLines + "*£", "Here is the rest:\n\n*bravo.\n\n*€*charlie.\n"}, shortLines + "*£*bravo.\n\n*€*charlie.\n", ""},
 		{"two trailer paragraphs", "jsonl", []string{"{\"a\":1}\n{\"b\"", ":2}\n\nLet me know if you spot any mistakes.\n\nWant me to add anything else?"}, "{\"a\":1}\n{\"b\":2}\n", ""},
 		{"trailer right after a diff's only hunk, written in the last chunk", "diff", []string{"diff --git a/x b/x\n--- a/x\n+++ b/x\n", "@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\nThis is where the file stops.\n"}, "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n", ""},
 		{"trailer right after a last hunk whose counts hold, an earlier one's short", "diff", []string{"--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+c\ndiff -ruN a/y b/y\n--- a/y\n+++ b/y\n", "@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\nI can shorten this if needed.\n"}, "--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+c\ndiff -ruN a/y b/y\n--- a/y\n+++ b/y\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n", ""},
@@ -356,4 +367,26 @@ func TestToldRestart(t *testing.T) {
 			"I'll start over from the top so the output is complete:\n\n{\"Action\": \"start\"}\n{\"Action\":\"output\"}\n"},
 			"{\"Action\":\"start\"}\n{\"Action\":\"output\"}\n", ""},
 	})
+}
+
+// TestCapitalsGoOn: a line whose first word is in capitals goes on with a
+// cut word in capitals; remarks open with words, and "I", "A", "OK".
+func TestCapitalsGoOn(t *testing.T) {
+	for _, tc := range []struct {
+		partial, line string
+		want          bool
+	}{
+		{"Anonymous FT", "P is available at ftp://foo.bar.baz.", true},
+		{"the HT", "TP spec says so.", true},
+		{"Anonymous FT", "Picking up where I left off:", false},
+		{"Anonymous FT", "I'll go on from here.", false},
+		{"Anonymous FT", "OK, the rest:", false},
+		{"Anonymous F", "TP is available.", false},
+		{"Anonymous ft", "P is available.", false},
+		{"aFT", "P is available.", false},
+	} {
+		if got := capitalsGoOn(tc.partial, tc.line); got != tc.want {
+			t.Errorf("capitalsGoOn(%q, %q) = %v, want %v", tc.partial, tc.line, got, tc.want)
+		}
+	}
 }
