@@ -36,6 +36,9 @@ type reproRead struct {
 // reproduction is reproductionStep's reading.
 func reproduction(c *joinCtx) (overlap, bool) {
 	doc, next := c.doc, c.next
+	if end, ok := shortRestart(doc, next); ok {
+		return overlap{cut: trailingRun(doc, next, end), method: methodReproduction, confidence: confReproduction}, true
+	}
 	bs, ok := contentBorders(doc, next)
 	if !ok {
 		bs = c.buf.slowContentBorders(doc, next)
@@ -65,6 +68,43 @@ func reproduction(c *joinCtx) (overlap, bool) {
 		return overlap{}, false
 	}
 	return overlap{cut: trailingRun(doc, next, end), method: methodReproduction, confidence: confReproduction}, true
+}
+
+// minShortRestart is the least content a restart of a short document
+// must reproduce.
+const minShortRestart = 12
+
+// shortRestart reads a continuation that starts over a document too short
+// for contentBorders (under strongOverlap bytes of content, over two lines
+// or more): it opens with all of the document's content, whitespace aside,
+// from its first byte. It returns where that reproduction ends in next. A
+// document whose content is a block written over whole (period p, "foo"
+// "foo") may be going on with its next copy, and is left to the other
+// steps.
+func shortRestart(doc, next string) (int, bool) {
+	n := countContent(doc)
+	if n < minShortRestart || n >= strongOverlap || strings.Count(strings.TrimSpace(doc), "\n") == 0 {
+		return 0, false
+	}
+	content := firstContent(doc, n)
+	for p := 1; p < n; p++ {
+		if n%p == 0 && string(content[p:]) == string(content[:n-p]) {
+			return 0, false
+		}
+	}
+	k := 0
+	for i := 0; i < len(next); i++ {
+		if isSpace(next[i]) {
+			continue
+		}
+		if next[i] != content[k] {
+			return 0, false
+		}
+		if k++; k == n {
+			return i + 1, true
+		}
+	}
+	return 0, false
 }
 
 // wholeRestart reports whether a reproduction of n content bytes from
