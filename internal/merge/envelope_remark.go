@@ -671,8 +671,24 @@ func rejoins(after string, c envCtx) bool {
 // opens with a bracket right after the cut word (a call, an index:
 // "runEnv" + "(dir, mode, nil, cmd...)"), which no remark does.
 func gluedCall(line string, c envCtx, r remark) bool {
-	return !r.talks && !c.atLineStart && (strings.HasPrefix(line, "(") || strings.HasPrefix(line, "[")) &&
-		letterBefore(c.partial, len(c.partial))
+	return !c.atLineStart && (strings.HasPrefix(line, "(") || strings.HasPrefix(line, "[")) &&
+		letterBefore(c.partial, len(c.partial)) && (!r.talks || ownWords(line, c.doc))
+}
+
+// ownWords reports whether every word of line stands as a whole word in
+// the document's recent text: a call's arguments ("t.Fatal" + "(ok,
+// err)"), whatever they say, are names the document uses.
+func ownWords(line, doc string) bool {
+	w, n := tail(doc, leadWindow), 0
+	for _, t := range wordTokens(line) {
+		if t == "" {
+			continue
+		}
+		if n++; wordCount(w, t, 1) == 0 {
+			return false
+		}
+	}
+	return n > 0
 }
 
 // startsOver reports whether line goes on with or starts over the cut line
@@ -962,6 +978,10 @@ func glueEvidence(line, after string, c envCtx, r *remark) {
 	switch {
 	case capitalsGoOn(p, line):
 		r.add(-3, "goes on with the cut word's capitals")
+	case letterBefore(p, len(p)) && isWordByte(line[0]) && gluePlausible(w, line):
+		// "resume" + "Flag is the resume flag…": the glued word is one the
+		// document writes.
+		r.add(-2, "glues to the cut word as the document's words do")
 	case cuts && !gluePlausible(w, line):
 		r.add(2, "glues to the cut line only without it")
 	case letterBefore(p, len(p)):

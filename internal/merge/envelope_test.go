@@ -85,6 +85,13 @@ const spanDoc = "[![Go Reference](https://pkg.go.dev/badge/github.com/getkin/kin
 const shortLines = "*foo bar*\n\n\na * foo bar*\n\n\na*\"foo\"*\n\n\n* a *\n\n\nfoo*bar*\n\n\n5*6*78\n\n\n_foo bar_\n\n\n_ foo bar_\n\n\n" +
 	"a_\"foo\"_\n\n\nfoo_bar_\n\n\n5_6_78\n\n\naa_\"bb\"_cc\n\n\nfoo-_(bar)_\n\n\n_foo*\n\n\n*foo bar *\n\n\n*(*foo)\n\n\n*foo*bar\n\n\n"
 
+// resumeDiff is a patch whose context lines go on as prose or a call
+// would after a cut word.
+const resumeDiff = "diff --git a/cmd/run/main.go b/cmd/run/main.go\n--- a/cmd/run/main.go\n+++ b/cmd/run/main.go\n@@ -10,12 +10,13 @@ func main() {\n" +
+	" \tok, err := s.Resume(ctx, id)\n \tif err != nil || !ok {\n \t\tt.Fatal(ok, err)\n \t}\n-\treturn exitError{1}\n+\treturn exitError{code: 1}\n }\n \n" +
+	" var resumeFlag = flag.Bool(\"resume\", false, \"resume a stopped job\")\n \n // resumeFlag is the resume flag that raises the limit a stop reason names.\n" +
+	" func raise() {\n \tok, err := s.Resume(ctx, id)\n \tif err != nil || !ok {\n \t\tt.Fatal(ok, err)\n \t}\n }\n"
+
 // releasingDoc ends with a paragraph that reads like a closing remark
 // (from open-telemetry/opentelemetry-go's RELEASING.md, Apache-2.0).
 const releasingDoc = "### Close the milestone\n\nOnce a release is made, ensure all issues that were fixed and PRs that were merged as part of this release are added to the corresponding milestone.\n" +
@@ -135,6 +142,10 @@ func TestRemarks(t *testing.T) {
 		{"a word in another script goes on after a preamble", "markdown", []string{shortLines + "пристаням", "Here is the rest:\n\n_стремятся_\n\n\naa_bb_cc\n"}, shortLines + "пристаням_стремятся_\n\n\naa_bb_cc\n", ""},
 		{"a list item's text goes on after its marker and a preamble", "markdown", []string{shortLines + "1.", "Here is the rest:\n\n  foo\n\n    - bar\n"}, shortLines + "1.  foo\n\n    - bar\n", ""},
 		{"emphasis is no list item after a preamble", "markdown", []string{shortLines + "*£", "Here is the rest:\n\n*bravo.\n\n*€*charlie.\n"}, shortLines + "*£*bravo.\n\n*€*charlie.\n", ""},
+		{"a cut word's capitalised rest that the document writes glued", "diff", []string{resumeDiff[:strings.Index(resumeDiff, "Flag is")], resumeDiff[strings.Index(resumeDiff, "Flag is"):]}, resumeDiff, ""},
+		{"a call's arguments glued to its name", "diff", []string{resumeDiff[:strings.Index(resumeDiff, "(ok, err)\n \t}")], resumeDiff[strings.Index(resumeDiff, "(ok, err)\n \t}"):]}, resumeDiff, ""},
+		{"code cut between two functions keeps its blank line before a closing remark", "code", []string{"def open(path):\n    f = _open(path)\n    return f\n\n\ndef clo", "se(f):\n    f.close()\n    raise\n\n\nHope this helps!\n"}, "def open(path):\n    f = _open(path)\n    return f\n\n\ndef close(f):\n    f.close()\n    raise\n\n", ""},
+		{"indentation cut after a blank line goes on as the line before it calls for", "code", []string{"class partial:\n    \"\"\"New function.\n    \"\"\"\n\n    __slots__ = \"func\", \"args\"\n\n ", "   def __new__(cls, func):\n        return func\n"}, "class partial:\n    \"\"\"New function.\n    \"\"\"\n\n    __slots__ = \"func\", \"args\"\n\n    def __new__(cls, func):\n        return func\n", ""},
 		{"two trailer paragraphs", "jsonl", []string{"{\"a\":1}\n{\"b\"", ":2}\n\nLet me know if you spot any mistakes.\n\nWant me to add anything else?"}, "{\"a\":1}\n{\"b\":2}\n", ""},
 		{"trailer right after a diff's only hunk, written in the last chunk", "diff", []string{"diff --git a/x b/x\n--- a/x\n+++ b/x\n", "@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\nThis is where the file stops.\n"}, "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n", ""},
 		{"trailer right after a last hunk whose counts hold, an earlier one's short", "diff", []string{"--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+c\ndiff -ruN a/y b/y\n--- a/y\n+++ b/y\n", "@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\nI can shorten this if needed.\n"}, "--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+c\ndiff -ruN a/y b/y\n--- a/y\n+++ b/y\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n", ""},

@@ -97,6 +97,8 @@ func (f *codeFormat) traits() traits {
 	t.doubledLetters = false
 	t.syntax, t.proseAt = codeSyntax, inComment
 	t.fences = fenceRules{names: []string{"code"}, tracked: true, lineStart: wrapUnlessFenced, answer: wrapAny}
+	// A source file cut between two definitions ends with a blank line.
+	t.endBlanks = true
 	return t
 }
 

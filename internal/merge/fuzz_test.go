@@ -65,11 +65,17 @@ func checkInvariants(t *testing.T, format string, parts []string) {
 
 // chunkEnd is the end of chunk i's content that the merge must keep: its
 // last 4 bytes (of the last line), less a closing fence that may be the
-// wrapper the merge removes; after a near repeat, only its last rune.
+// wrapper the merge removes or, in the last chunk, a line in a remark's
+// form; after a near repeat, only its last rune.
 func chunkEnd(res Result, i int, p string) string {
 	p = strings.TrimSpace(p)
 	if k := strings.LastIndexByte(p, '\n'); k >= 0 {
-		if _, fence := fenceLine(strings.TrimSpace(p[k+1:])); fence {
+		last := strings.TrimSpace(p[k+1:])
+		_, fence := fenceLine(last)
+		_, remark := remarkForm(last)
+		if fence || remark && i == len(res.Joins) {
+			// A closing fence, or the answer's last line read as a
+			// closing remark, may go.
 			p = strings.TrimSpace(p[:k])
 		}
 	}

@@ -117,7 +117,8 @@ func restartable(partial string, bias bool) bool {
 // next's indentation, continuing it gives partial plus next's. The choice
 // closer to the indentation the previous line calls for wins: its own, one
 // level more when it opens a block, one level less when the line closes
-// one (a level is the document's own indentation step).
+// one (a level is the document's own indentation step). The line before is
+// the last one with text.
 func indentRestart(doc string, lineStart int, next string) bool {
 	partial := doc[lineStart:]
 	if partial == "" || !strings.HasPrefix(next, partial) || strings.TrimLeft(partial, " \t") != "" {
@@ -127,8 +128,15 @@ func indentRestart(doc string, lineStart int, next string) bool {
 	if ind == len(next) {
 		return false
 	}
-	prevStart := strings.LastIndexByte(doc[:max(0, lineStart-1)], '\n') + 1
-	prev := doc[prevStart:max(prevStart, lineStart-1)]
+	// The line before, blank lines aside: a blank line calls for no
+	// indentation of its own.
+	end := lineStart - 1
+	prevStart := strings.LastIndexByte(doc[:max(0, end)], '\n') + 1
+	for prevStart > 0 && strings.TrimSpace(doc[prevStart:max(prevStart, end)]) == "" {
+		end = prevStart - 1
+		prevStart = strings.LastIndexByte(doc[:end], '\n') + 1
+	}
+	prev := doc[prevStart:max(prevStart, end)]
 	target := len(prev) - len(strings.TrimLeft(prev, " \t"))
 	step := 0
 	level := func() int {
