@@ -581,6 +581,9 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 		return r, false
 	}
 	glueEvidence(line, after, c, &r)
+	if keepsIndentation(after, blank, c) {
+		r.add(-3, "the line after it keeps the cut line's indentation")
+	}
 	if restartsDocument(c.doc, after) {
 		// Verification: the text after the line starts the document over
 		// (its whitespace aside), as a model does that restarts from the
@@ -987,6 +990,23 @@ func glueEvidence(line, after string, c envCtx, r *remark) {
 	case letterBefore(p, len(p)):
 		r.add(1, "a sentence glued to a cut word")
 	}
+}
+
+// keepsIndentation reports whether a line written after a cut line of
+// indentation alone, the indentation the document's last line has, is
+// followed right away by a line indented the same ("    " + "This line
+// will be dropped.\n    This line will be displayed."): the line is the
+// cut line's text, in a block that goes on. (A remark before the cut
+// line's rest leaves that rest unindented.)
+func keepsIndentation(after string, blank bool, c envCtx) bool {
+	p := c.partial
+	if blank || c.atLineStart || p == "" || strings.TrimLeft(p, " \t") != "" || !strings.HasPrefix(after, p) ||
+		len(after) == len(p) || isSpace(after[len(p)]) || !strings.HasSuffix(c.doc, p) {
+		return false
+	}
+	body := strings.TrimRight(c.doc[:len(c.doc)-len(p)], " \t\r\n")
+	prev := body[strings.LastIndexByte(body, '\n')+1:]
+	return len(prev) > len(p) && strings.HasPrefix(prev, p) && !isSpace(prev[len(p)])
 }
 
 // capitalsGoOn reports whether a line goes on with a word the document was

@@ -92,6 +92,17 @@ const resumeDiff = "diff --git a/cmd/run/main.go b/cmd/run/main.go\n--- a/cmd/ru
 	" var resumeFlag = flag.Bool(\"resume\", false, \"resume a stopped job\")\n \n // resumeFlag is the resume flag that raises the limit a stop reason names.\n" +
 	" func raise() {\n \tok, err := s.Resume(ctx, id)\n \tif err != nil || !ok {\n \t\tt.Fatal(ok, err)\n \t}\n }\n"
 
+// extraParts are goldmark's extra test inputs (MIT) cut in an indented
+// code block of a list item, the last after its indentation; the answer
+// ends with a closing remark.
+var extraParts = []string{
+	"[x]\n\n[x]: <>\n'\n\n\n[x]\n\n[x]: <>\n\"\n\n\n&#x0000041;\n\n\n[x](\\x01)\n\n\nx \\f\n\n\nThis is a [test][foo\nbar] 1...2..3...\n\n[foo bar]: /\n\n\n_a[b_c_](d)\n\n\n\\t\\t x\\n\n\n\n&#7654321;\n\n",
+	"\n&#0100;\n\n\n<1>\n\n<a:>\n\n<a\\f>\n\n< p>\n\n\n[x]\n:>\n\n[o] :x\n\n\n[r]:\n<>\n'\n\n[",
+	"o]:\nx\n'\n\n\n[ ![ [b](c) ](x) ](y)\n\n\na\n*  \n\n\n-\n\n-\n\n\n",
+	"\\v\n\n\n\\\\\\\\\na\n\n\n- a\n  >\n  b\n\n\n1.\n\n   1. b\n\n-\n\n  - b\n\n\na \\\nb\n\n\n* This is a list item\n    ```\n    This is a test\n\n    ",
+	"This line will be dropped.\n    This line will be displayed.\n    ```\n\n\n<a \\r\\nhref='link'>link</a>\n\n<video autoplay muted loop>\\r\\n<source src=\\\"https://example.com/example.mp4\\\" type=\\\"video/mp4\\\">\\r\\nYour browser does not support the video tag.\\r\\n</video>\n\n\n<!--\n-->\n\n\n\\\\\\x00\\\"\n\n\n\nEverything from the start of the section is now there.\n",
+}
+
 // releasingDoc ends with a paragraph that reads like a closing remark
 // (from open-telemetry/opentelemetry-go's RELEASING.md, Apache-2.0).
 const releasingDoc = "### Close the milestone\n\nOnce a release is made, ensure all issues that were fixed and PRs that were merged as part of this release are added to the corresponding milestone.\n" +
@@ -146,6 +157,7 @@ func TestRemarks(t *testing.T) {
 		{"a call's arguments glued to its name", "diff", []string{resumeDiff[:strings.Index(resumeDiff, "(ok, err)\n \t}")], resumeDiff[strings.Index(resumeDiff, "(ok, err)\n \t}"):]}, resumeDiff, ""},
 		{"code cut between two functions keeps its blank line before a closing remark", "code", []string{"def open(path):\n    f = _open(path)\n    return f\n\n\ndef clo", "se(f):\n    f.close()\n    raise\n\n\nHope this helps!\n"}, "def open(path):\n    f = _open(path)\n    return f\n\n\ndef close(f):\n    f.close()\n    raise\n\n", ""},
 		{"indentation cut after a blank line goes on as the line before it calls for", "code", []string{"class partial:\n    \"\"\"New function.\n    \"\"\"\n\n    __slots__ = \"func\", \"args\"\n\n ", "   def __new__(cls, func):\n        return func\n"}, "class partial:\n    \"\"\"New function.\n    \"\"\"\n\n    __slots__ = \"func\", \"args\"\n\n    def __new__(cls, func):\n        return func\n", ""},
+		{"a line after a cut line's indentation, followed by a line indented the same", "markdown", extraParts, strings.Join(extraParts, "")[:len(strings.Join(extraParts, ""))-len("\nEverything from the start of the section is now there.\n")], ""},
 		{"two trailer paragraphs", "jsonl", []string{"{\"a\":1}\n{\"b\"", ":2}\n\nLet me know if you spot any mistakes.\n\nWant me to add anything else?"}, "{\"a\":1}\n{\"b\":2}\n", ""},
 		{"trailer right after a diff's only hunk, written in the last chunk", "diff", []string{"diff --git a/x b/x\n--- a/x\n+++ b/x\n", "@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\nThis is where the file stops.\n"}, "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n", ""},
 		{"trailer right after a last hunk whose counts hold, an earlier one's short", "diff", []string{"--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+c\ndiff -ruN a/y b/y\n--- a/y\n+++ b/y\n", "@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\nI can shorten this if needed.\n"}, "--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+c\ndiff -ruN a/y b/y\n--- a/y\n+++ b/y\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n", ""},
