@@ -82,7 +82,14 @@ const minShortRestart = 12
 // "foo") may be going on with its next copy, and is left to the other
 // steps.
 func shortRestart(doc, next string) (int, bool) {
-	n := countContent(doc)
+	// Read only as much of the document as a short one holds: a merge
+	// calls this at every join of a document of any length.
+	n := 0
+	for i := 0; i < len(doc) && i < 1<<16 && n < strongOverlap; i++ {
+		if !isSpace(doc[i]) {
+			n++
+		}
+	}
 	if n < minShortRestart || n >= strongOverlap || strings.Count(strings.TrimSpace(doc), "\n") == 0 {
 		return 0, false
 	}
