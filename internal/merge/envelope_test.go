@@ -87,7 +87,7 @@ const shortLines = "*foo bar*\n\n\na * foo bar*\n\n\na*\"foo\"*\n\n\n* a *\n\n\n
 
 // resumeDiff is a patch whose context lines go on as prose or a call
 // would after a cut word.
-const resumeDiff = "diff --git a/cmd/run/main.go b/cmd/run/main.go\n--- a/cmd/run/main.go\n+++ b/cmd/run/main.go\n@@ -10,12 +10,13 @@ func main() {\n" +
+const resumeDiff = "diff --git a/cmd/run/main.go b/cmd/run/main.go\n--- a/cmd/run/main.go\n+++ b/cmd/run/main.go\n@@ -10,16 +10,16 @@ func main() {\n" +
 	" \tok, err := s.Resume(ctx, id)\n \tif err != nil || !ok {\n \t\tt.Fatal(ok, err)\n \t}\n-\treturn exitError{1}\n+\treturn exitError{code: 1}\n }\n \n" +
 	" var resumeFlag = flag.Bool(\"resume\", false, \"resume a stopped job\")\n \n // resumeFlag is the resume flag that raises the limit a stop reason names.\n" +
 	" func raise() {\n \tok, err := s.Resume(ctx, id)\n \tif err != nil || !ok {\n \t\tt.Fatal(ok, err)\n \t}\n }\n"
@@ -102,6 +102,12 @@ var extraParts = []string{
 	"\\v\n\n\n\\\\\\\\\na\n\n\n- a\n  >\n  b\n\n\n1.\n\n   1. b\n\n-\n\n  - b\n\n\na \\\nb\n\n\n* This is a list item\n    ```\n    This is a test\n\n    ",
 	"This line will be dropped.\n    This line will be displayed.\n    ```\n\n\n<a \\r\\nhref='link'>link</a>\n\n<video autoplay muted loop>\\r\\n<source src=\\\"https://example.com/example.mp4\\\" type=\\\"video/mp4\\\">\\r\\nYour browser does not support the video tag.\\r\\n</video>\n\n\n<!--\n-->\n\n\n\\\\\\x00\\\"\n\n\n\nEverything from the start of the section is now there.\n",
 }
+
+// extendedDiff is a git diff whose file header carries timestamps (from
+// sourcegraph/go-diff's test data, MIT).
+const extendedDiff = "diff --git a/vcs/git_cmd.go b/vcs/git_cmd.go\nindex aa4de15..7c048ab 100644\n" +
+	"--- oldname\t2009-10-11 15:12:20.000000000 +0000\n+++ newname\t2009-10-11 15:12:30.000000000 +0000\n" +
+	"@@ -1,3 +1,4 @@\n+This is an important\n context one\n context two\n context three\n"
 
 // releasingDoc ends with a paragraph that reads like a closing remark
 // (from open-telemetry/opentelemetry-go's RELEASING.md, Apache-2.0).
@@ -158,6 +164,7 @@ func TestRemarks(t *testing.T) {
 		{"code cut between two functions keeps its blank line before a closing remark", "code", []string{"def open(path):\n    f = _open(path)\n    return f\n\n\ndef clo", "se(f):\n    f.close()\n    raise\n\n\nHope this helps!\n"}, "def open(path):\n    f = _open(path)\n    return f\n\n\ndef close(f):\n    f.close()\n    raise\n\n", ""},
 		{"indentation cut after a blank line goes on as the line before it calls for", "code", []string{"class partial:\n    \"\"\"New function.\n    \"\"\"\n\n    __slots__ = \"func\", \"args\"\n\n ", "   def __new__(cls, func):\n        return func\n"}, "class partial:\n    \"\"\"New function.\n    \"\"\"\n\n    __slots__ = \"func\", \"args\"\n\n    def __new__(cls, func):\n        return func\n", ""},
 		{"a line after a cut line's indentation, followed by a line indented the same", "markdown", extraParts, strings.Join(extraParts, "")[:len(strings.Join(extraParts, ""))-len("\nEverything from the start of the section is now there.\n")], ""},
+		{"a preamble inside a diff's file header, whose lines are all headers", "diff", []string{extendedDiff[:strings.Index(extendedDiff, "\t2009")], "I'll pick up exactly where the previous response was cut off.\n\n" + extendedDiff[strings.Index(extendedDiff, "\t2009"):strings.Index(extendedDiff, "\t2009")+9], extendedDiff[strings.Index(extendedDiff, "\t2009")+9:]}, extendedDiff, ""},
 		{"two trailer paragraphs", "jsonl", []string{"{\"a\":1}\n{\"b\"", ":2}\n\nLet me know if you spot any mistakes.\n\nWant me to add anything else?"}, "{\"a\":1}\n{\"b\":2}\n", ""},
 		{"trailer right after a diff's only hunk, written in the last chunk", "diff", []string{"diff --git a/x b/x\n--- a/x\n+++ b/x\n", "@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\nThis is where the file stops.\n"}, "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n", ""},
 		{"trailer right after a last hunk whose counts hold, an earlier one's short", "diff", []string{"--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+c\ndiff -ruN a/y b/y\n--- a/y\n+++ b/y\n", "@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\nI can shorten this if needed.\n"}, "--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+c\ndiff -ruN a/y b/y\n--- a/y\n+++ b/y\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n", ""},

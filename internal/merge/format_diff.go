@@ -25,6 +25,9 @@ type diffFormat struct {
 	// hand-edited patch), so they cannot verify a join.
 	loose    bool
 	hunkEnds bool // the line before ended a hunk
+	// binary: the file header in progress announced binary content
+	// ("GIT binary patch", "Binary files"), whose lines are no headers.
+	binary bool
 	// last reads the last hunk on its own, as git does: a header ends a
 	// hunk short of its counts (which the reading above takes for hunk
 	// lines, as the benchmark's restated structure does). Where another
@@ -114,7 +117,9 @@ func (f *diffFormat) line(doc string, at int, line string) {
 	end := at + len(line) + 1
 	switch {
 	case strings.HasPrefix(line, "diff "):
-		f.pendingStart, f.pendingMinus = at, false
+		f.pendingStart, f.pendingMinus, f.binary = at, false, false
+	case strings.HasPrefix(line, "GIT binary patch") || strings.HasPrefix(line, "Binary files"):
+		f.binary = true
 	case strings.HasPrefix(line, "--- "):
 		if f.pendingStart < 0 || f.pendingMinus {
 			f.pendingStart = at
@@ -222,6 +227,9 @@ func (f *diffFormat) stripStructure(doc, t string) (string, string) {
 // hunk line does (" ", "+", "-", "\\"; an empty line is tolerated as
 // context), unless a header shows the hunk ended before its counts said.
 func (f *diffFormat) verify(doc, rest string, last bool) bool {
+	if f.oldLeft <= 0 && f.newLeft <= 0 && f.pendingStart >= 0 && !f.binary {
+		return headerHolds(doc[f.lineStart:], rest, last)
+	}
 	if f.loose || f.oldLeft <= 0 && f.newLeft <= 0 {
 		return true
 	}
@@ -264,15 +272,61 @@ func (f *diffFormat) verify(doc, rest string, last bool) bool {
 	return true
 }
 
+// headerHolds reports whether the lines a join makes inside a file's
+// header (after its "diff" or "---" line, before its first hunk) are
+// header lines, as a file header's lines all are: the cut line completed
+// with rest, and the line after it.
+func headerHolds(line, rest string, last bool) bool {
+	s := rest
+	for k := 0; k < 2; k++ {
+		e := strings.IndexByte(s, '\n')
+		if e < 0 && !last {
+			// The line is still being written: only its start tells.
+			return mayBeHeader(line + s)
+		}
+		if e < 0 {
+			e = len(s)
+		}
+		l := strings.TrimSuffix(line+s[:e], "\r")
+		if l == "" && e == len(s) {
+			return true
+		}
+		if !diffHeaderLine(l) {
+			return false
+		}
+		if e == len(s) || strings.HasPrefix(l, "@@ ") || strings.HasPrefix(l, "+++ ") ||
+			strings.HasPrefix(l, "GIT binary patch") || strings.HasPrefix(l, "Binary files") {
+			// (Binary content follows the last two.)
+			return true
+		}
+		line, s = "", s[e+1:]
+	}
+	return true
+}
+
 // validate counts hunks.
 func (f *diffFormat) validate(res *Result) { res.RecordCount = f.hunks }
 
 // diffHeaderLine reports whether line is one of a diff's header lines: a
 // hunk or file header, or a git extended header.
 func diffHeaderLine(line string) bool {
-	for _, h := range []string{"@@ ", "diff ", "--- ", "+++ ", "index ", "new file mode", "deleted file mode", "old mode", "new mode",
-		"similarity index", "dissimilarity index", "rename ", "copy ", "Binary files", "GIT binary patch", "Only in "} {
+	for _, h := range diffHeaders {
 		if strings.HasPrefix(line, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// diffHeaders are how a diff's header lines start.
+var diffHeaders = [...]string{"@@ ", "diff ", "--- ", "+++ ", "index ", "new file mode", "deleted file mode", "old mode", "new mode",
+	"similarity index", "dissimilarity index", "rename ", "copy ", "Binary files", "GIT binary patch", "Only in "}
+
+// mayBeHeader reports whether a line still being written may become a
+// header line: it starts one, or is the start of one.
+func mayBeHeader(line string) bool {
+	for _, h := range diffHeaders {
+		if strings.HasPrefix(line, h) || strings.HasPrefix(h, line) {
 			return true
 		}
 	}
