@@ -109,6 +109,12 @@ const extendedDiff = "diff --git a/vcs/git_cmd.go b/vcs/git_cmd.go\nindex aa4de1
 	"--- oldname\t2009-10-11 15:12:20.000000000 +0000\n+++ newname\t2009-10-11 15:12:30.000000000 +0000\n" +
 	"@@ -1,3 +1,4 @@\n+This is an important\n context one\n context two\n context three\n"
 
+// renameDiff is a git diff of a renamed file.
+const renameDiff = "diff --git a/docs/Email_Notifications.md b/docs/email-notifications.md\nsimilarity index 100%\n" +
+	"rename from docs/Email_Notifications.md\nrename to docs/email-notifications.md\n" +
+	"diff --git a/release_notes.md b/release_notes.md\nindex 1c8b8d5..ae2ce27 100644\n--- a/release_notes.md\n+++ b/release_notes.md\n" +
+	"@@ -1,2 +1,3 @@\n # Release notes\n+\n Nothing yet.\n"
+
 // releasingDoc ends with a paragraph that reads like a closing remark
 // (from open-telemetry/opentelemetry-go's RELEASING.md, Apache-2.0).
 const releasingDoc = "### Close the milestone\n\nOnce a release is made, ensure all issues that were fixed and PRs that were merged as part of this release are added to the corresponding milestone.\n" +
@@ -165,6 +171,7 @@ func TestRemarks(t *testing.T) {
 		{"indentation cut after a blank line goes on as the line before it calls for", "code", []string{"class partial:\n    \"\"\"New function.\n    \"\"\"\n\n    __slots__ = \"func\", \"args\"\n\n ", "   def __new__(cls, func):\n        return func\n"}, "class partial:\n    \"\"\"New function.\n    \"\"\"\n\n    __slots__ = \"func\", \"args\"\n\n    def __new__(cls, func):\n        return func\n", ""},
 		{"a line after a cut line's indentation, followed by a line indented the same", "markdown", extraParts, strings.Join(extraParts, "")[:len(strings.Join(extraParts, ""))-len("\nEverything from the start of the section is now there.\n")], ""},
 		{"a preamble inside a diff's file header, whose lines are all headers", "diff", []string{extendedDiff[:strings.Index(extendedDiff, "\t2009")], "I'll pick up exactly where the previous response was cut off.\n\n" + extendedDiff[strings.Index(extendedDiff, "\t2009"):strings.Index(extendedDiff, "\t2009")+9], extendedDiff[strings.Index(extendedDiff, "\t2009")+9:]}, extendedDiff, ""},
+		{"a preamble after a diff's one-field header line", "diff", []string{renameDiff[:strings.Index(renameDiff, "\nrename from")], "Of course. Next chunk:\n\n" + renameDiff[strings.Index(renameDiff, "\nrename from")+1:]}, renameDiff, ""},
 		{"two trailer paragraphs", "jsonl", []string{"{\"a\":1}\n{\"b\"", ":2}\n\nLet me know if you spot any mistakes.\n\nWant me to add anything else?"}, "{\"a\":1}\n{\"b\":2}\n", ""},
 		{"trailer right after a diff's only hunk, written in the last chunk", "diff", []string{"diff --git a/x b/x\n--- a/x\n+++ b/x\n", "@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\nThis is where the file stops.\n"}, "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n", ""},
 		{"trailer right after a last hunk whose counts hold, an earlier one's short", "diff", []string{"--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+c\ndiff -ruN a/y b/y\n--- a/y\n+++ b/y\n", "@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\nI can shorten this if needed.\n"}, "--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n-b\n+c\ndiff -ruN a/y b/y\n--- a/y\n+++ b/y\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n", ""},

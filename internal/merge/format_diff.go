@@ -291,7 +291,7 @@ func headerHolds(line, rest string, last bool) bool {
 		if l == "" && e == len(s) {
 			return true
 		}
-		if !diffHeaderLine(l) {
+		if !diffHeaderLine(l) || !headerFields(l) {
 			return false
 		}
 		if e == len(s) || strings.HasPrefix(l, "@@ ") || strings.HasPrefix(l, "+++ ") ||
@@ -302,6 +302,38 @@ func headerHolds(line, rest string, last bool) bool {
 		line, s = "", s[e+1:]
 	}
 	return true
+}
+
+// headerFields reports whether a git extended header line that carries one
+// field holds nothing after it: a mode ("new file mode 100644", "old mode
+// 0777"), a
+// similarity ("similarity index 100%") or the blob names of an index line
+// (with a mode at most). Other header lines pass.
+func headerFields(l string) bool {
+	for _, h := range [...]string{"new file mode ", "deleted file mode ", "old mode ", "new mode "} {
+		if v, ok := strings.CutPrefix(l, h); ok {
+			return octalMode(v)
+		}
+	}
+	for _, h := range [...]string{"similarity index ", "dissimilarity index "} {
+		if v, ok := strings.CutPrefix(l, h); ok {
+			n, pct := strings.CutSuffix(v, "%")
+			return pct && n != "" && len(n) <= 3 && strings.Trim(n, "0123456789") == ""
+		}
+	}
+	if v, ok := strings.CutPrefix(l, "index "); ok {
+		blobs, mode, _ := strings.Cut(v, " ")
+		a, b, two := strings.Cut(blobs, "..")
+		hex := func(x string) bool { return x != "" && strings.Trim(x, "0123456789abcdef") == "" }
+		return two && hex(a) && hex(b) && (mode == "" || octalMode(mode))
+	}
+	return true
+}
+
+// octalMode reports whether v is a file mode: three to six octal digits
+// ("100644", "0755").
+func octalMode(v string) bool {
+	return len(v) >= 3 && len(v) <= 6 && strings.Trim(v, "01234567") == ""
 }
 
 // validate counts hunks.
