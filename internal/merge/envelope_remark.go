@@ -811,14 +811,15 @@ func unlikeDocument(doc string, syntax func(string) bool, r *remark) {
 }
 
 // breaksOffMidSentence reports whether the chunk's text before a closing
-// paragraph ends in the middle of a sentence of prose: its last line starts with a
-// word (no heading's or item's mark), has five words at least, mostly
-// letters, is one of a paragraph's lines or a long one, and ends on a
-// lower-case word, a comma or a semicolon. Prose puts no blank line inside
-// a sentence, so the paragraph after it does not go on with the document:
-// the document stopped there, and the model spoke. (Only the chunk's own
-// text counts: a chunk that opens with the paragraph may repeat the line
-// the document was cut in, "demangle C++ " + "A Go package that …".)
+// paragraph ends in the middle of a sentence of prose: its last line
+// starts with a word (no heading's or item's mark), has five words at
+// least, mostly letters, is one of a paragraph's lines or a long one, and
+// ends on a lower-case word, a comma or a semicolon. Prose puts no blank
+// line inside a sentence, so the paragraph after it does not go on with
+// the document: the document stopped there, and the model spoke. (Only
+// the chunk's own text counts: a chunk that opens with the paragraph may
+// repeat the line the document was cut in, "demangle C++ " + "A Go
+// package that …".)
 func breaksOffMidSentence(before string) bool {
 	s := strings.TrimRight(before, " \t\r\n")
 	i := strings.LastIndexByte(s, '\n')
