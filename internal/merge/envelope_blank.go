@@ -222,7 +222,8 @@ func lengthVote(t string, ctx envCtx) (keep, decided bool) {
 		// The cut line is already longer than the width.
 		return false, false
 	}
-	if muchLongerThanLines(ctx.doc, more, utf8.RuneCountInString(ctx.partial)+utf8.RuneCountInString(strings.TrimRight(first, "\r"))) {
+	n := utf8.RuneCountInString(ctx.partial) + utf8.RuneCountInString(strings.TrimRight(first, "\r"))
+	if muchLongerThanLines(ctx.doc, more, n) {
 		return true, true
 	}
 	return false, false
