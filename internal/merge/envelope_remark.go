@@ -824,8 +824,8 @@ func breaksOffMidSentence(before string) bool {
 	s := strings.TrimRight(before, " \t\r\n")
 	i := strings.LastIndexByte(s, '\n')
 	last := strings.TrimSpace(s[i+1:])
-	if first, _ := utf8.DecodeRuneInString(last); !unicode.IsLetter(first) || words(last) < 5 ||
-		strings.ContainsAny(last, "{}[]<>=|\t\"`") || !mostlyLetters(last) {
+	// (Semicolons are prose's too here; code spans are not.)
+	if first, _ := utf8.DecodeRuneInString(last); !unicode.IsLetter(first) || !proseWithout(last, "{}[]<>=|\t\"`") {
 		return false
 	}
 	inParagraph := i > 0 && strings.TrimSpace(s[strings.LastIndexByte(s[:i], '\n')+1:i]) != ""
@@ -859,16 +859,16 @@ func paragraphShape(doc string, r *remark) {
 // mostly letters and spaces, none of the marks of code or records (code's
 // bare lines, "return x, nil", are shorter).
 func proseLine(line string) bool {
-	s := strings.TrimSpace(line)
-	if words(s) < 5 || strings.ContainsAny(s, "{}[]<>=;|\t\"") || strings.Count(s, " ") < 4 {
-		return false
-	}
-	return mostlyLetters(s)
+	return proseWithout(line, "{}[]<>=;|\t\"")
 }
 
-// mostlyLetters reports whether seven in ten of s's runes are letters or
-// spaces, as in prose.
-func mostlyLetters(s string) bool {
+// proseWithout reports whether a line reads as prose that writes none of
+// marks: five words at least, seven in ten of its runes letters or spaces.
+func proseWithout(line, marks string) bool {
+	s := strings.TrimSpace(line)
+	if words(s) < 5 || strings.ContainsAny(s, marks) || strings.Count(s, " ") < 4 {
+		return false
+	}
 	letters := 0
 	for _, r := range s {
 		if unicode.IsLetter(r) || r == ' ' {
@@ -1005,8 +1005,7 @@ func keepsIndentation(after string, blank bool, c envCtx) bool {
 		len(after) == len(p) || isSpace(after[len(p)]) || !strings.HasSuffix(c.doc, p) {
 		return false
 	}
-	body := strings.TrimRight(c.doc[:len(c.doc)-len(p)], " \t\r\n")
-	prev := body[strings.LastIndexByte(body, '\n')+1:]
+	prev, _ := lastTextLine(c.doc[:len(c.doc)-len(p)])
 	return len(prev) > len(p) && strings.HasPrefix(prev, p) && !isSpace(prev[len(p)])
 }
 

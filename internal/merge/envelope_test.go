@@ -280,27 +280,14 @@ func TestRestartsOfAnyLength(t *testing.T) {
 // restarted from the top with its blank lines changed; one that is a block
 // written over twice may be going on with its next copy, and stays whole.
 func TestShortRestarts(t *testing.T) {
-	cases := []struct {
-		name, first, second, want string
-	}{
-		{"blank lines dropped", "foo _____\n\n\nfoo __\\___\n\n\nfoo", "foo _____\n\nfoo __\\___\n\n\nfoo __*__\n\n\n__foo_\n",
-			"foo _____\n\n\nfoo __\\___\n\n\nfoo __*__\n\n\n__foo_\n"},
-		{"a cut line restarted", "[]\n\n[]: /uri\n\n\n[\n ]\n\n[\n", "[]\n[]: /uri\n\n[\n ]\n\n[\n ]: /uri\n\n\n[foo][]\n",
-			"[]\n\n[]: /uri\n\n\n[\n ]\n\n[\n ]: /uri\n\n\n[foo][]\n"},
-		{"a block written twice goes on", "foo  bar\nfoo  bar\n", "foo bar\nfoo bar\nbaz\n",
-			"foo  bar\nfoo  bar\nfoo bar\nfoo bar\nbaz\n"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			res, err := Merge(Options{Format: "markdown"}, chunksOf(tc.first, tc.second))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Content != tc.want {
-				t.Fatalf("got %q, want %q (joins %+v)", res.Content, tc.want, res.Joins)
-			}
-		})
-	}
+	runCases(t, []mergeCase{
+		{"blank lines dropped", "markdown", []string{"foo _____\n\n\nfoo __\\___\n\n\nfoo", "foo _____\n\nfoo __\\___\n\n\nfoo __*__\n\n\n__foo_\n"},
+			"foo _____\n\n\nfoo __\\___\n\n\nfoo __*__\n\n\n__foo_\n", methodReproduction},
+		{"a cut line restarted", "markdown", []string{"[]\n\n[]: /uri\n\n\n[\n ]\n\n[\n", "[]\n[]: /uri\n\n[\n ]\n\n[\n ]: /uri\n\n\n[foo][]\n"},
+			"[]\n\n[]: /uri\n\n\n[\n ]\n\n[\n ]: /uri\n\n\n[foo][]\n", methodReproduction},
+		{"a block written twice goes on", "markdown", []string{"foo  bar\nfoo  bar\n", "foo bar\nfoo bar\nbaz\n"},
+			"foo  bar\nfoo  bar\nfoo bar\nfoo bar\nbaz\n", ""},
+	})
 }
 
 // TestRestartWhereTheEndRepeats: a document whose last lines wrote their

@@ -56,7 +56,7 @@ func (h *lastHunk) step(line string) {
 		return
 	}
 	if h.old <= 0 && h.new <= 0 {
-		if line != "" && (line[0] == ' ' || line[0] == '+' && !strings.HasPrefix(line, "+++ ") || line[0] == '-' && !strings.HasPrefix(line, "--- ")) {
+		if hunkLineBeyond(line) {
 			h.exact = false // a hunk line beyond the counts
 		}
 		return
@@ -109,7 +109,7 @@ func (f *diffFormat) line(doc string, at int, line string) {
 		f.hunkLine(line)
 		return
 	}
-	if f.hunkEnds && line != "" && (line[0] == ' ' || line[0] == '+' && !strings.HasPrefix(line, "+++ ") || line[0] == '-' && !strings.HasPrefix(line, "--- ")) {
+	if f.hunkEnds && hunkLineBeyond(line) {
 		// A hunk line after the hunk ended: its counts were short.
 		f.loose = true
 	}
@@ -118,7 +118,7 @@ func (f *diffFormat) line(doc string, at int, line string) {
 	switch {
 	case strings.HasPrefix(line, "diff "):
 		f.pendingStart, f.pendingMinus, f.binary = at, false, false
-	case strings.HasPrefix(line, "GIT binary patch") || strings.HasPrefix(line, "Binary files"):
+	case binaryHeader(line):
 		f.binary = true
 	case strings.HasPrefix(line, "--- "):
 		if f.pendingStart < 0 || f.pendingMinus {
@@ -294,9 +294,8 @@ func headerHolds(line, rest string, last bool) bool {
 		if !diffHeaderLine(l) || !headerFields(l) {
 			return false
 		}
-		if e == len(s) || strings.HasPrefix(l, "@@ ") || strings.HasPrefix(l, "+++ ") ||
-			strings.HasPrefix(l, "GIT binary patch") || strings.HasPrefix(l, "Binary files") {
-			// (Binary content follows the last two.)
+		if e == len(s) || strings.HasPrefix(l, "@@ ") || strings.HasPrefix(l, "+++ ") || binaryHeader(l) {
+			// (Binary content follows a binary header.)
 			return true
 		}
 		line, s = "", s[e+1:]
@@ -306,9 +305,8 @@ func headerHolds(line, rest string, last bool) bool {
 
 // headerFields reports whether a git extended header line that carries one
 // field holds nothing after it: a mode ("new file mode 100644", "old mode
-// 0777"), a
-// similarity ("similarity index 100%") or the blob names of an index line
-// (with a mode at most). Other header lines pass.
+// 0777"), a similarity ("similarity index 100%") or the blob names of an
+// index line (with a mode at most). Other header lines pass.
 func headerFields(l string) bool {
 	for _, h := range [...]string{"new file mode ", "deleted file mode ", "old mode ", "new mode "} {
 		if v, ok := strings.CutPrefix(l, h); ok {
@@ -351,8 +349,21 @@ func diffHeaderLine(line string) bool {
 }
 
 // diffHeaders are how a diff's header lines start.
-var diffHeaders = [...]string{"@@ ", "diff ", "--- ", "+++ ", "index ", "new file mode", "deleted file mode", "old mode", "new mode",
+var diffHeaders = []string{"@@ ", "diff ", "--- ", "+++ ", "index ", "new file mode", "deleted file mode", "old mode", "new mode",
 	"similarity index", "dissimilarity index", "rename ", "copy ", "Binary files", "GIT binary patch", "Only in "}
+
+// binaryHeader reports whether a header line announces binary content,
+// whose lines that follow are no diff's.
+func binaryHeader(line string) bool {
+	return strings.HasPrefix(line, "GIT binary patch") || strings.HasPrefix(line, "Binary files")
+}
+
+// hunkLineBeyond reports whether a line read after a hunk's counts ran out
+// is one more of its lines (added, removed or context), not a header: the
+// counts were short.
+func hunkLineBeyond(line string) bool {
+	return line != "" && (line[0] == ' ' || line[0] == '+' && !strings.HasPrefix(line, "+++ ") || line[0] == '-' && !strings.HasPrefix(line, "--- "))
+}
 
 // mayBeHeader reports whether a line still being written may become a
 // header line: it starts one, or is the start of one.

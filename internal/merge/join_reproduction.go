@@ -82,18 +82,13 @@ const minShortRestart = 12
 // "foo") may be going on with its next copy, and is left to the other
 // steps.
 func shortRestart(doc, next string) (int, bool) {
-	// Read only as much of the document as a short one holds: a merge
-	// calls this at every join of a document of any length.
-	n := 0
-	for i := 0; i < len(doc) && i < 1<<16 && n < strongOverlap; i++ {
-		if !isSpace(doc[i]) {
-			n++
-		}
-	}
+	// (Reading at most strongOverlap bytes of content: a merge calls this
+	// at every join of a document of any length.)
+	content := firstContent(doc, strongOverlap)
+	n := len(content)
 	if n < minShortRestart || n >= strongOverlap || strings.Count(strings.TrimSpace(doc), "\n") == 0 {
 		return 0, false
 	}
-	content := firstContent(doc, n)
 	for p := 1; p < n; p++ {
 		if n%p == 0 && string(content[p:]) == string(content[:n-p]) {
 			return 0, false

@@ -130,13 +130,7 @@ func indentRestart(doc string, lineStart int, next string) bool {
 	}
 	// The line before, blank lines aside: a blank line calls for no
 	// indentation of its own.
-	end := lineStart - 1
-	prevStart := strings.LastIndexByte(doc[:max(0, end)], '\n') + 1
-	for prevStart > 0 && strings.TrimSpace(doc[prevStart:max(prevStart, end)]) == "" {
-		end = prevStart - 1
-		prevStart = strings.LastIndexByte(doc[:end], '\n') + 1
-	}
-	prev := doc[prevStart:max(prevStart, end)]
+	prev, prevStart := lastTextLine(doc[:lineStart])
 	target := len(prev) - len(strings.TrimLeft(prev, " \t"))
 	step := 0
 	level := func() int {

@@ -180,6 +180,15 @@ func lineLead(line string) string {
 	return b.String()
 }
 
+// lastTextLine returns the last line of s that holds more than whitespace
+// (its trailing whitespace left out) and the offset where it starts; ""
+// and 0 when no line does.
+func lastTextLine(s string) (string, int) {
+	b := strings.TrimRight(s, " \t\r\n")
+	start := strings.LastIndexByte(b, '\n') + 1
+	return b[start:], start
+}
+
 // wordCount counts the whole-word occurrences of w in s, stopping at limit.
 func wordCount(s, w string, limit int) int {
 	n := 0
