@@ -70,6 +70,7 @@ func remarkForm(line string) (byte, bool) {
 		// line's text ("5" + ".  What did you see instead?").
 		return 0, false
 	}
+	s, smiled := cutSmiley(s)
 	body, note := unwrapNote(s)
 	if body == "" || strings.ContainsAny(body, "\t{}<>=|") || !proseSemicolons(body) {
 		return 0, false
@@ -85,6 +86,10 @@ func remarkForm(line string) (byte, bool) {
 	}
 	end := body[len(body)-1]
 	switch {
+	case smiled && isWordByte(end):
+		// "No problem — continuing 👇": the emoji ends the sentence, as
+		// chat does.
+		return '!', true
 	case strings.HasSuffix(body, "…") || strings.HasSuffix(body, "..."):
 		return ':', true
 	case end == ':' || end == '.' || end == '!' || end == '?':
@@ -95,6 +100,41 @@ func remarkForm(line string) (byte, bool) {
 		return asideEnd(body)
 	}
 	return 0, false
+}
+
+// cutSmiley strips what chat ends a sentence with after its last word or
+// mark: emoji and other pictographs ("Hope this helps! 😊") and the
+// emoticons typed for them (":)", ";-)", ":D"), each after a space or a
+// sentence's end. ok reports that there was one; no document's line ends so
+// and no remark is only that.
+func cutSmiley(s string) (string, bool) {
+	t := s
+	for {
+		u := strings.TrimRight(t, " ")
+		r, n := utf8.DecodeLastRuneInString(u)
+		switch {
+		case n > 0 && (unicode.Is(unicode.So, r) || unicode.Is(unicode.Sk, r) && r > 0x7f || r == 0xfe0f || r == 0x200d):
+			u = u[:len(u)-n]
+		case hasEmoticon(u):
+			u = u[:strings.LastIndexByte(u, ' ')]
+		default:
+			if t == s || strings.TrimSpace(u) == "" {
+				return s, false
+			}
+			return u, true
+		}
+		t = u
+	}
+}
+
+// emoticons are the smileys typed in plain characters.
+var emoticons = []string{":)", ":-)", ";)", ";-)", ":D", ":-D", ":P", "=)", "^^", "^_^"}
+
+// hasEmoticon reports whether s ends with an emoticon standing as a word
+// of its own.
+func hasEmoticon(s string) bool {
+	i := strings.LastIndexByte(s, ' ')
+	return i > 0 && slices.Contains(emoticons, s[i+1:])
 }
 
 // asideEnd reads a line that ends with an aside in brackets, as models add
@@ -825,7 +865,7 @@ func breaksOffMidSentence(before string) bool {
 	i := strings.LastIndexByte(s, '\n')
 	last := strings.TrimSpace(s[i+1:])
 	// (Semicolons are prose's too here; code spans are not.)
-	if first, _ := utf8.DecodeRuneInString(last); !unicode.IsLetter(first) || !proseWithout(last, "{}[]<>=|\t\"`") {
+	if first, _ := utf8.DecodeRuneInString(last); !unicode.IsLetter(first) || !proseWithout(last, "{}[]<>=|\t\"`", 5) {
 		return false
 	}
 	inParagraph := i > 0 && strings.TrimSpace(s[strings.LastIndexByte(s[:i], '\n')+1:i]) != ""
@@ -859,14 +899,20 @@ func paragraphShape(doc string, r *remark) {
 // mostly letters and spaces, none of the marks of code or records (code's
 // bare lines, "return x, nil", are shorter).
 func proseLine(line string) bool {
-	return proseWithout(line, "{}[]<>=;|\t\"")
+	return proseWithout(line, "{}[]<>=;|\t\"", 5)
+}
+
+// sentenceLine reports whether a line reads as a short sentence of prose:
+// three words at least, as proseLine reads them otherwise.
+func sentenceLine(line string) bool {
+	return proseWithout(line, "{}[]<>=;|\t\"", 3)
 }
 
 // proseWithout reports whether a line reads as prose that writes none of
-// marks: five words at least, seven in ten of its runes letters or spaces.
-func proseWithout(line, marks string) bool {
+// marks: n words at least, seven in ten of its runes letters or spaces.
+func proseWithout(line, marks string, n int) bool {
 	s := strings.TrimSpace(line)
-	if words(s) < 5 || strings.ContainsAny(s, marks) || strings.Count(s, " ") < 4 {
+	if words(s) < n || strings.ContainsAny(s, marks) || strings.Count(s, " ") < n-1 {
 		return false
 	}
 	letters := 0
@@ -1057,7 +1103,9 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	r.score++
 	r.evidence = append([]string{"last paragraph of the answer"}, r.evidence...)
 	talk(strings.Join(lines, " "), true, &r)
-	if len(lines) == 1 && bare(lines[0], end1, r) {
+	breaks := c.endBreaks != nil && c.endBreaks(body, lines[0])
+	if len(lines) == 1 && bare(lines[0], end1, r) && !(breaks && isNote(lines[0])) {
+		// (Unless a note the format cannot hold: "**Done.**" after code.)
 		return r, false
 	}
 	if len(lines) == 1 && words(lines[0]) < 3 {
@@ -1082,7 +1130,7 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	if l, ok := readLanguage(c.doc, strings.Join(lines, " "), "\n", ""); ok {
 		l.foreignEvidence(&r)
 	}
-	if c.endBreaks != nil && c.endBreaks(body, lines[0]) {
+	if breaks {
 		r.add(3, "breaks the format after the document")
 	}
 	if blank && breaksOffMidSentence(body) {

@@ -441,3 +441,20 @@ func TestCapitalsGoOn(t *testing.T) {
 		}
 	}
 }
+
+// TestChatEndings: how chat ends a remark (an emoji, an emoticon, a short
+// sentence or an emphasised note after code) is a remark's form; a
+// document's own line that ends so stays.
+func TestChatEndings(t *testing.T) {
+	rows := "id,city,note\n1,Oslo,cold\n2,Rome,warm\n3,Lima,mild\n4,Pune,hot\n"
+	code := "import os\n\n\ndef home():\n    return os.environ.get(\"HOME\", \"/\")\n\n\ndef user():\n    return os.environ.get(\"USER\")\n"
+	readme := "# Oslo tools\n\nA few tools for the city.\n\n## Install\n\nRun the installer and follow the prompts on the screen.\n\n## Thanks\n\n"
+	runCases(t, []mergeCase{
+		{"a trailer ending with an emoji", "csv", []string{rows + "5,Ba", "ku,windy\n\nHope this helps! 😊\n"}, rows + "5,Baku,windy\n", ""},
+		{"a trailer ending with an emoticon", "json", []string{"[1, 2,", " 3]\n\nLet me know if anything looks off :)\n"}, "[1, 2, 3]\n", ""},
+		{"a preamble ending with an emoji", "text", []string{"The quick brown fox jumps over the la", "No problem — continuing 👇\n\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
+		{"a short sentence after code", "code", []string{code[:40], code[40:] + "\nThanks for your patience!\n"}, code, ""},
+		{"an emphasised note after code", "code", []string{code[:40], code[40:] + "\n**That's everything.**\n"}, code, ""},
+		{"a document's line ending with an emoji stays", "markdown", []string{readme[:30], readme[30:] + "Built by the Oslo team ❤️\n"}, readme + "Built by the Oslo team ❤️\n", ""},
+	})
+}

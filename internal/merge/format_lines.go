@@ -140,7 +140,8 @@ func (f *codeFormat) scanFences(region string) {
 	}
 }
 
-// breaks: a sentence of prose standing as a line of its own, or a note
+// breaks: a sentence of prose (three words at least) standing as a line of
+// its own, or a note
 // (emphasised, bracketed), is no code in any language, unless the document
 // is inside a block comment or a long string there; at the line start or
 // after the document's end only (a cut line may be a comment's).
@@ -157,7 +158,7 @@ func (f *codeFormat) endBreaks(doc, body, line string) bool {
 		return false
 	}
 	end, ok := remarkForm(line)
-	return ok && !codeSyntax(line) && (isNote(line) || end != ')' && proseLine(line)) && holdsCode(doc+body)
+	return ok && !codeSyntax(line) && (isNote(line) || end != ')' && sentenceLine(line)) && holdsCode(doc+body)
 }
 
 // holdsCode reports whether the recent text has a line that reads as code
