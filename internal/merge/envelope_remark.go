@@ -371,6 +371,8 @@ var (
 		"have a great", "have a good", "have a nice", "have fun", "take care", "best of luck", "all the best",
 		"happy reading", "happy writing", "happy hacking", "regards", "best wishes", "ciao", "bye", "goodbye",
 		"good day", "good night", "over to you", "your turn", "whenever you", "any feedback", "sorry", "apolog*",
+		"ping me", "shout", "say the word", "any tweaks", "another pass", "looks off", "look off",
+		"come through", "came through", "your patience",
 	}
 	// youWords speak to the reader without offering anything: weaker.
 	youWords = []string{
@@ -399,6 +401,8 @@ var (
 		"that covers", "included", "includes", "ends here", "end here", "the end", "end", "wraps up",
 		"in full", "throughout", "as is", "unchanged", "nothing more", "no more", "final", "nothing else",
 		"nothing further", "intact", "verbatim", "as written", "word for word", "untouched",
+		"that's everything", "is everything", "the remainder", "in its entirety", "start to finish",
+		"top to bottom", "the lot", "omitted", "left out", "brings us to", "wrapping up", "wrap up",
 	}
 	// outputWords name the output itself.
 	outputWords = []string{
