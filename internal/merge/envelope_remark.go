@@ -1060,22 +1060,23 @@ func keepsIndentation(after string, blank bool, c envCtx) bool {
 }
 
 // capitalsGoOn reports whether a line goes on with a word the document was
-// cut in that is written in capitals ("Anonymous FT" + "P is available"):
-// the line's first word is capitals too, and no remark opens so ("I",
-// "A" and "OK" do).
+// cut in that is written in capitals ("Anonymous FT" + "P is available",
+// "bugs are in B" + "UGS. All authors…"): the line's first word is
+// capitals too, the two make a word of three capitals at least, and no
+// remark opens so ("I", "A" and "OK" do).
 func capitalsGoOn(partial, line string) bool {
 	a := len(partial)
 	for a > 0 && partial[a-1] >= 'A' && partial[a-1] <= 'Z' {
 		a--
 	}
-	if len(partial)-a < 2 || a > 0 && isWordByte(partial[a-1]) {
+	if a == len(partial) || a > 0 && isWordByte(partial[a-1]) {
 		return false
 	}
 	b := 0
 	for b < len(line) && line[b] >= 'A' && line[b] <= 'Z' {
 		b++
 	}
-	if b == 0 || b < len(line) && isWordByte(line[b]) {
+	if b == 0 || b < len(line) && isWordByte(line[b]) || len(partial)-a+b < 3 {
 		return false
 	}
 	switch line[:b] {

@@ -432,7 +432,10 @@ func TestCapitalsGoOn(t *testing.T) {
 		{"Anonymous FT", "Picking up where I left off:", false},
 		{"Anonymous FT", "I'll go on from here.", false},
 		{"Anonymous FT", "OK, the rest:", false},
-		{"Anonymous F", "TP is available.", false},
+		{"Anonymous F", "TP is available.", true},
+		{"bugs are in B", "UGS. All authors are mentioned in AUTHORS.", true},
+		{"see item A", "I'll go on from here.", false},
+		{"Chapter I", "OK, the rest:", false},
 		{"Anonymous ft", "P is available.", false},
 		{"aFT", "P is available.", false},
 	} {
