@@ -463,3 +463,19 @@ func TestChatEndings(t *testing.T) {
 		{"a document's line ending with an emoji stays", "markdown", []string{readme[:30], readme[30:] + "Built by the Oslo team ❤️\n"}, readme + "Built by the Oslo team ❤️\n", ""},
 	})
 }
+
+// TestIndentationCuts: a continuation that starts with more of the
+// indentation the document was cut in goes on with it where the line
+// before calls for the whole of it: a bracket left open aligns the next
+// line with its contents, and the document's indentation step is the one
+// it uses most, not a stray one.
+func TestIndentationCuts(t *testing.T) {
+	aligned := "class Prop:\n    def __init__(self, getter=None, setter=None,\n                 nick='', blurb=''):\n        self.getter = getter\n"
+	cutAligned := strings.Index(aligned, "nick") - 9
+	stray := "class Lexer:\n    delims = (r'a'\n     r'b')\n    names = [\n        'x',\n        'y',\n    ]\n\n    tokens = {\n        'root': [\n            (r'z', Text),\n        ],\n    }\n"
+	cutStray := strings.Index(stray, "'root'") - 5
+	runCases(t, []mergeCase{
+		{"a line aligned with an open bracket's contents", "code", []string{aligned[:cutAligned], aligned[cutAligned:]}, aligned, ""},
+		{"one stray space is no indentation step", "code", []string{stray[:cutStray], stray[cutStray:]}, stray, ""},
+	})
+}

@@ -147,6 +147,11 @@ func indentRestart(doc string, lineStart int, next string) bool {
 	if p := strings.TrimRight(prev, " \t\r"); p != "" && strings.ContainsRune("{([:", rune(p[len(p)-1])) {
 		// The previous line opens a block: the next is indented one level more.
 		target += level()
+	} else if col, ok := openBracket(prev); ok {
+		// The previous line leaves a bracket open after some of its
+		// contents: the next lines up with them ("def f(self, a," +
+		// "\n      b):").
+		target = col + 1
 	}
 	if strings.IndexByte("}])", next[ind]) >= 0 {
 		// The line closes a block: one level less.
@@ -156,15 +161,46 @@ func indentRestart(doc string, lineStart int, next string) bool {
 	return abs(restart-target) < abs(cont-target)
 }
 
+// openBracket returns the offset of the last bracket that line leaves open
+// (outside its quoted strings): where a statement that goes on over the
+// next lines aligns them.
+func openBracket(line string) (int, bool) {
+	var open []int
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'' || c == '`':
+			quote = c
+		case c == '(' || c == '[' || c == '{':
+			open = append(open, i)
+		case (c == ')' || c == ']' || c == '}') && len(open) > 0:
+			open = open[:len(open)-1]
+		}
+	}
+	if len(open) == 0 || quote != 0 {
+		return 0, false
+	}
+	return open[len(open)-1], true
+}
+
 // indentStep is the document's indentation step before offset end: the
-// smallest change of indentation between two lines in a row (blank lines
-// aside) among its last lines, 0 when they show none.
+// most frequent change of indentation between two lines in a row (blank
+// lines aside) among its last lines, the smaller on a tie, 0 when they
+// show none. (The smallest change would be a stray one: a line aligned
+// one space past another.)
 func indentStep(doc string, end int) int {
 	w := doc[max(0, end-4<<10):end]
 	if i := strings.IndexByte(w, '\n'); i >= 0 && len(w) < end {
 		w = w[i+1:] // the first line may be cut
 	}
-	step, prev := 0, -1
+	counts := make(map[int]int)
+	prev := -1
 	for w != "" {
 		line := w
 		if i := strings.IndexByte(w, '\n'); i >= 0 {
@@ -177,10 +213,16 @@ func indentStep(doc string, end int) int {
 			continue
 		}
 		ind := len(line) - len(t)
-		if d := abs(ind - prev); prev >= 0 && d > 0 && (step == 0 || d < step) {
-			step = d
+		if d := abs(ind - prev); prev >= 0 && d > 0 {
+			counts[d]++
 		}
 		prev = ind
+	}
+	step := 0
+	for d, n := range counts {
+		if step == 0 || n > counts[step] || n == counts[step] && d < step {
+			step = d
+		}
 	}
 	return step
 }
