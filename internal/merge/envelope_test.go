@@ -456,6 +456,7 @@ func TestChatEndings(t *testing.T) {
 		{"a trailer ending with an emoji", "csv", []string{rows + "5,Ba", "ku,windy\n\nHope this helps! 😊\n"}, rows + "5,Baku,windy\n", ""},
 		{"a trailer ending with an emoticon", "json", []string{"[1, 2,", " 3]\n\nLet me know if anything looks off :)\n"}, "[1, 2, 3]\n", ""},
 		{"a preamble ending with an emoji", "text", []string{"The quick brown fox jumps over the la", "No problem — continuing 👇\n\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
+		{"a preamble after a cut line of indentation in code", "code", []string{code + "\n\ndef both():\n    return g(\n        h(\n            home(),\n     ", "As before, continuing exactly where I was cut off.\n       user(),\n        ),\n    )\n"}, code + "\n\ndef both():\n    return g(\n        h(\n            home(),\n            user(),\n        ),\n    )\n", ""},
 		{"a short sentence after code", "code", []string{code[:40], code[40:] + "\nThanks for your patience!\n"}, code, ""},
 		{"an emphasised note after code", "code", []string{code[:40], code[40:] + "\n**That's everything.**\n"}, code, ""},
 		{"a closing offer in words of its own", "markdown", []string{readme[:30], readme[30:] + "Thanks to everyone who helped.\n\nAny other questions, just say the word.\n"}, readme + "Thanks to everyone who helped.\n", ""},

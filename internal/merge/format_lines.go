@@ -140,13 +140,14 @@ func (f *codeFormat) scanFences(region string) {
 	}
 }
 
-// breaks: a sentence of prose (three words at least) standing as a line of
-// its own, or a note
-// (emphasised, bracketed), is no code in any language, unless the document
-// is inside a block comment or a long string there; at the line start or
-// after the document's end only (a cut line may be a comment's).
+// breaks: a sentence of prose (three words at least) standing as a line
+// of its own, or a note (emphasised, bracketed), is no code in any
+// language, unless the document is inside a block comment or a long
+// string there; at the line start (after a cut line of indentation alone
+// too) or after the document's end only (a cut line with text may be a
+// comment's).
 func (f *codeFormat) breaks(doc, line, after string) bool {
-	if doc != "" && !strings.HasSuffix(doc, "\n") {
+	if strings.TrimRight(doc[strings.LastIndexByte(doc, '\n')+1:], " \t") != "" {
 		return false
 	}
 	return f.endBreaks(doc, "", line)
