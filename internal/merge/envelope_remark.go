@@ -401,7 +401,8 @@ var (
 		"that covers", "included", "includes", "ends here", "end here", "the end", "end", "wraps up",
 		"in full", "throughout", "as is", "unchanged", "nothing more", "no more", "final", "nothing else",
 		"nothing further", "intact", "verbatim", "as written", "word for word", "untouched",
-		"that's everything", "is everything", "the remainder", "in its entirety", "start to finish",
+		"that's everything", "is everything", "be everything", "everything you need", "that should be it",
+		"remainder", "in its entirety", "start to finish",
 		"top to bottom", "the lot", "omitted", "left out", "brings us to", "wrapping up", "wrap up",
 	}
 	// outputWords name the output itself.

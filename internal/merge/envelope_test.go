@@ -461,6 +461,7 @@ func TestChatEndings(t *testing.T) {
 		{"an emphasised note after code", "code", []string{code[:40], code[40:] + "\n**That's everything.**\n"}, code, ""},
 		{"a closing offer in words of its own", "markdown", []string{readme[:30], readme[30:] + "Thanks to everyone who helped.\n\nAny other questions, just say the word.\n"}, readme + "Thanks to everyone who helped.\n", ""},
 		{"a closing remark that the copy is whole", "markdown", []string{readme[:30], readme[30:] + "Thanks to everyone who helped.\n\nThere it is, start to finish.\n"}, readme + "Thanks to everyone who helped.\n", ""},
+		{"a closing remark that hands over the remainder", "markdown", []string{readme[:30], readme[30:] + "Thanks to everyone who helped.\n\nRemainder delivered as requested.\n"}, readme + "Thanks to everyone who helped.\n", ""},
 		{"a document's line ending with an emoji stays", "markdown", []string{readme[:30], readme[30:] + "Built by the Oslo team ❤️\n"}, readme + "Built by the Oslo team ❤️\n", ""},
 	})
 }
