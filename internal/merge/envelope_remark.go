@@ -102,28 +102,26 @@ func remarkForm(line string) (byte, bool) {
 	return 0, false
 }
 
-// cutSmiley strips what chat ends a sentence with after its last word or
-// mark: emoji and other pictographs ("Hope this helps! 😊") and the
-// emoticons typed for them (":)", ";-)", ":D"), each after a space or a
-// sentence's end. ok reports that there was one; no document's line ends so
-// and no remark is only that.
+// cutSmiley strips what chat ends a sentence with: emoji and other
+// pictographs ("Hope this helps! 😊", their modifiers and joiners too) and
+// the emoticons typed for them (":)", ";-)", ":D") standing as words of
+// their own. ok reports that there was one and text before it; no remark
+// is a smiley alone.
 func cutSmiley(s string) (string, bool) {
-	t := s
+	t := strings.TrimRight(s, " ")
 	for {
-		u := strings.TrimRight(t, " ")
-		r, n := utf8.DecodeLastRuneInString(u)
+		r, n := utf8.DecodeLastRuneInString(t)
 		switch {
 		case n > 0 && (unicode.Is(unicode.So, r) || unicode.Is(unicode.Sk, r) && r > 0x7f || r == 0xfe0f || r == 0x200d):
-			u = u[:len(u)-n]
-		case hasEmoticon(u):
-			u = u[:strings.LastIndexByte(u, ' ')]
+			t = strings.TrimRight(t[:len(t)-n], " ")
+		case hasEmoticon(t):
+			t = strings.TrimRight(t[:strings.LastIndexByte(t, ' ')], " ")
 		default:
-			if t == s || strings.TrimSpace(u) == "" {
+			if len(t) == len(strings.TrimRight(s, " ")) || t == "" {
 				return s, false
 			}
-			return u, true
+			return t, true
 		}
-		t = u
 	}
 }
 

@@ -189,6 +189,9 @@ func openBracket(line string) (int, bool) {
 	return open[len(open)-1], true
 }
 
+// maxIndentStep is the widest indentation step a document is read to use.
+const maxIndentStep = 16
+
 // indentStep is the document's indentation step before offset end: the
 // most frequent change of indentation between two lines in a row (blank
 // lines aside) among its last lines, the smaller on a tie, 0 when they
@@ -199,7 +202,9 @@ func indentStep(doc string, end int) int {
 	if i := strings.IndexByte(w, '\n'); i >= 0 && len(w) < end {
 		w = w[i+1:] // the first line may be cut
 	}
-	counts := make(map[int]int)
+	// Counts of each change, up to the widest a step is (wider ones are
+	// alignment, never a step).
+	var counts [maxIndentStep + 1]int
 	prev := -1
 	for w != "" {
 		line := w
@@ -213,14 +218,15 @@ func indentStep(doc string, end int) int {
 			continue
 		}
 		ind := len(line) - len(t)
-		if d := abs(ind - prev); prev >= 0 && d > 0 {
+		if d := abs(ind - prev); prev >= 0 && d > 0 && d <= maxIndentStep {
 			counts[d]++
 		}
 		prev = ind
 	}
 	step := 0
 	for d, n := range counts {
-		if step == 0 || n > counts[step] || n == counts[step] && d < step {
+		if n > counts[step] {
+			// (Ascending: a tie keeps the smaller.)
 			step = d
 		}
 	}
