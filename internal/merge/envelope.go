@@ -235,9 +235,13 @@ func (e *envelope) cutOpeningFence(c envCtx) bool {
 		return false
 	}
 	// Glued to a cut line, a wrapper starts the chunk's first byte; an
-	// indented fence there goes on with the line.
-	glued := !c.atLineStart && t != "" && (t[0] == ' ' || t[0] == '\t')
+	// indented fence there goes on with the line, and so does a run of
+	// tildes that goes on with the cut line's ("#~" + "~~~~0") unless it
+	// names the document's format ("~~" + "~~~md"). (Not backticks: models
+	// open their wrapper right after a cut line's backtick.)
 	info, ok := fenceLine(t[:i])
+	glued := !c.atLineStart && t != "" && (t[0] == ' ' || t[0] == '\t' ||
+		t[0] == '~' && strings.HasSuffix(c.partial, "~") && !c.fences.named(info))
 	if !ok || glued || restartsCutLine(t[:i], c) {
 		return false
 	}

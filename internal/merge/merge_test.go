@@ -502,6 +502,10 @@ func TestFencesAndHeaders(t *testing.T) {
 		{"wrapper closed after a fence the cut line opens", "markdown", []string{
 			"# T\n\nSome text here.\n\n```go\nx := 1\n```\n\nMore ", "```\ntext and", "```\n more.\n\n```sql", "```\n\nSELECT 1;\n```\n```\n"},
 			"# T\n\nSome text here.\n\n```go\nx := 1\n```\n\nMore text and more.\n\n```sql\nSELECT 1;\n```\n", ""},
+		// A run of tildes that goes on with the cut line's is the line's
+		// text; one naming the document's format is still the wrapper.
+		{"tildes going on with the cut line's", "text", []string{"#~", "~~~~0\n-PLR-0V0E-"}, "#~~~~~0\n-PLR-0V0E-", ""},
+		{"tilde wrapper naming the format after a cut in tildes", "markdown", []string{"Intro.\n\n~~", "~~~~~md\n~~ ruby\nx\n~~~~\n~~~~~\n"}, "Intro.\n\n~~~~ ruby\nx\n~~~~\n", ""},
 	})
 }
 
