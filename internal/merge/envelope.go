@@ -242,7 +242,9 @@ func (e *envelope) cutOpeningFence(c envCtx) bool {
 	info, ok := fenceLine(t[:i])
 	glued := !c.atLineStart && t != "" && (t[0] == ' ' || t[0] == '\t' ||
 		t[0] == '~' && strings.HasSuffix(c.partial, "~") && !c.fences.named(info))
-	if !ok || glued || restartsCutLine(t[:i], c) {
+	if !ok || glued || restartsCutLine(t[:i], c) || info != "" && info[0] >= '0' && info[0] <= '9' {
+		// (A wrapper names a language, if anything, and no language's
+		// name starts with a digit: "0" + "~~~~~0".)
 		return false
 	}
 	// A fence right after a remark the envelope removed is the model's:
