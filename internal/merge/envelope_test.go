@@ -317,6 +317,28 @@ func TestRestartWhereTheEndRepeats(t *testing.T) {
 	}
 }
 
+// TestRestartCutInARule: a document cut in a rule of dashes, whose last
+// content holds no word to look for, restarted from the top with its
+// lines rewrapped, is joined after the reproduction.
+func TestRestartCutInARule(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Traces\n\nThe traces below were taken from\nthe scheduler's test runs.\n\n")
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&b, "## Run %d\n\n```\nG1            G2\n%s\nlock(mu%d)\n```\n\n", i, strings.Repeat("-", 62), i)
+	}
+	doc := b.String()
+	cut := strings.LastIndex(doc, "G2\n") + 3 + 40
+	restart := strings.Replace(doc, "from\nthe", "from the", 1)
+	at := strings.LastIndex(restart, "G2\n") + 3 + 40
+	res, err := Merge(Options{Format: "markdown"}, chunksOf(doc[:cut], restart[:at]+doc[cut:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content != doc || res.Joins[0].Method != methodReproduction {
+		t.Fatalf("merge differs (joins %+v)\n%s", res.Joins, res.Content)
+	}
+}
+
 // TestDocumentLanguage: the document's byte n-gram model says that text
 // going on with a cut word fits the cut better than it fits after a
 // remark, and that English prose reads unlike code.

@@ -132,12 +132,13 @@ type contentBorder struct{ n, end, start int }
 // hold the longest run of it are the only candidates, each checked
 // backwards, where a wrong one fails at once; so a continuation costs a
 // substring search, whatever its length. It reports false when the checks
-// cost more than a few passes over next (text of one repeated run), for
-// the caller to use slowContentBorders.
+// cost more than a few passes over next (text of one repeated run), or
+// when the document's last content holds no word to search for (a rule of
+// dashes), for the caller to use slowContentBorders.
 func contentBorders(doc, next string) ([]contentBorder, bool) {
 	run, after := tailRun(doc, strongOverlap)
 	if run == "" {
-		return nil, true
+		return nil, after < 0
 	}
 	budget := 4*len(next) + 64
 	// The places are found forwards (a vector search; backwards is
@@ -171,7 +172,8 @@ func contentBorders(doc, next string) ([]contentBorder, bool) {
 
 // tailRun returns the longest run of word bytes (letters, digits, '_')
 // among the document's last n bytes of content, and how many bytes of
-// content follow it ("" when the document holds fewer than n). A change of
+// content follow it ("" and -1 when the document holds fewer than n;
+// "" and 0 when they hold no word). A change of
 // whitespace never splits a word, so a reproduction holds the run as it is.
 func tailRun(doc string, n int) (string, int) {
 	best, bestAfter := "", 0
@@ -197,7 +199,7 @@ func tailRun(doc string, n int) (string, int) {
 		seen++
 	}
 	if seen < n {
-		return "", 0
+		return "", -1
 	}
 	if end >= 0 {
 		best, bestAfter = longer(doc, i, end, best, bestAfter, seen)
