@@ -99,6 +99,11 @@ func chunkEnd(res Result, i int, p string) string {
 // chunkEndKept: only new text must survive; a tail the document already
 // holds may be a repeat the merge rightly removed.
 func chunkEndKept(res Result, i int, p, before string) bool {
+	if s := strings.TrimSpace(p); len(s) >= 4 && strings.HasSuffix(strings.TrimSpace(res.Content), s[len(s)-4:]) && !strings.Contains(before, s[len(s)-4:]) {
+		// The chunk's last bytes end the merge as they are: what a line
+		// before them lost is no end of the chunk's.
+		return true
+	}
 	tailOf := chunkEnd(res, i, p)
 	return tailOf == "" || strings.Contains(res.Content, tailOf) || strings.Contains(before, tailOf)
 }
