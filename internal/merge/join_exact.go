@@ -83,7 +83,7 @@ func acceptExact(doc string, l, habit int) (bool, float64) {
 		return false, 0
 	}
 	rep := doc[len(doc)-l:]
-	if habit < 0 && (l < 2*strongOverlap || repeatedNearby(doc, rep)) {
+	if habit < 0 && (l < 2*strongOverlap && !restartsLines(doc, rep) || repeatedNearby(doc, rep)) {
 		// A model that goes on where the joins show it: a repeat shorter
 		// than a line or two, or one of text the document repeats itself,
 		// is the document's (examples that vary a line, records that share
@@ -108,6 +108,28 @@ func acceptExact(doc string, l, habit int) (bool, float64) {
 		return false, 0
 	}
 	return true, conf
+}
+
+// restartsLines reports whether a repeat rep of the document's end starts
+// over whole lines: from a line start, over a line break, up to a cut
+// line of words that, left uncut, would be glued to a copy of the first
+// line it does not start ("### mksysnum\n\nMksysnum is " + "### mksysnum\n\n
+// Mksysnum is a Go program": "Mksysnum is ### mksysnum" is a line no
+// document writes). A model that goes on elsewhere may still start over
+// here, as the line it glues says.
+func restartsLines(doc, rep string) bool {
+	start := len(doc) - len(rep)
+	nl := strings.LastIndexByte(rep, '\n')
+	if nl < 0 || start > 0 && doc[start-1] != '\n' {
+		return false
+	}
+	first, _, _ := strings.Cut(rep, "\n")
+	partial := rep[nl+1:]
+	if strings.TrimSpace(first) == "" || strings.HasPrefix(first, partial) || alnumCount(partial) < 4 {
+		return false
+	}
+	_, distinct := contentBytes(rep)
+	return distinct >= 6
 }
 
 // exactRepeat is what acceptExact weighs of a candidate repeat rep, the

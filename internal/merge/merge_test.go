@@ -522,6 +522,21 @@ func TestWrapperHabit(t *testing.T) {
 	})
 }
 
+// TestRestartOfLinesAmongGoingOn: a model that goes on at its other joins
+// may still start over a heading and the cut line after it at one: left
+// uncut, the repeat would glue the cut line's words to the heading.
+func TestRestartOfLinesAmongGoingOn(t *testing.T) {
+	doc := "# Tools\n\nThe queue keeps every job durable across restarts of the worker pool.\n\n" +
+		"## mksysnum\n\nMksysnum is a program that reads the kernel headers and writes tables.\n\n" +
+		"## mkerrors\n\nMkerrors reads the error numbers and writes their names into a table.\n"
+	a := strings.Index(doc, "durable") + 3
+	b := strings.Index(doc, "Mksysnum is ") + len("Mksysnum is ")
+	c := strings.Index(doc, "error numbers") + 5
+	runCases(t, []mergeCase{
+		{"a heading started over", "markdown", []string{doc[:a], doc[a:b], doc[strings.Index(doc, "## mksysnum"):c], doc[c:]}, doc, ""},
+	})
+}
+
 // TestMidWordRepeats: a model whose repeats start where its tokenizer's
 // tokens do repeats from inside a word; at its other joins it repeats too.
 func TestMidWordRepeats(t *testing.T) {
