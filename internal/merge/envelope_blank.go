@@ -230,27 +230,33 @@ func lengthVote(t string, ctx envCtx) (keep, decided bool) {
 }
 
 // wrapsLines reports whether most of the document's last lines and of the
-// complete lines of more (see muchLongerThanLines) that have text fill
-// three quarters of the longest at least: text wrapped at a width, which
-// it returns (the longest).
+// complete lines of more (see muchLongerThanLines) that have text, of
+// those inside a paragraph (another line of text follows them), fill three
+// quarters of the longest at least: text wrapped at a width, which it
+// returns (the longest). A paragraph's last line ends where its text does,
+// whatever the width.
 func wrapsLines(doc, more string) (int, bool) {
-	var lens []int
-	for _, l := range append(lineLengths(tail(doc, leadWindow)), lineLengths(head(more, leadWindow))...) {
-		if l > 0 {
-			lens = append(lens, l)
+	longest, lines, inner, full := 0, 0, 0, 0
+	for _, lens := range [2][]int{lineLengths(tail(doc, leadWindow)), lineLengths(head(more, leadWindow))} {
+		for _, l := range lens {
+			longest = max(longest, l)
 		}
 	}
-	longest := 0
-	for _, l := range lens {
-		longest = max(longest, l)
-	}
-	full := 0
-	for _, l := range lens {
-		if 4*l >= 3*longest {
-			full++
+	for _, lens := range [2][]int{lineLengths(tail(doc, leadWindow)), lineLengths(head(more, leadWindow))} {
+		for k, l := range lens {
+			if l == 0 {
+				continue
+			}
+			lines++
+			if k+1 < len(lens) && lens[k+1] > 0 {
+				inner++
+				if 4*l >= 3*longest {
+					full++
+				}
+			}
 		}
 	}
-	return longest, len(lens) >= 16 && 2*full >= len(lens)
+	return longest, lines >= 16 && inner > 0 && 2*full >= inner
 }
 
 // junctionVote decides the line breaks between a preamble and the text

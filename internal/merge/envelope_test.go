@@ -365,16 +365,24 @@ func TestDocumentLanguage(t *testing.T) {
 func TestLineBreakAfterPreamble(t *testing.T) {
 	prose := "Results, as before, are kept for a week, and each run, once done, writes a note.\n"
 	wrapped := "Totals came out even,\nbut the counts did not,\nso the run was repeated,\nand the logs were kept.\n"
+	paragraphs := strings.Repeat("The queue hands each chunk to a worker, which asks the model for the rest\n"+
+		"of the answer and stores what it wrote before it hands the next one over\nto the queue again.\n\n"+
+		"- one item\n\n- another item\n\n- a third item, longer\n\n", 3)
 	cases := []struct {
 		name, doc, text string
 		keep            bool
 	}{
 		{"after a comma the document breaks its lines", wrapped + "On the second machine,", "\nthe totals held.\n", true},
 		{"after a comma prose goes on with a space", prose + "Later, once the run ended,", "\n the note was written.\n", false},
+		// Paragraphs wrapped at a width, each ending short, between
+		// one-line items: the text after the break would make the cut line
+		// twice as long as the paragraphs' lines.
+		{"wrapped paragraphs ending short", paragraphs + "The workers keep every chunk of the answer in the store there", "\nare no other copies of it anywhere, so the store is where to look for them\n" + paragraphs, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &textFormat{}
+			f.observe(tc.doc, 0)
 			c := envCtx{site: f.site(tc.doc), blank: f.traits().blank}
 			if got := blankLineIsNew(tc.text, c); got != tc.keep {
 				t.Errorf("blankLineIsNew = %v, want %v", got, tc.keep)
