@@ -207,16 +207,29 @@ func hunkCounts(line string) (int, int) {
 }
 
 // stripStructure removes the file header and the hunk header a
-// continuation restates before the line in progress.
+// continuation restates before the line in progress. Not a hunk header
+// that starts with the document's cut line: the continuation starts that
+// line over ("@@ -5" + "@@ -5,16 +11,10 @@", a hunk the diff wrote before
+// too), where going on after the header would not make the cut line a
+// hunk header ("@@ -0,0 +1," + "@@ -0,0 +1,62 @@\n" + "5 @@" is the last
+// header restated, and so is one the cut line's header follows whole).
+// (A file header that starts with the cut line may be the
+// last file's restated: "--- /dev/nu" + "--- /dev/null\n+++ b/other.go".)
 func (f *diffFormat) stripStructure(doc, t string) (string, string) {
 	note := ""
+	cut := doc[f.lineStart:]
+	restarts := func(h string) bool {
+		after, _, _ := strings.Cut(t[len(h):], "\n")
+		return strings.HasPrefix(cut, "@@ -") && len(cut) > len("@@ -") && strings.HasPrefix(h, cut) &&
+			!hunkHeaderLine(cut+after) && !hunkHeaderLine(after)
+	}
 	for _, h := range []string{f.fileHeader, f.minimalHeader} {
 		if h != "" && strings.HasPrefix(t, h) && !strings.HasSuffix(doc, h) {
 			t, note = t[len(h):], "diff file header"
 			break
 		}
 	}
-	if f.hunkHeader != "" && strings.HasPrefix(t, f.hunkHeader) && !strings.HasSuffix(doc, f.hunkHeader) {
+	if f.hunkHeader != "" && strings.HasPrefix(t, f.hunkHeader) && !strings.HasSuffix(doc, f.hunkHeader) && !restarts(f.hunkHeader) {
 		t = t[len(f.hunkHeader):]
 		note = strings.TrimPrefix(note+", hunk header", ", ")
 	}
@@ -346,6 +359,14 @@ func diffHeaderLine(line string) bool {
 		}
 	}
 	return false
+}
+
+// hunkHeaderLine reports whether line reads as a hunk header: "@@ -a,b
+// +c,d @@", the counts optional.
+func hunkHeaderLine(line string) bool {
+	rest, ok := strings.CutPrefix(line, "@@ -")
+	plus := strings.Index(rest, " +")
+	return ok && plus > 0 && strings.Contains(rest[plus:], " @@")
 }
 
 // diffHeaders are how a diff's header lines start.

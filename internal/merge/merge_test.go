@@ -104,6 +104,20 @@ func TestDiff(t *testing.T) {
 		{"repeated headers", "diff", []string{head + hunk + " a\n-b\n+c\n d", head + hunk + " d\n e\n"}, head + hunk + " a\n-b\n+c\n d\n e\n", ""},
 		{"repeated hunk header only", "diff", []string{head + hunk + " a\n-b\n", hunk + "+c\n d\n e\n"}, head + hunk + " a\n-b\n+c\n d\n e\n", "structural"},
 	})
+	// The same hunks in two files, the last one's counts longer than its
+	// lines (the diff read on as that hunk's): a continuation that starts
+	// a hunk header over is no restated header to take away.
+	file := func(n string) string {
+		return "diff --git a/" + n + " b/" + n + "\n--- a/" + n + "\n+++ b/" + n + "\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n@@ -5,16 +5,18 @@\n x\n+y\n z\n"
+	}
+	doc := file("one.txt") + file("two.txt")
+	cut := strings.LastIndex(doc, "@@ -5") + len("@@ -5")
+	runCases(t, []mergeCase{
+		{"a hunk header the diff wrote before started over", "diff", []string{doc[:cut], doc[cut-len("@@ -5"):]}, doc, ""},
+		// The last hunk's header restated before the cut line goes on:
+		// the cut line and what follows the header make a hunk header.
+		{"the last hunk header restated, then the cut line", "diff", []string{doc[:cut+2], "@@ -5,16 +5,18 @@\n" + doc[cut+2:]}, doc, ""},
+	})
 }
 
 func TestCSV(t *testing.T) {
