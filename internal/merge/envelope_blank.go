@@ -122,7 +122,9 @@ func firstByteVote(r string, ctx envCtx) (keep, decided bool) {
 		// (After a list item's bare marker, spaces set its text apart:
 		// "1." + "  foo".)
 		return true, true
-	case strings.IndexByte(".!?:;", ctx.end) >= 0 && (c >= 'A' && c <= 'Z' || strings.IndexByte("-+@#/*>|", c) >= 0):
+	case strings.IndexByte(".!?:;", ctx.end) >= 0 && !strings.HasSuffix(ctx.partial, "::") && (c >= 'A' && c <= 'Z' || strings.IndexByte("-+@#/*>|", c) >= 0):
+		// (Not after "::", a scope's, which no sentence ends with:
+		// "ThreadContext::" + "OnFinished".)
 		// Unless the document already glues that punctuation to a word
 		// ("types." + "Signature", "::)?" + "Unlock").
 		return !isWordByte(c) || !gluePlausible(tail(ctx.doc, leadWindow), r), true

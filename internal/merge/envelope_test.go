@@ -377,6 +377,7 @@ func TestLineBreakAfterPreamble(t *testing.T) {
 		// Paragraphs wrapped at a width, each ending short, between
 		// one-line items: the text after the break would make the cut line
 		// twice as long as the paragraphs' lines.
+		{"after a scope's \"::\" a name goes on", prose + "However, ThreadContext::", "\nOnFinished uses the head, assuming it is set.\n", false},
 		{"wrapped paragraphs ending short", paragraphs + "The workers keep every chunk of the answer in the store there", "\nare no other copies of it anywhere, so the store is where to look for them\n" + paragraphs, true},
 	}
 	for _, tc := range cases {
