@@ -43,6 +43,20 @@ func gluePlausible(doc, right string) bool {
 		b++
 	}
 	tok := run + right[:b]
+	if usesWhole(before, tok, word) {
+		return true
+	}
+	// A word the document wrote at a sentence's start is the same word
+	// ("It is" before, "that i" + "t is" now).
+	if c := tok[0]; word && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+		return usesWhole(before, string(c^0x20)+tok[1:], word)
+	}
+	return false
+}
+
+// usesWhole reports whether before holds tok as a whole token: not inside a
+// longer run of bytes of its kind (word bytes when word, else punctuation).
+func usesWhole(before, tok string, word bool) bool {
 	for i := 0; ; {
 		j := strings.Index(before[i:], tok)
 		if j < 0 {

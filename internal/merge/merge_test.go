@@ -308,6 +308,10 @@ func TestShortRepeats(t *testing.T) {
 			"{\"a\":\"x\",\"t\":\"TestIndexRandom\"}\n{\"a\":\"x\",\"t\":\"TestIndexRandom\"}\n{\"a\":\"y\",\"t\":\"TestIndexRandom\"}\n", "none"},
 		{"short repeat that would glue words", "code", []string{"func f() {\n\tfrom, to := g()\n\tif f", "if from == to {\n\t\treturn\n\t}\n}\n"}, "func f() {\n\tfrom, to := g()\n\tif from == to {\n\t\treturn\n\t}\n}\n", "exact"},
 		{"new word at a clean join kept", "text", []string{"We need more than we need", "ed yesterday.\n"}, "We need more than we needed yesterday.\n", "none"},
+		// "t i" + "t is": keeping the repeat glues "it", a word the
+		// document wrote only at a sentence's start ("It"), so it is no
+		// new token.
+		{"a word written capitalised before goes on", "diff", []string{"+The head is set later. It is read first,\n+assuming that i", "t is\n+set.\n"}, "+The head is set later. It is read first,\n+assuming that it is\n+set.\n", "none"},
 		{"ragged csv rows", "csv", []string{"a,b,c,d\n1,2,3\n4,5,6,7\n8,9", "4,5,6,7\n8,9,10\n"}, "a,b,c,d\n1,2,3\n4,5,6,7\n8,9,10\n", ""},
 	})
 }
