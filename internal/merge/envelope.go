@@ -62,6 +62,12 @@ type envCtx struct {
 	endBreaks func(body, line string) bool
 }
 
+// atProse reports whether the cut line opened a place where the format
+// writes prose (a comment, a docstring), which a line of prose goes on.
+func (c envCtx) atProse() bool {
+	return c.proseAt != nil && !c.atLineStart && c.proseAt(c.partial)
+}
+
 // reading is how the envelope step reads an uncertain remark.
 type reading int
 

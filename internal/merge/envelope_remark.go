@@ -640,11 +640,23 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	}
 	languageEvidence(line, after, blank, c, &r)
 	habitEvidence(line, c, &r)
-	if fl, _, _ := strings.Cut(after, "\n"); isFenceLine(fl) {
+	if fl, _, _ := strings.Cut(after, "\n"); isFenceLine(fl) && wrapperLike(fl, c) {
 		r.add(2, "a fence line follows it")
 	}
 	documentEvidence(line, breaks, c, &r)
 	return r, true
+}
+
+// wrapperLike reports whether a fence line after a first line may be the
+// model's wrapper: in a format whose own fences are everywhere (Markdown's
+// "To see the options, run:" and its code block), only one that names the
+// format.
+func wrapperLike(fl string, c envCtx) bool {
+	if c.fences.lineStart != wrapNamed {
+		return true
+	}
+	info, _ := fenceLine(fl)
+	return c.fences.named(info)
 }
 
 // habitEvidence weighs what the job's other continuations show: the model
@@ -662,7 +674,7 @@ func habitEvidence(line string, c envCtx, r *remark) {
 // it, a line that breaks its format where the rest joins (breaks), or a
 // line it already has.
 func documentEvidence(line string, breaks bool, c envCtx, r *remark) {
-	if c.proseAt == nil || c.atLineStart || !c.proseAt(c.partial) {
+	if !c.atProse() {
 		// (Going on with a cut line that opened a comment, prose is like
 		// the document: "// " + "Remaining operands may have references.")
 		if body, _ := unwrapNote(strings.TrimSpace(line)); proseLine(body) || isNote(line) && words(body) >= 2 && !strings.ContainsAny(body, ",()") {
@@ -997,7 +1009,11 @@ func languageEvidence(line, after string, blank bool, c envCtx, r *remark) {
 	case l.goesOn <= -3:
 		r.add(-1, "the text after it starts a line of the document's")
 	}
-	l.foreignEvidence(r)
+	if !c.atProse() {
+		// (Prose after a cut line that opened a comment is like the
+		// document's comments, whatever the code around them.)
+		l.foreignEvidence(r)
+	}
 	if !c.atLineStart && c.partial != "" && l.apart >= 4 {
 		r.add(1, "does not go on with the cut line")
 	}

@@ -218,10 +218,11 @@ func codeSyntax(line string) bool {
 	return false
 }
 
-// inComment reports whether a cut line of code opened a line comment.
+// inComment reports whether a cut line of code opened a line comment or a
+// docstring (Python's `"""`), where prose goes on.
 func inComment(partial string) bool {
 	s := strings.TrimLeft(partial, " \t")
-	for _, c := range []string{"//", "#", "/*", "* ", "--", "%", ";"} {
+	for _, c := range []string{"//", "#", "/*", "* ", "--", "%", ";", `"""`, "'''"} {
 		if strings.HasPrefix(s, c) {
 			return true
 		}
