@@ -516,8 +516,12 @@ func TestIndentationCuts(t *testing.T) {
 	cutAligned := strings.Index(aligned, "nick") - 9
 	stray := "class Lexer:\n    delims = (r'a'\n     r'b')\n    names = [\n        'x',\n        'y',\n    ]\n\n    tokens = {\n        'root': [\n            (r'z', Text),\n        ],\n    }\n"
 	cutStray := strings.Index(stray, "'root'") - 5
+	hung := "    def recv(self, flags=None):\n        \"\"\"\n        :param flags: (optional) The only supported flag is ``MSG_PEEK``,\n" +
+		"            all other flags are ignored.\n        \"\"\"\n        return self._recv(flags)\n"
+	cutHung := strings.Index(hung, "all other") - 7
 	runCases(t, []mergeCase{
 		{"a line aligned with an open bracket's contents", "code", []string{aligned[:cutAligned], aligned[cutAligned:]}, aligned, ""},
 		{"one stray space is no indentation step", "code", []string{stray[:cutStray], stray[cutStray:]}, stray, ""},
+		{"a docstring's line hung where its writer put it", "code", []string{hung[:cutHung], hung[cutHung:]}, hung, "none"},
 	})
 }

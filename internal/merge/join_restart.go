@@ -114,11 +114,12 @@ func restartable(partial string, bias bool) bool {
 
 // indentRestart decides a continuation that starts with the indentation the
 // document's last line was cut in: restarting the line gives the line
-// next's indentation, continuing it gives partial plus next's. The choice
-// closer to the indentation the previous line calls for wins: its own, one
-// level more when it opens a block, one level less when the line closes
-// one (a level is the document's own indentation step). The line before is
-// the last one with text.
+// next's indentation, continuing it gives partial plus next's. The line is
+// restarted only where that gives exactly the indentation the previous line
+// calls for and going on does not: its own, one level more when it opens a
+// block, one level less when the line closes one (a level is the
+// document's own indentation step). The line before is the last one with
+// text.
 func indentRestart(doc string, lineStart int, next string) bool {
 	partial := doc[lineStart:]
 	if partial == "" || !strings.HasPrefix(next, partial) || strings.TrimLeft(partial, " \t") != "" {
@@ -157,8 +158,13 @@ func indentRestart(doc string, lineStart int, next string) bool {
 		// The line closes a block: one level less.
 		target -= level()
 	}
+	// Only an indentation the line before calls for exactly tells: the
+	// lines of a docstring's or a comment's prose hang wherever their
+	// writer aligned them ("        :param flags: …,\n" + 5 spaces + 7
+	// spaces "all other flags are ignored."), and going on, the clean
+	// reading, keeps every byte.
 	restart, cont := ind, len(partial)+ind
-	return abs(restart-target) < abs(cont-target)
+	return restart == target && cont != target
 }
 
 // openBracket returns the offset of the last bracket that line leaves open
