@@ -1,6 +1,9 @@
 package merge
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // The envelope step separates what the model said about the document from
 // the document, chunk by chunk, before any join: a fence wrapped around the
@@ -248,7 +251,7 @@ func (e *envelope) cutOpeningFence(c envCtx) bool {
 	info, ok := fenceLine(t[:i])
 	glued := !c.atLineStart && t != "" && (t[0] == ' ' || t[0] == '\t' ||
 		t[0] == '~' && strings.HasSuffix(c.partial, "~") && !c.fences.named(info))
-	if !ok || glued || restartsCutLine(t[:i], c) || info != "" && info[0] >= '0' && info[0] <= '9' {
+	if !ok || glued || restartsCutLine(t[:i], c) || info != "" && info[0] >= '0' && info[0] <= '9' || underlines(t[:i], c) {
 		// (A wrapper names a language, if anything, and no language's
 		// name starts with a digit: "0" + "~~~~~0".)
 		return false
@@ -277,6 +280,26 @@ func (e *envelope) cutOpeningFence(c envCtx) bool {
 	e.remove(t[:i+1], WhyWrapperFence, "code fence")
 	e.text = t[i+1:]
 	return true
+}
+
+// underlines reports whether a bare fence line opening a chunk underlines
+// the document's last line, as reStructuredText does: after a line break
+// and at most the cut line's indentation, a run of tildes exactly as long as
+// that line's text ("oauthlib.oauth2.rfc6749\n" + 23 tildes). A wrapper's
+// length has nothing to do with the line above it.
+func underlines(fl string, c envCtx) bool {
+	if strings.TrimSpace(c.partial) != "" || c.doc == "" {
+		return false
+	}
+	// (Tildes, five at least: reStructuredText underlines with them, and a
+	// wrapper of backticks, or of three tildes, matches a short line above
+	// by chance: "\"na" and "```".)
+	run := strings.TrimSpace(fl)
+	if len(run) < 5 || strings.Count(run, "~") != len(run) {
+		return false
+	}
+	above, _ := lastTextLine(strings.TrimSuffix(c.doc, c.partial))
+	return utf8.RuneCountInString(strings.TrimSpace(above)) == len(run)
 }
 
 // cutTrailer removes closing remarks from the answer's last chunk: its last

@@ -522,6 +522,10 @@ func TestFencesAndHeaders(t *testing.T) {
 			"# T\n\nSome text here.\n\n```go\nx := 1\n```\n\nMore text and more.\n\n```sql\nSELECT 1;\n```\n", ""},
 		// A run of tildes that goes on with the cut line's is the line's
 		// text; one naming the document's format is still the wrapper.
+		// A run of tildes as long as the line above underlines it
+		// (reStructuredText in a docstring): no wrapper.
+		{"a title's underline of tildes", "code", []string{"\"\"\"\noauthlib.oauth2.rfc6749\n", "~~~~~~~~~~~~~~~~~~~~~~~\n\nThis module is an implementation.\n\"\"\"\n"},
+			"\"\"\"\noauthlib.oauth2.rfc6749\n~~~~~~~~~~~~~~~~~~~~~~~\n\nThis module is an implementation.\n\"\"\"\n", ""},
 		{"tildes going on with the cut line's", "text", []string{"#~", "~~~~0\n-PLR-0V0E-"}, "#~~~~~0\n-PLR-0V0E-", ""},
 		{"tilde wrapper naming the format after a cut in tildes", "markdown", []string{"Intro.\n\n~~", "~~~~~md\n~~ ruby\nx\n~~~~\n~~~~~\n"}, "Intro.\n\n~~~~ ruby\nx\n~~~~\n", ""},
 	})
