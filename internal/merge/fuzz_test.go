@@ -3,6 +3,7 @@ package merge
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -117,8 +118,9 @@ func chatterOnly(p string, last bool) bool {
 	if fencesOnly(p) || markersOnly(p) {
 		return true
 	}
-	// Blank lines before the line are the chunk's separator, not content.
-	p = strings.TrimLeft(p, " \t\r\n")
+	// Blank lines before the line are the chunk's separator, not content
+	// (whatever their whitespace: "\v\n--OVERLAP---").
+	p = strings.TrimLeftFunc(p, unicode.IsSpace)
 	i := strings.IndexByte(p, '\n')
 	if i < 0 && last {
 		i = len(p)
