@@ -161,6 +161,7 @@ func asideEnd(body string) (byte, bool) {
 // as prose does, after a word and before a space ("I was cut short;
 // picking it up"), never as a statement's end does.
 func proseSemicolons(s string) bool {
+	s = outsideQuotes(s)
 	for i := strings.IndexByte(s, ';'); i >= 0; i = strings.IndexByte(s, ';') {
 		if !letterBefore(s, i) || !strings.HasPrefix(s[i+1:], " ") || !letterAt(s, i+2) {
 			return false
@@ -168,6 +169,32 @@ func proseSemicolons(s string) bool {
 		s = s[i+1:]
 	}
 	return true
+}
+
+// outsideQuotes is s less what it quotes in double quotes or backticks: a
+// remark may quote the document's last words, their punctuation and all
+// ("Here's everything after \"Glass to the other;\".").
+func outsideQuotes(s string) string {
+	if !strings.ContainsAny(s, "\"`“") {
+		return s
+	}
+	var b strings.Builder
+	var close rune
+	for _, r := range s {
+		switch {
+		case close != 0:
+			if r == close {
+				close = 0
+			}
+		case r == '"' || r == '`':
+			close = r
+		case r == '“':
+			close = '”'
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // remarkMax bounds a remark's length: models keep them to a sentence.

@@ -136,6 +136,8 @@ const loopDoc = "// Copyright 2016 The Go Authors. All rights reserved.\n// Use 
 // prose stays.
 func TestRemarks(t *testing.T) {
 	rows := "id,city,note\n1,Oslo,cold\n2,Rome,warm\n3,Lima,mild\n4,Pune,hot\n"
+	optics := strings.Repeat("The Rays which differ in Refrangibility may be parted and sorted from\none another, and that either by Refraction or by Reflexion; and this\n"+
+		"being done, the Light of each sort is simple and homogeneal.\n\n", 6) + "Then upon viewing the Prism, I found it was\n"
 	pyHead := "# Signal helpers.\n#\n# This library is free software.\n\nimport sys\nimport inspect\n\nfrom . import _gi\n\n\n" +
 		strings.Repeat("def _get(obj, name):\n    value = getattr(obj, name, None)\n    return value\n\n\n", 7)
 	runCases(t, []mergeCase{
@@ -146,6 +148,10 @@ func TestRemarks(t *testing.T) {
 			"Build it:\n\n```\n  make\n```\n\nTo see the configuration options, run:\n\n```\n  ./configure --help\n```\n", "none"},
 		{"prose opening a docstring", "code", []string{pyHead + "class Signal(str):\n    \"\"\"", "Object which gives a nice API for creating and binding signals.\n\n    :param name:\n        Name of signal.\n    \"\"\"\n"},
 			pyHead + "class Signal(str):\n    \"\"\"Object which gives a nice API for creating and binding signals.\n\n    :param name:\n        Name of signal.\n    \"\"\"\n", "none"},
+		// A preamble may quote the document's last words, semicolon and
+		// all: the quote is no clause of its own.
+		{"a preamble quoting the document's end", "text", []string{optics + "full of Veins running from one end of the Glass to the other; ", "Here's everything after \"Glass to the other;\".\n\nso that\nthe Refraction could not be regular.\n"},
+			optics + "full of Veins running from one end of the Glass to the other; so that\nthe Refraction could not be regular.\n", ""},
 		{"preamble ending with a full stop, csv", "csv", []string{rows + "5,Ba", "Carrying on from the last row.\n\nku,windy\n6,Cork,wet\n"}, rows + "5,Baku,windy\n6,Cork,wet\n", ""},
 		{"preamble of unknown wording breaks json", "json", []string{"[\n  {\"a\": 1},\n  {\"a\": 2},\n", "Below is what was left.\n\n  {\"a\": 3}\n]\n"}, "[\n  {\"a\": 1},\n  {\"a\": 2},\n  {\"a\": 3}\n]\n", ""},
 		{"a remark's clauses joined by a semicolon", "text", []string{"The quick brown fox jumps over the la", "I was cut short; picking it back up.\n\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
