@@ -251,9 +251,7 @@ func (e *envelope) cutOpeningFence(c envCtx) bool {
 	info, ok := fenceLine(t[:i])
 	glued := !c.atLineStart && t != "" && (t[0] == ' ' || t[0] == '\t' ||
 		t[0] == '~' && strings.HasSuffix(c.partial, "~") && !c.fences.named(info))
-	if !ok || glued || restartsCutLine(t[:i], c) || info != "" && info[0] >= '0' && info[0] <= '9' || underlines(t[:i], c) {
-		// (A wrapper names a language, if anything, and no language's
-		// name starts with a digit: "0" + "~~~~~0".)
+	if !ok || !languageInfo(info) || glued || restartsCutLine(t[:i], c) || underlines(t[:i], c) {
 		return false
 	}
 	// A fence right after a remark the envelope removed is the model's:
@@ -261,7 +259,7 @@ func (e *envelope) cutOpeningFence(c envCtx) bool {
 	// (Not where the cut line is itself the start of a fence line it
 	// goes on with: "~" + "~~~~~~".)
 	// Markdown, whose own fences are everywhere, keeps its rule.
-	afterRemark := e.preamble.removed && !strings.ContainsAny(info, " \t") && c.fences.lineStart == wrapUnlessFenced &&
+	afterRemark := e.preamble.removed && c.fences.lineStart == wrapUnlessFenced &&
 		(c.atLineStart || strings.Trim(c.partial, "`~ \t") != "")
 	wrapper := afterRemark || wrapperFence(info, c) || !c.fences.inValues && !c.inFence && wrappedWhole(t, info, c)
 	if !c.fences.inValues {

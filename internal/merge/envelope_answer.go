@@ -33,7 +33,7 @@ func (e *envelope) cutWholeFence(c envCtx) bool {
 		return false
 	}
 	info, ok := fenceLine(strings.TrimRight(s[:i], "\r"))
-	if !ok || c.keepAnswerFence || strings.ContainsAny(info, " \t") || strings.HasPrefix(s, " ") || !c.fences.answer.wraps(info, c.fences) {
+	if !ok || c.keepAnswerFence || !languageInfo(info) || strings.HasPrefix(s, " ") || !c.fences.answer.wraps(info, c.fences) {
 		return false
 	}
 	rest := s[i+1:]

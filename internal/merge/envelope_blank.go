@@ -238,13 +238,14 @@ func lengthVote(t string, ctx envCtx) (keep, decided bool) {
 // returns (the longest). A paragraph's last line ends where its text does,
 // whatever the width.
 func wrapsLines(doc, more string) (int, bool) {
+	both := [2][]int{lineLengths(tail(doc, leadWindow)), lineLengths(head(more, leadWindow))}
 	longest, lines, inner, full := 0, 0, 0, 0
-	for _, lens := range [2][]int{lineLengths(tail(doc, leadWindow)), lineLengths(head(more, leadWindow))} {
+	for _, lens := range both {
 		for _, l := range lens {
 			longest = max(longest, l)
 		}
 	}
-	for _, lens := range [2][]int{lineLengths(tail(doc, leadWindow)), lineLengths(head(more, leadWindow))} {
+	for _, lens := range both {
 		for k, l := range lens {
 			if l == 0 {
 				continue

@@ -166,14 +166,16 @@ func (f *fenceOpen) step(line string) bool {
 	return true
 }
 
+// languageInfo reports whether a fence's info string may be a wrapper's:
+// a wrapper names a language, if anything, so a fence line with words after
+// it ("```  with  the  relevant") or a number ("0" + "~~~~~0") is text.
+func languageInfo(info string) bool {
+	return !strings.ContainsAny(info, " \t") && (info == "" || info[0] < '0' || info[0] > '9')
+}
+
 // wrapperFence decides whether a fence opening a continuation was added
 // around the chunk rather than being part of the document.
 func wrapperFence(info string, c envCtx) bool {
-	if strings.ContainsAny(info, " \t") {
-		// A wrapper names a language, if anything: a fence line with words
-		// after it ("```  with  the  relevant") is text.
-		return false
-	}
 	if c.wraps {
 		return true
 	}

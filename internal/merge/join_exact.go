@@ -111,25 +111,17 @@ func acceptExact(doc string, l, habit int) (bool, float64) {
 }
 
 // restartsLines reports whether a repeat rep of the document's end starts
-// over whole lines: from a line start, over a line break, up to a cut
-// line of words that, left uncut, would be glued to a copy of the first
-// line it does not start ("### mksysnum\n\nMksysnum is " + "### mksysnum\n\n
-// Mksysnum is a Go program": "Mksysnum is ### mksysnum" is a line no
-// document writes). A model that goes on elsewhere may still start over
-// here, as the line it glues says.
+// over whole lines: from a line start, over a line break, up to a cut line
+// whose words, left uncut, would be glued to a copy of the first line
+// (gluesWords: "### mksysnum\n\nMksysnum is " + "### mksysnum\n\nMksysnum
+// is a Go program" reads "Mksysnum is ### mksysnum"). A model that goes on
+// elsewhere may still start over here, as the line it glues says.
 func restartsLines(doc, rep string) bool {
 	start := len(doc) - len(rep)
-	nl := strings.LastIndexByte(rep, '\n')
-	if nl < 0 || start > 0 && doc[start-1] != '\n' {
+	if !strings.Contains(rep, "\n") || start > 0 && doc[start-1] != '\n' {
 		return false
 	}
-	first, _, _ := strings.Cut(rep, "\n")
-	partial := rep[nl+1:]
-	if strings.TrimSpace(first) == "" || strings.HasPrefix(first, partial) || alnumCount(partial) < 4 {
-		return false
-	}
-	_, distinct := contentBytes(rep)
-	return distinct >= 6
+	return gluesWords(rep) && alnumCount(rep[strings.LastIndexByte(rep, '\n')+1:]) >= 4
 }
 
 // exactRepeat is what acceptExact weighs of a candidate repeat rep, the
@@ -197,16 +189,16 @@ func (x exactRepeat) afterPartialLine() bool {
 	return true
 }
 
-// gluesWords reports whether a repeat of one line and the partial line after
-// it (prev + "\n" + partial), left uncut, would glue the partial line's
-// words to a copy of the line before it that does not start with them
-// ("diff --" + "+blah", "l" + "literal 0"): a line no document writes. A
-// partial line of markers ("#" + "## foo" is "### foo") or the opening of
-// the same record again stays ambiguous.
+// gluesWords reports whether a repeat of whole lines and the partial line
+// after them (first + "\n" + … + partial), left uncut, would glue the
+// partial line's words to a copy of the repeat's first line that does not
+// start with them ("diff --" + "+blah", "l" + "literal 0"): a line no
+// document writes. A partial line of markers ("#" + "## foo" is "### foo")
+// or the opening of the same record again stays ambiguous.
 func gluesWords(rep string) bool {
-	i := strings.IndexByte(rep, '\n')
-	prev, partial := rep[:i], rep[i+1:]
-	if strings.HasPrefix(prev, partial) || strings.TrimSpace(prev) == "" {
+	first, _, _ := strings.Cut(rep, "\n")
+	partial := rep[strings.LastIndexByte(rep, '\n')+1:]
+	if strings.HasPrefix(first, partial) || strings.TrimSpace(first) == "" {
 		return false
 	}
 	for j := 0; j < len(partial); j++ {
