@@ -482,9 +482,14 @@ func (f *diffFormat) ending(doc, after string) diffFormat {
 // breaks: inside a hunk whose counts hold, every line starts as a hunk line
 // does, so a line of prose there breaks the diff; at its start a diff opens
 // with a header. Between files, prose may stand (a patch's commit message).
+// A cut line that opened a hunk header ("@@ -") is one only if the line
+// completes it ("@@ -Here's the rest." is none).
 func (f *diffFormat) breaks(doc, line, after string) bool {
 	if doc == "" {
 		return !diffHeaderLine(line) && !strings.HasPrefix(line, "From ")
+	}
+	if cut := doc[f.lineStart:]; strings.HasPrefix(cut, "@@") {
+		return !hunkHeaderLine(cut + line)
 	}
 	if f.loose || f.oldLeft <= 0 && f.newLeft <= 0 {
 		return false

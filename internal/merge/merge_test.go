@@ -117,6 +117,9 @@ func TestDiff(t *testing.T) {
 		// The last hunk's header restated before the cut line goes on:
 		// the cut line and what follows the header make a hunk header.
 		{"the last hunk header restated, then the cut line", "diff", []string{doc[:cut+2], "@@ -5,16 +5,18 @@\n" + doc[cut+2:]}, doc, ""},
+		// A remark that would leave "@@ -5Here's…" for a hunk header breaks
+		// the diff: it is the model's.
+		{"a remark after a cut hunk header", "diff", []string{doc[:cut], "Here's everything after `two.txt`.\n" + doc[cut:]}, doc, ""},
 	})
 }
 
@@ -490,6 +493,16 @@ func TestHabit(t *testing.T) {
 			"The runtime code can run without events, which is quite rea", "quite reasonably the usual case for wor",
 			"kers that never block, and so it is fine to ignore th", "em here.\n"},
 			"The runtime code can run without events, which is quite reasonably the usual case for workers that never block, and so it is fine to ignore them here.\n", ""},
+		// A model that goes on at one other join repeats two words at this
+		// one, from a word's start: one join that goes on does not make
+		// the doubling the document's.
+		{"repeat of words after one join that goes on", "text", []string{
+			"At two holes made ", "holes made near one another in my Window-shut I\nplaced two Pri", "sms, one at each.\n"},
+			"At two holes made near one another in my Window-shut I\nplaced two Prisms, one at each.\n", ""},
+		// Two joins that go on do: the document doubles the words.
+		{"repeat of words after two joins that go on", "text", []string{
+			"At two holes made ", "holes made near one another in my Window-shut I\nplaced two Pri", "sms, one at each, whi", "ch might cast.\n"},
+			"At two holes made holes made near one another in my Window-shut I\nplaced two Prisms, one at each, which might cast.\n", ""},
 	})
 }
 
