@@ -486,10 +486,32 @@ var overWords = []string{
 
 // toldOver reports whether a preamble removed says that the model starts
 // the answer over (see overWords).
-func toldOver(removals []Removal) bool {
+func toldOver(removals []Removal) bool { return preambleSays(removals, overWords) }
+
+// repeatWords say that the model repeats some of what it wrote before it
+// goes on: backs up, repeats for context, overlaps.
+var repeatWords = []string{
+	"repeat*", "earlier", "back up", "backing up", "go back", "going back", "overlap*", "context",
+}
+
+// noRepeatWords say that the model does not repeat ("I'll continue
+// without repeating what was already sent").
+var noRepeatWords = []string{
+	"without repeat*", "not repeat*", "no repeat*", "never repeat*", "without overlap*", "no overlap*", "without any repeat*",
+}
+
+// toldRepeat reports whether a preamble removed says that the model
+// repeats before it goes on, or starts over (see repeatWords, overWords),
+// and does not say that it does not.
+func toldRepeat(removals []Removal) bool {
+	return (preambleSays(removals, repeatWords) || preambleSays(removals, overWords)) && !preambleSays(removals, noRepeatWords)
+}
+
+// preambleSays reports whether a preamble removed holds one of ws.
+func preambleSays(removals []Removal, ws []string) bool {
 	for _, r := range removals {
 		if r.Why == WhyPreamble {
-			if _, ok := hasWord(strings.ToLower(r.Removed), overWords); ok {
+			if _, ok := hasWord(strings.ToLower(r.Removed), ws); ok {
 				return true
 			}
 		}

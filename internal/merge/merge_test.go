@@ -499,6 +499,13 @@ func TestHabit(t *testing.T) {
 		{"repeat of words after one join that goes on", "text", []string{
 			"At two holes made ", "holes made near one another in my Window-shut I\nplaced two Pri", "sms, one at each.\n"},
 			"At two holes made near one another in my Window-shut I\nplaced two Prisms, one at each.\n", ""},
+		// ...nor when its preamble says that it repeats: a repeat from
+		// inside a word is the model's then.
+		{"repeat the preamble announces among joins that go on", "text", []string{
+			"Allocations reuse memory, so the contents of the uninitialized\nmemory are arbitrary.\n",
+			"I'll repeat a few lines for context, then continue.\n\nialized\nmemory are arbitrary.\n\nIn a C binary it is likely hard for a thr",
+			"ead to start and exit without an ev", "ent in between, as the runtime sees it.\n", " The end.\n"},
+			"Allocations reuse memory, so the contents of the uninitialized\nmemory are arbitrary.\n\nIn a C binary it is likely hard for a thread to start and exit without an event in between, as the runtime sees it.\n The end.\n", ""},
 		// Two joins that go on do: the document doubles the words.
 		{"repeat of words after two joins that go on", "text", []string{
 			"At two holes made ", "holes made near one another in my Window-shut I\nplaced two Pri", "sms, one at each, whi", "ch might cast.\n"},

@@ -329,6 +329,11 @@ func (m *mergeRun) joinReading(jc joinCtx, e envelope, last bool) joined {
 	}
 	jd.ov = overlap{method: methodMarkers, confidence: confCertain}
 	jc.next, jc.toldOver = t, toldOver(e.removals)
+	if toldRepeat(e.removals) {
+		// The model says it repeats here, whatever it does at the other
+		// joins.
+		jc.habit = 1
+	}
 	if !jd.marked { // else the echo placed the join
 		jd.ov, t = m.joinCascade(&jc, &jd, t)
 	}
