@@ -168,13 +168,16 @@ func concat(chunks []merge.Chunk) string {
 
 // reportFailure prints a failing case: where the merge departs from the
 // document, the first bad join, and with MERGEBENCH_DUMP the chunks as
-// JSON for a unit test or a debugger.
+// JSON for a unit test or a debugger, with the document (.want) and its
+// format (.format) beside them, so the case can be merged again as it is.
 func reportFailure(c benchCase, res merge.Result) {
 	fmt.Printf("FAIL %s %s %s trial %d: %s\n%s\n", halfNames[c.half], c.d.name, c.habit, c.trial, res.Error, firstDiff(c.d.text, res.Content))
 	if dir := os.Getenv("MERGEBENCH_DUMP"); dir != "" {
 		name := strings.NewReplacer("/", "_", ":", "_", "#", "_", " ", "_").Replace(c.name())
 		if buf, err := json.Marshal(c.chunks); err == nil {
 			os.WriteFile(filepath.Join(dir, name+".json"), buf, 0o644)
+			os.WriteFile(filepath.Join(dir, name+".want"), []byte(c.d.text), 0o644)
+			os.WriteFile(filepath.Join(dir, name+".format"), []byte(c.d.format), 0o644)
 		}
 	}
 	if k, j := firstBadJoin(c.d, res, c.pos); k > 0 {
