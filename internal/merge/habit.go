@@ -192,15 +192,14 @@ const (
 // (as much more often), 0 when they show neither or both alike. re and on
 // are habitTotals of all the joins.
 //
-// Join i's own repeat counts half. A model may repeat at one cut and not
-// at another, so one other join that goes on does not make a repeat that
-// starts at a token here the document's own ("two holes made " + "holes
-// made near"); two do, as a repeat here may be a coincidence.
+// Join i's own repeat counts half (a weak one not at all). A model may
+// repeat at one cut and not at another, so one other join that goes on does
+// not make a repeat that starts at a token here the document's own ("two
+// holes made " + "holes made near"); two do, as a repeat here may be a
+// coincidence.
 func habitAt(ev []int8, re, on, i int) int {
 	switch ev[i] {
-	case 1, rewrapped:
-		re--
-	case weakRepeat:
+	case 1, rewrapped, weakRepeat:
 		re--
 	case -1:
 		on -= 2
