@@ -302,6 +302,11 @@ func TestShortRestarts(t *testing.T) {
 			"[]\n\n[]: /uri\n\n\n[\n ]\n\n[\n ]: /uri\n\n\n[foo][]\n", methodReproduction},
 		{"a block written twice goes on", "markdown", []string{"foo  bar\nfoo  bar\n", "foo bar\nfoo bar\nbaz\n"},
 			"foo  bar\nfoo  bar\nfoo bar\nfoo bar\nbaz\n", ""},
+		// A document of one line, started over from its first byte with
+		// its spaces changed.
+		{"a one-line document restarted re-spaced", "markdown", []string{"See [src/cmd/compile/internal/types2/README.md]",
+			"See  [src/cmd/compile/internal/types2/README.md](https://cs.opensource.google/go/go/+/master).\n"},
+			"See [src/cmd/compile/internal/types2/README.md](https://cs.opensource.google/go/go/+/master).\n", methodReproduction},
 	})
 }
 

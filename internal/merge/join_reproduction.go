@@ -5,8 +5,8 @@ import "strings"
 // minReproduction is the least content (bytes that are not whitespace) a
 // reproduction must hold to be taken without the exact steps' tests: text
 // this long that equals the document's end, from one of its line starts,
-// is no coincidence. From the document's very start, over more than one
-// line, strongOverlap bytes will do.
+// is no coincidence. From the document's very start (a restart from the
+// top, of a document of one line too), strongOverlap bytes will do.
 const minReproduction = 64
 
 // reproductionStep: the continuation starts the document over, from its
@@ -54,9 +54,8 @@ func reproduction(c *joinCtx) (overlap, bool) {
 			// indentations), and the continuation may be its next copy.
 			return overlap{}, false
 		}
-		if cb.n < minReproduction && (cb.start > 0 || !strings.Contains(doc, "\n")) {
-			// Shorter, only a restart from the document's very start,
-			// over more than its first line.
+		if cb.n < minReproduction && cb.start > 0 {
+			// Shorter, only a restart from the document's very start.
 			continue
 		}
 		found, end, start = cb.n, cb.end, cb.start
