@@ -67,7 +67,7 @@ func checkInvariants(t *testing.T, format string, parts []string) {
 // chunkEnd is the end of chunk i's content that the merge must keep: its
 // last 4 bytes (of the last line), less a closing fence that may be the
 // wrapper the merge removes or, in the last chunk, a line in a remark's
-// form; after a near repeat, only its last rune.
+// form; after a near repeat or a reproduction, only its last rune.
 func chunkEnd(res Result, i int, p string) string {
 	p = strings.TrimSpace(p)
 	if k := strings.LastIndexByte(p, '\n'); k >= 0 {
@@ -88,9 +88,10 @@ func chunkEnd(res Result, i int, p string) string {
 		// A line before the newline may be chatter the merge drops.
 		tailOf = tailOf[k+1:]
 	}
-	if m := res.Joins[i-1].Method; m == methodToken || m == methodWhitespace {
-		// A near repeat keeps the document's version of the repeated
-		// text: only what follows it is certain, down to the last rune.
+	if m := res.Joins[i-1].Method; m == methodToken || m == methodWhitespace || m == methodReproduction {
+		// A near repeat (a reproduction too, equal up to whitespace)
+		// keeps the document's version of the repeated text: only what
+		// follows it is certain, down to the last rune.
 		_, size := utf8.DecodeLastRuneInString(p)
 		tailOf = p[len(p)-size:]
 	}
