@@ -563,6 +563,26 @@ func hasWord(l string, ws []string) (string, bool) {
 	return "", false
 }
 
+// negations deny what follows them: "without repeating", "no need to
+// start over", "won't repeat".
+var negations = []string{"without", "not", "no", "never", "nor", "won't", "don't", "cannot", "can't"}
+
+// saysWord reports whether the lower-case line l holds one of the patterns
+// ws as whole words with no negation among the three words before it.
+func saysWord(l string, ws []string) bool {
+	toks := wordTokens(l)
+	for _, w := range ws {
+		pw := strings.Fields(w)
+		for i := 0; i+len(pw) <= len(toks); i++ {
+			if slices.EqualFunc(toks[i:i+len(pw)], pw, wordMatches) &&
+				!slices.ContainsFunc(toks[max(0, i-3):i], func(t string) bool { return slices.Contains(negations, t) }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // wordTokens splits the lower-case text l into its words, apostrophes
 // and hyphens inside a word kept ("i'll", "double-check").
 func wordTokens(l string) []string {

@@ -536,3 +536,24 @@ func TestIndentationCuts(t *testing.T) {
 		{"a docstring's line hung where its writer put it", "code", []string{hung[:cutHung], hung[cutHung:]}, hung, "none"},
 	})
 }
+
+// TestSaysWord: a preamble's words count unless a negation denies them.
+func TestSaysWord(t *testing.T) {
+	cases := []struct {
+		line string
+		ws   []string
+		want bool
+	}{
+		{"i'll repeat a few lines for context, then continue:", repeatWords, true},
+		{"picking up a little earlier so the context is clear.", repeatWords, true},
+		{"i'll continue without repeating what was already sent.", repeatWords, false},
+		{"no need to start over; here is the rest.", overWords, false},
+		{"i won't repeat anything, here's the rest:", repeatWords, false},
+		{"starting again from the top:", overWords, true},
+	}
+	for _, tc := range cases {
+		if got := saysWord(tc.line, tc.ws); got != tc.want {
+			t.Errorf("saysWord(%q) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}

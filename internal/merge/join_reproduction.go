@@ -493,26 +493,16 @@ var repeatWords = []string{
 	"repeat*", "earlier", "back up", "backing up", "go back", "going back", "overlap*", "context",
 }
 
-// noRepeatWords say that the model does not repeat ("I'll continue
-// without repeating what was already sent").
-var noRepeatWords = []string{
-	"without repeat*", "not repeat*", "no repeat*", "never repeat*", "without overlap*", "no overlap*", "without any repeat*",
-}
-
 // toldRepeat reports whether a preamble removed says that the model
-// repeats before it goes on, or starts over (see repeatWords, overWords),
-// and does not say that it does not.
-func toldRepeat(removals []Removal) bool {
-	return (preambleSays(removals, repeatWords) || preambleSays(removals, overWords)) && !preambleSays(removals, noRepeatWords)
-}
+// repeats some of what it wrote before it goes on (see repeatWords).
+func toldRepeat(removals []Removal) bool { return preambleSays(removals, repeatWords) }
 
-// preambleSays reports whether a preamble removed holds one of ws.
+// preambleSays reports whether a preamble removed says one of ws, and does
+// not deny it (see saysWord: "I'll continue without repeating").
 func preambleSays(removals []Removal, ws []string) bool {
 	for _, r := range removals {
-		if r.Why == WhyPreamble {
-			if _, ok := hasWord(strings.ToLower(r.Removed), ws); ok {
-				return true
-			}
+		if r.Why == WhyPreamble && saysWord(strings.ToLower(r.Removed), ws) {
+			return true
 		}
 	}
 	return false

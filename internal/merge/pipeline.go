@@ -329,9 +329,9 @@ func (m *mergeRun) joinReading(jc joinCtx, e envelope, last bool) joined {
 	}
 	jd.ov = overlap{method: methodMarkers, confidence: confCertain}
 	jc.next, jc.toldOver = t, toldOver(e.removals)
-	if toldRepeat(e.removals) {
-		// The model says it repeats here, whatever it does at the other
-		// joins.
+	if jc.toldOver || toldRepeat(e.removals) {
+		// The model says it repeats here, or starts over, whatever it
+		// does at the other joins.
 		jc.habit = 1
 	}
 	if !jd.marked { // else the echo placed the join
