@@ -307,6 +307,15 @@ func TestShortRestarts(t *testing.T) {
 		{"a one-line document restarted re-spaced", "markdown", []string{"See [src/cmd/compile/internal/types2/README.md]",
 			"See  [src/cmd/compile/internal/types2/README.md](https://cs.opensource.google/go/go/+/master).\n"},
 			"See [src/cmd/compile/internal/types2/README.md](https://cs.opensource.google/go/go/+/master).\n", methodReproduction},
+		// The cut line started over from the blank line, or the blank
+		// lines, before it: kept, the line would be followed by a line
+		// that starts with all of it, which the document never writes.
+		{"a cut line restarted from the blank line before it", "markdown", []string{"## Filing issues\n\nWhen [fil", "\nWhen [filing an issue](https://golang.org/issue/new), make sure\n"},
+			"## Filing issues\n\nWhen [filing an issue](https://golang.org/issue/new), make sure\n", methodStructural},
+		{"a cut line restarted from two blank lines before it", "markdown", []string{"__foo_\n\n\n_foo__\n\n\nfoo _____\n\n\nfoo __", "\n\nfoo __\\___\n\n\nfoo __*__\n"},
+			"__foo_\n\n\n_foo__\n\n\nfoo _____\n\n\nfoo __\\___\n\n\nfoo __*__\n", methodStructural},
+		{"a line the document writes alone is not restarted", "markdown", []string{"```\n<x\n```\n\n<x", "\n<x>\n"},
+			"```\n<x\n```\n\n<x\n<x>\n", ""},
 	})
 }
 

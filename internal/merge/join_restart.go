@@ -41,19 +41,24 @@ func restartStep(c *joinCtx) (overlap, bool) {
 }
 
 // blankLineRestart: the continuation starts the cut line over from the
-// blank line before it ("\n" + "Stream merge São Paul" after "...\n\nStream
-// merge São Paul"): a blank line carries nothing to mistake, so the
-// partial line decides, as a restart of it alone would.
+// blank line, or the run of blank lines, before it ("\n" + "When
+// [filing an issue]" after "...\n\nWhen [fil"). Kept, the repeat would
+// leave the cut line complete and followed by a line that starts with all
+// of it; a blank line carries nothing to mistake, so the partial line
+// decides, as a restart of it alone would, unless the document already
+// writes it as a line of its own (then it may be writing it again).
 func blankLineRestart(c *joinCtx) (overlap, bool) {
 	if !c.tr.lines || len(c.restarts) == 0 {
 		return overlap{}, false
 	}
 	r := c.restarts[len(c.restarts)-1]
-	if r < 2 || r >= len(c.doc) || c.doc[r-1] != '\n' || c.doc[r-2] != '\n' {
+	if r < 2 || r >= len(c.doc) {
 		return overlap{}, false
 	}
 	partial := c.doc[r:]
-	if c.longest != len(partial)+1 || !restartable(partial, false) || alnumCount(partial) < 8 {
+	s := len(c.doc) - c.longest // where the repeat starts
+	if s < 1 || s >= r || c.doc[s-1] != '\n' || strings.Trim(c.doc[s:r], "\n") != "" || !restartable(partial, false) ||
+		strings.Contains(tail(c.doc, 4<<10), "\n"+partial+"\n") {
 		return overlap{}, false
 	}
 	return overlap{cut: c.longest, method: methodStructural, confidence: confRestart}, true
