@@ -63,6 +63,9 @@ type envCtx struct {
 	// line after the answer's last text (body) would (see format).
 	breaks    func(line, after string) bool
 	endBreaks func(body, line string) bool
+	// lineBreak reads a preamble's line break by the format's structure
+	// (see format).
+	lineBreak func(t string) (keep, decided bool)
 }
 
 // atProse reports whether the cut line opened a place where the format

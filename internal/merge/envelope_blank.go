@@ -48,7 +48,7 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 		// write, here the document's last line break.
 		return true
 	}
-	for _, vote := range [...]func(string, envCtx) (bool, bool){fenceCloseVote, lengthVote, wordVote, languageVote, junctionVote, gapVote} {
+	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, fenceCloseVote, lengthVote, wordVote, languageVote, junctionVote, gapVote} {
 		if keep, decided := vote(t, ctx); decided {
 			return keep
 		}
@@ -74,6 +74,15 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 	// Text that would make the cut line much longer than any line the
 	// document has written (wrapped prose) starts a line of its own.
 	return muchLongerThanLines(ctx.doc, "", utf8.RuneCountInString(ctx.partial)+utf8.RuneCountInString(first))
+}
+
+// formatVote: the format's structure holds with one reading of the line
+// break and not with the other (a diff's hunk counts).
+func formatVote(t string, ctx envCtx) (keep, decided bool) {
+	if ctx.lineBreak == nil {
+		return false, false
+	}
+	return ctx.lineBreak(t)
 }
 
 // startsLikeCutLine reports whether the text after the line break (r, its

@@ -35,6 +35,12 @@ type format interface {
 	// would not: evidence for the envelope step that the line is not the
 	// document's.
 	breaks(doc, line, after string) bool
+	// lineBreak reads the line break between a preamble and the text t
+	// after it (which starts with it) by the format's own structure: keep
+	// reports whether the break is the text's, where exactly one of the
+	// two readings holds; decided is false where the structure does not
+	// tell. last: t ends the document.
+	lineBreak(doc, t string, last bool) (keep, decided bool)
 	// endBreaks reports whether a line of prose after the document's end
 	// would break it; body is the last chunk's text before the line, so
 	// doc + body is the document the line would end.
@@ -142,5 +148,8 @@ func (u unfinished) adjust(doc, rest string, _ bool) (string, string) {
 	return u.format.adjust(doc, rest, false)
 }
 func (u unfinished) verify(doc, rest string, _ bool) bool { return u.format.verify(doc, rest, false) }
+func (u unfinished) lineBreak(doc, t string, _ bool) (bool, bool) {
+	return u.format.lineBreak(doc, t, false)
+}
 func (unfinished) repair(*Result)                         {}
 func (unfinished) validate(*Result)                       {}

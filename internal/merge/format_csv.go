@@ -410,6 +410,32 @@ func (f *csvFormat) breaks(doc, line, after string) bool {
 	return f.foreign(line)
 }
 
+// lineBreak reads a line break after a preamble by field counts, where
+// the record was cut outside a quoted value and the text's first line
+// holds no quote: kept, the cut record and that line are records of their
+// own; dropped, they are one. It decides where exactly one reading gives
+// records of the lengths the document writes.
+func (f *csvFormat) lineBreak(doc, t string, _ bool) (bool, bool) {
+	if f.inQuote || f.cols < 2 || f.delim == 0 {
+		return false, false
+	}
+	cut, ok := strings.CutPrefix(t, "\n")
+	if !ok {
+		cut, ok = strings.CutPrefix(t, "\r\n")
+	}
+	partial := doc[f.recStart:]
+	first, _, _ := strings.Cut(cut, "\n")
+	first = strings.TrimSuffix(first, "\r")
+	if !ok || partial == "" || first == "" || strings.ContainsAny(partial+first, "\"\n") {
+		return false, false
+	}
+	apart := f.fits(countFields(partial, f.delim)) && f.fits(countFields(first, f.delim))
+	if joined := f.fits(countFields(partial+first, f.delim)); apart == joined {
+		return false, false
+	}
+	return apart, true
+}
+
 // endBreaks: after the document's records, a line of prose is a record of
 // its own (see breaks).
 func (f *csvFormat) endBreaks(doc, body, line string) bool {

@@ -176,6 +176,102 @@ func (f *diffFormat) hunkLine(line string) {
 	f.hunkEnds = f.oldLeft <= 0 && f.newLeft <= 0
 }
 
+// lineBreak reads a line break after a preamble by the line counts of
+// the hunk the document was cut in (or whose header it was cut after):
+// kept, the break ends the cut line and the text's first line is a hunk
+// line of its own; dropped, the two are one line. Where the hunk ends
+// within the text, one reading runs the counts out exactly at its end and
+// the other does not. Not once a hunk's counts proved loose.
+func (f *diffFormat) lineBreak(doc, t string, last bool) (keep, decided bool) {
+	if f.loose || f.binary {
+		return false, false
+	}
+	cut, ok := strings.CutPrefix(t, "\n")
+	if !ok {
+		cut, ok = strings.CutPrefix(t, "\r\n")
+	}
+	if !ok {
+		return false, false
+	}
+	partial := doc[f.lineStart:]
+	k := hunkEnd(f.oldLeft, f.newLeft, f.hunkEnds, partial, t, last)
+	c := hunkEnd(f.oldLeft, f.newLeft, f.hunkEnds, partial, cut, last)
+	if k != c && k != hunkOpen && c != hunkOpen {
+		return k == hunkExact, true
+	}
+	// A hunk header's section heading is set apart by a space: a text
+	// that starts otherwise after a whole header starts the hunk's first
+	// line.
+	if hunkHeaderLine(partial) && strings.HasSuffix(partial, "@@") && cut != "" && !isSpace(cut[0]) {
+		return true, true
+	}
+	// Inside a hunk, a text that starts as an added or removed line does
+	// so after a line break, unless the document glues such a byte to
+	// such a word ("the" + "-changes").
+	if (f.oldLeft > 0 || f.newLeft > 0) && hunkLineBeyond(partial) && cut != "" && (cut[0] == '+' || cut[0] == '-') &&
+		!gluePlausible(tail(doc, leadWindow), cut) {
+		return true, true
+	}
+	return false, false
+}
+
+// hunkFit is how a hunk's lines fit its counts.
+type hunkFit int
+
+const (
+	// hunkOpen: the text ends before the hunk does (or no hunk is open).
+	hunkOpen hunkFit = iota
+	// hunkExact: the counts run out together on a hunk line, and no hunk
+	// line follows.
+	hunkExact
+	// hunkOff: a line no hunk has comes inside it, the counts run out
+	// apart, or hunk lines go on past them.
+	hunkOff
+)
+
+// hunkEnd follows the hunk in progress (old and new lines left) through
+// partial, the document's cut line, completed by s and the lines after it;
+// a cut line that completes a hunk header opens its hunk. ended: the
+// document's last line ended a hunk, so the line after it is a header, not
+// another hunk line. last: s ends the document, and with it every hunk.
+func hunkEnd(old, new int, ended bool, partial, s string, last bool) hunkFit {
+	line, rest, ok := strings.Cut(partial+s, "\n")
+	if old <= 0 && new <= 0 {
+		l := strings.TrimSuffix(line, "\r")
+		switch {
+		case !ok:
+			return hunkOpen
+		case ended && partial == "" && (l == "" || hunkLineBeyond(l)):
+			return hunkOff
+		case ended && partial == "" && diffHeaderLine(l):
+			return hunkExact
+		case !hunkHeaderLine(l):
+			return hunkOpen
+		}
+		old, new = hunkCounts(line)
+		line, rest, ok = strings.Cut(rest, "\n")
+	}
+	for ; ok || last && line != ""; line, rest, ok = strings.Cut(rest, "\n") {
+		if !countHunkLine(line, &old, &new) || old < 0 || new < 0 {
+			return hunkOff
+		}
+		if old == 0 && new == 0 {
+			next, _, _ := strings.Cut(rest, "\n")
+			if hunkLineBeyond(next) {
+				return hunkOff
+			}
+			return hunkExact
+		}
+		if !ok {
+			break
+		}
+	}
+	if last {
+		return hunkOff // the document ends inside the hunk
+	}
+	return hunkOpen
+}
+
 // hunkCounts parses "@@ -a,b +c,d @@" into b and d (1 when omitted).
 func hunkCounts(line string) (int, int) {
 	// The second and third fields, without splitting the line.

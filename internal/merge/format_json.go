@@ -458,3 +458,6 @@ func (f *jsonFormat) breaks(doc, line, after string) bool {
 
 // endBreaks: after the document's end, no prose is JSON.
 func (f *jsonFormat) endBreaks(doc, body, line string) bool { return true }
+
+// lineBreak: a line break between values tells nothing.
+func (f *jsonFormat) lineBreak(doc, t string, last bool) (bool, bool) { return false, false }

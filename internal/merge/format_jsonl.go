@@ -140,6 +140,9 @@ func (f *jsonlFormat) breaks(doc, line, after string) bool {
 // and no JSON value.
 func (f *jsonlFormat) endBreaks(doc, body, line string) bool { return notJSON(line) }
 
+// lineBreak: a line break between values tells nothing.
+func (f *jsonlFormat) lineBreak(doc, t string, last bool) (bool, bool) { return false, false }
+
 // notJSON reports whether s cannot begin a JSON value.
 func notJSON(s string) bool {
 	sc := newJSONScanner()

@@ -192,6 +192,8 @@ func (f *codeFormat) site(doc string) site {
 // breaks: any line may be a line of prose, code or Markdown.
 func (l *lineDoc) breaks(doc, line, after string) bool { return false }
 
+func (l *lineDoc) lineBreak(doc, t string, last bool) (bool, bool) { return false, false }
+
 // endBreaks: nor after the end.
 func (l *lineDoc) endBreaks(doc, body, line string) bool { return false }
 

@@ -123,6 +123,41 @@ func TestDiff(t *testing.T) {
 	})
 }
 
+// TestDiffLineBreak: the line break between a preamble and the text
+// after it is read by the diff's structure: the hunk's line counts where
+// the hunk ends within the text, a hunk header's section heading set apart
+// by a space, and an added or removed line's marker after a word.
+func TestDiffLineBreak(t *testing.T) {
+	head := "--- a/f\n+++ b/f\n"
+	msg := "Subject: fix the trace\n\n    example one\n\n    example two\n\n    example three\n\n---\n"
+	end := "-check this dokument. On\n+check this document. On\n the other hand, a\n misspelled word isn't\n the end of the world.\n"
+	runCases(t, []mergeCase{
+		// Glued, the hunk would end a line short of its counts.
+		{"the hunk's counts run out on the last line", "diff",
+			[]string{head + "@@ -1,4 +1,4 @@\n-check this dokument. On\n+check this document. On\n the other hand, a",
+				"(continued from previous message)\n\n misspelled word isn't\n the end of the world.\n"},
+			head + "@@ -1,4 +1,4 @@\n" + end, ""},
+		// Kept, the break would add a line the counts have no room for.
+		{"the hunk's counts run out on the glued line", "diff",
+			[]string{head + "@@ -1,3 +1,3 @@\n-x\n+y\n the other hand, a",
+				"Carrying on from the last line.\n\n misspelled word isn't\n the end\n"},
+			head + "@@ -1,3 +1,3 @@\n-x\n+y\n the other hand, a misspelled word isn't\n the end\n", ""},
+		{"a hunk's first line after its header", "diff",
+			[]string{head + "@@ -1,3 +1,9 @@", "Oops, that got cut off — let me finish the diff for you!\n\n+This is an important\n+notice! It should\n", "+be read.\n"},
+			head + "@@ -1,3 +1,9 @@\n+This is an important\n+notice! It should\n+be read.\n", ""},
+		{"a removed line after a word", "diff",
+			[]string{head + "@@ -1,16 +1,10 @@\n would not be helping to\n-compress the size of the", "I'll continue without repeating what was already sent.\n\n-changes.\n-\n", "-This paragraph contains\n"},
+			head + "@@ -1,16 +1,10 @@\n would not be helping to\n-compress the size of the\n-changes.\n-\n-This paragraph contains\n", ""},
+		// After a hunk that ended, a blank line would be a hunk line
+		// beyond its counts: the next file's header follows at once.
+		// (The commit message puts a blank line after its indented lines,
+		// as the hunk's last line is.)
+		{"a file header after a hunk that ended", "diff",
+			[]string{msg + head + "@@ -1,2 +1,2 @@\n-a\n+b\n    ctx\n", "Continuing from where I left off.\n\ndiff --git a/g b/g\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-c\n+d\n"},
+			msg + head + "@@ -1,2 +1,2 @@\n-a\n+b\n    ctx\ndiff --git a/g b/g\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-c\n+d\n", ""},
+	})
+}
+
 func TestCSV(t *testing.T) {
 	hdr := "id,name,note\n"
 	runCases(t, []mergeCase{
