@@ -151,5 +151,5 @@ func (u unfinished) verify(doc, rest string, _ bool) bool { return u.format.veri
 func (u unfinished) lineBreak(doc, t string, _ bool) (bool, bool) {
 	return u.format.lineBreak(doc, t, false)
 }
-func (unfinished) repair(*Result)                         {}
-func (unfinished) validate(*Result)                       {}
+func (unfinished) repair(*Result)   {}
+func (unfinished) validate(*Result) {}
