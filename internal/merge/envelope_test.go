@@ -316,6 +316,8 @@ func TestShortRestarts(t *testing.T) {
 			"__foo_\n\n\n_foo__\n\n\nfoo _____\n\n\nfoo __\\___\n\n\nfoo __*__\n", methodStructural},
 		{"a line the document writes alone is not restarted", "markdown", []string{"```\n<x\n```\n\n<x", "\n<x>\n"},
 			"```\n<x\n```\n\n<x\n<x>\n", ""},
+		{"a document that writes a line before its prefix goes on", "markdown", []string{"[foo]\n[foo]: /url \"title\"\n\n\n[*foo* bar]", "\n[*foo* bar]: /url \"title\"\n"},
+			"[foo]\n[foo]: /url \"title\"\n\n\n[*foo* bar]\n[*foo* bar]: /url \"title\"\n", ""},
 	})
 }
 

@@ -46,7 +46,10 @@ func restartStep(c *joinCtx) (overlap, bool) {
 // leave the cut line complete and followed by a line that starts with all
 // of it; a blank line carries nothing to mistake, so the partial line
 // decides, as a restart of it alone would, unless the document already
-// writes it as a line of its own (then it may be writing it again).
+// writes it as a line of its own (then it may be writing it again), or
+// writes lines followed so by lines that start with them (a Markdown
+// reference and its definition). A partial line of punctuation alone
+// repeats too regularly to tell.
 func blankLineRestart(c *joinCtx) (overlap, bool) {
 	if !c.tr.lines || len(c.restarts) == 0 {
 		return overlap{}, false
@@ -57,11 +60,42 @@ func blankLineRestart(c *joinCtx) (overlap, bool) {
 	}
 	partial := c.doc[r:]
 	s := len(c.doc) - c.longest // where the repeat starts
-	if s < 1 || s >= r || c.doc[s-1] != '\n' || strings.Trim(c.doc[s:r], "\n") != "" || !restartable(partial, false) ||
-		strings.Contains(tail(c.doc, 4<<10), "\n"+partial+"\n") {
+	if s < 1 || s >= r || c.doc[s-1] != '\n' || strings.Trim(c.doc[s:r], "\n") != "" || alnumCount(partial) == 0 ||
+		strings.Contains(tail(c.doc, 4<<10), "\n"+partial+"\n") || writesLineBeforeItsPrefix(c.doc[:r], r-s-1) {
 		return overlap{}, false
 	}
 	return overlap{cut: c.longest, method: methodStructural, confidence: confRestart}, true
+}
+
+// writesLineBeforeItsPrefix reports whether the document's recent lines
+// hold a line of text followed, after gap blank lines, by a line that
+// starts with all of it ("[foo]" and "[foo]: /url", a reference and its
+// definition): what a restart of a cut line from the blank lines before
+// it would be, kept.
+func writesLineBeforeItsPrefix(doc string, gap int) bool {
+	w := tail(doc, 4<<10)
+	if i := strings.IndexByte(w, '\n'); i >= 0 && len(w) < len(doc) {
+		w = w[i+1:] // the first line may be cut
+	}
+	prev, blanks := "", 0
+	for w != "" {
+		line := w
+		if i := strings.IndexByte(w, '\n'); i >= 0 {
+			line, w = w[:i], w[i+1:]
+		} else {
+			w = ""
+		}
+		line = strings.TrimSuffix(line, "\r")
+		if strings.TrimSpace(line) == "" {
+			blanks++
+			continue
+		}
+		if prev != "" && blanks == gap && strings.HasPrefix(line, prev) {
+			return true
+		}
+		prev, blanks = line, 0
+	}
+	return false
 }
 
 // restartsAt reports whether the continuation restarts the record that
