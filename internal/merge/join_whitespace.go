@@ -248,8 +248,10 @@ func (s *buffers) rewrapCut(doc, next string, rep []byte, ds string, from, windo
 	// The same text with the same line breaks, only indented or spaced
 	// differently (or not differently at all, which the exact match judged
 	// already), is how documents of examples and aligned columns go on, not
-	// how a model re-wraps what it repeats.
-	if sameBreaks(docRep, next[:cut]) {
+	// how a model re-wraps what it repeats. So is one with more or fewer
+	// blank lines, when it is short (examples that vary only in those); a
+	// long one is a model laying out again what it starts over.
+	if sameBreaks(docRep, next[:cut]) && (l < 2*strongOverlap || sameBlankLines(docRep, next[:cut])) {
 		return 0, false
 	}
 	if rep[l-1] == ' ' {
@@ -373,4 +375,34 @@ func sameBreaks(a, b string) bool {
 		breaks = breaks || na
 	}
 	return breaks && i == len(a) && j == len(b)
+}
+
+// sameBlankLines reports whether a and b, equal but for whitespace, put
+// as many line breaks in each run of whitespace (their first and last
+// runs aside).
+func sameBlankLines(a, b string) bool {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if !isSpace(a[i]) || !isSpace(b[j]) {
+			i++
+			j++
+			continue
+		}
+		ka, kb := 0, 0
+		for ; i < len(a) && isSpace(a[i]); i++ {
+			if a[i] == '\n' {
+				ka++
+			}
+		}
+		for ; j < len(b) && isSpace(b[j]); j++ {
+			if b[j] == '\n' {
+				kb++
+			}
+		}
+		if ka != kb {
+			return false
+		}
+	}
+	return true
 }

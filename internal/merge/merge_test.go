@@ -390,6 +390,32 @@ func TestWhitespaceRepeats(t *testing.T) {
 	})
 }
 
+// TestBlankLineRepeats: a repeat equal up to whitespace that lays out its
+// lines alike but for the number of blank lines between them is the
+// model's when it is long (it re-laid the text it started over); a short
+// one is the document's (examples that vary only in their blank lines).
+func TestBlankLineRepeats(t *testing.T) {
+	cases := []struct {
+		name, doc, next string
+		repeat          bool
+	}{
+		{"a short example varied in its blank lines", "> foo\n-----\n\n\n\\> foo\n------\n\n\nFoo\n\nbar\n---\nbaz\n\n\nFoo\nbar\n",
+			"Foo\nbar\n\n---\n\nbaz\n\n\nFoo\nbar\n* * *\nbaz\n", false},
+		{"a long repeat with other blank lines", "<DIV CLASS=\"foo\">\n\n*Markdown*\n\n</DIV>\n\n\n<div id=\"foo\"\n  class=\"bar\">\n</div>\n\n\n<div id=\"foo\" class=\"bar\n  baz\"",
+			"<div id=\"foo\"\n  class=\"bar\">\n</div>\n\n<div id=\"foo\" class=\"bar\n  baz\">\n</div>\n\n\n<div>\n*foo*\n", true},
+		{"a long repeat with the same blank lines", "<DIV CLASS=\"foo\">\n\n*Markdown*\n\n</DIV>\n\n\n<div id=\"foo\"\n  class=\"bar\">\n</div>\n\n\n<div id=\"foo\" class=\"bar\n  baz\"",
+			"<div id=\"foo\"\n    class=\"bar\">\n</div>\n\n\n<div id=\"foo\" class=\"bar\n    baz\">\n</div>\n\n\n<div>\n*foo*\n", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var b buffers
+			if n, _ := b.whitespaceOverlap(tc.doc, tc.next, -1, false); (n > 0) != tc.repeat {
+				t.Errorf("whitespaceOverlap = %d, want a repeat: %v", n, tc.repeat)
+			}
+		})
+	}
+}
+
 func TestStructureRestarts(t *testing.T) {
 	runCases(t, []mergeCase{
 		{"json element finished, path and element restated", "json", []string{"[\n  {\"id\": \"a\"},\n  {\"id\": \"b\"}", "[\n{\"id\": \"b\"},\n  {\"id\": \"c\"}\n]\n"}, "[\n  {\"id\": \"a\"},\n  {\"id\": \"b\"},\n  {\"id\": \"c\"}\n]\n", ""},
