@@ -78,14 +78,8 @@ func writesLineBeforeItsPrefix(doc string, gap int) bool {
 		w = w[i+1:] // the first line may be cut
 	}
 	prev, blanks := "", 0
-	for w != "" {
-		line := w
-		if i := strings.IndexByte(w, '\n'); i >= 0 {
-			line, w = w[:i], w[i+1:]
-		} else {
-			w = ""
-		}
-		line = strings.TrimSuffix(line, "\r")
+	for line := range strings.Lines(w) {
+		line = strings.TrimRight(line, "\r\n")
 		if strings.TrimSpace(line) == "" {
 			blanks++
 			continue
