@@ -186,10 +186,7 @@ func (f *diffFormat) lineBreak(doc, t string, last bool) (keep, decided bool) {
 	if f.loose || f.binary {
 		return false, false
 	}
-	cut, ok := strings.CutPrefix(t, "\n")
-	if !ok {
-		cut, ok = strings.CutPrefix(t, "\r\n")
-	}
+	cut, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n")
 	if !ok {
 		return false, false
 	}

@@ -45,11 +45,9 @@ func restartStep(c *joinCtx) (overlap, bool) {
 // [filing an issue]" after "...\n\nWhen [fil"). Kept, the repeat would
 // leave the cut line complete and followed by a line that starts with all
 // of it; a blank line carries nothing to mistake, so the partial line
-// decides, as a restart of it alone would, unless the document already
-// writes it as a line of its own (then it may be writing it again), or
-// writes lines followed so by lines that start with them (a Markdown
-// reference and its definition). A partial line of punctuation alone
-// repeats too regularly to tell.
+// decides, as a restart of it alone would, unless the document shows the
+// kept reading as its own (see writesKeptReading). A partial line of
+// punctuation alone repeats too regularly to tell.
 func blankLineRestart(c *joinCtx) (overlap, bool) {
 	if !c.tr.lines || len(c.restarts) == 0 {
 		return overlap{}, false
@@ -61,18 +59,19 @@ func blankLineRestart(c *joinCtx) (overlap, bool) {
 	partial := c.doc[r:]
 	s := len(c.doc) - c.longest // where the repeat starts
 	if s < 1 || s >= r || c.doc[s-1] != '\n' || strings.Trim(c.doc[s:r], "\n") != "" || alnumCount(partial) == 0 ||
-		strings.Contains(tail(c.doc, 4<<10), "\n"+partial+"\n") || writesLineBeforeItsPrefix(c.doc[:r], r-s-1) {
+		writesKeptReading(c.doc[:r], partial, r-s-1) {
 		return overlap{}, false
 	}
 	return overlap{cut: c.longest, method: methodStructural, confidence: confRestart}, true
 }
 
-// writesLineBeforeItsPrefix reports whether the document's recent lines
-// hold a line of text followed, after gap blank lines, by a line that
-// starts with all of it ("[foo]" and "[foo]: /url", a reference and its
-// definition): what a restart of a cut line from the blank lines before
-// it would be, kept.
-func writesLineBeforeItsPrefix(doc string, gap int) bool {
+// writesKeptReading reports whether the document's recent lines (before
+// the cut line) show the reading a restart of the cut line from the blank
+// lines before it would leave, kept, as the document's own: the cut line
+// written as a line of its own, or a line followed, after gap blank lines,
+// by a line that starts with all of it ("[foo]" and "[foo]: /url", a
+// reference and its definition).
+func writesKeptReading(doc, partial string, gap int) bool {
 	w := tail(doc, 4<<10)
 	if i := strings.IndexByte(w, '\n'); i >= 0 && len(w) < len(doc) {
 		w = w[i+1:] // the first line may be cut
@@ -84,7 +83,7 @@ func writesLineBeforeItsPrefix(doc string, gap int) bool {
 			blanks++
 			continue
 		}
-		if prev != "" && blanks == gap && strings.HasPrefix(line, prev) {
+		if line == partial || prev != "" && blanks == gap && strings.HasPrefix(line, prev) {
 			return true
 		}
 		prev, blanks = line, 0

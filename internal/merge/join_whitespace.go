@@ -251,7 +251,7 @@ func (s *buffers) rewrapCut(doc, next string, rep []byte, ds string, from, windo
 	// how a model re-wraps what it repeats. So is one with more or fewer
 	// blank lines, when it is short (examples that vary only in those); a
 	// long one is a model laying out again what it starts over.
-	if sameBreaks(docRep, next[:cut]) && (l < 2*strongOverlap || sameBlankLines(docRep, next[:cut])) {
+	if layout, blanks := sameBreaks(docRep, next[:cut]); layout && (l < 2*strongOverlap || blanks) {
 		return 0, false
 	}
 	if rep[l-1] == ' ' {
@@ -342,67 +342,44 @@ func doubledNormalized(ds, rep string) bool {
 // padding (two bytes or more). They then differ only in indentation, blank
 // lines or column alignment, as examples and tables of a document do; a
 // model re-wrapping or re-spacing a repeat changes breaks or single spaces.
-func sameBreaks(a, b string) bool {
+// blanks reports whether each pair of runs also holds as many newlines (the
+// same blank lines).
+func sameBreaks(a, b string) (layout, blanks bool) {
 	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
 	if a == b {
-		return true
+		return true, true
 	}
-	breaks := false
+	breaks, blanks := false, true
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		if !isSpace(a[i]) || !isSpace(b[j]) {
 			if a[i] != b[j] {
-				return false
+				return false, false
 			}
 			i++
 			j++
 			continue
 		}
-		na, nb := false, false
+		na, nb := 0, 0
 		i0, j0 := i, j
 		for ; i < len(a) && isSpace(a[i]); i++ {
-			na = na || a[i] == '\n'
-		}
-		for ; j < len(b) && isSpace(b[j]); j++ {
-			nb = nb || b[j] == '\n'
-		}
-		if na != nb {
-			return false
-		}
-		if !na && a[i0:i] != b[j0:j] && (i-i0 < 2 || j-j0 < 2) {
-			return false
-		}
-		breaks = breaks || na
-	}
-	return breaks && i == len(a) && j == len(b)
-}
-
-// sameBlankLines reports whether a and b, equal but for whitespace, put
-// as many line breaks in each run of whitespace (their first and last
-// runs aside).
-func sameBlankLines(a, b string) bool {
-	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if !isSpace(a[i]) || !isSpace(b[j]) {
-			i++
-			j++
-			continue
-		}
-		ka, kb := 0, 0
-		for ; i < len(a) && isSpace(a[i]); i++ {
 			if a[i] == '\n' {
-				ka++
+				na++
 			}
 		}
 		for ; j < len(b) && isSpace(b[j]); j++ {
 			if b[j] == '\n' {
-				kb++
+				nb++
 			}
 		}
-		if ka != kb {
-			return false
+		if (na > 0) != (nb > 0) {
+			return false, false
 		}
+		if na == 0 && a[i0:i] != b[j0:j] && (i-i0 < 2 || j-j0 < 2) {
+			return false, false
+		}
+		breaks = breaks || na > 0
+		blanks = blanks && na == nb
 	}
-	return true
+	return breaks && i == len(a) && j == len(b), blanks
 }

@@ -176,6 +176,29 @@ func TestCSV(t *testing.T) {
 	})
 }
 
+// TestCSVLineBreak: the line break after a preamble read by field counts,
+// where exactly one reading gives records of the document's length.
+func TestCSVLineBreak(t *testing.T) {
+	doc := "id,name,qty\n1,apple,3\n2,pear,4\n3,plum"
+	cases := []struct {
+		name, doc, text string
+		keep, decided   bool
+	}{
+		{"the cut record is short alone", doc, "\n,5\n4,fig,6\n", false, true},
+		{"the cut record and the line are whole apart", doc + ",5", "\n4,fig,6\n", true, true},
+		{"inside a quoted value", doc + ",\"a", "\nb\"\n", false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &csvFormat{lastID: -1}
+			f.observe(tc.doc, 0)
+			if keep, decided := f.lineBreak(tc.doc, tc.text, false); keep != tc.keep || decided != tc.decided {
+				t.Errorf("lineBreak = %v, %v, want %v, %v", keep, decided, tc.keep, tc.decided)
+			}
+		})
+	}
+}
+
 func TestCSVRecordCount(t *testing.T) {
 	res, _ := Merge(Options{Format: "csv"}, chunksOf("id,name\n1,a\n2,", "b\n3,c\n"))
 	if res.RecordCount != 3 {

@@ -298,7 +298,8 @@ func (m *mergeRun) envCtx(i int, doc string) envCtx {
 	c.syntax, c.markup, c.proseAt, c.endBlanks = m.tr.syntax, m.tr.markup, m.tr.proseAt, m.tr.endBlanks
 	c.breaks = func(line, after string) bool { return m.f.breaks(doc, line, after) }
 	c.endBreaks = func(body, line string) bool { return m.f.endBreaks(doc, body, line) }
-	c.lineBreak = func(t string) (bool, bool) { return m.f.lineBreak(doc, t, c.last) }
+	last := c.last
+	c.lineBreak = func(t string) (bool, bool) { return m.f.lineBreak(doc, t, last) }
 	// The other continuations all open with a fence line (two at least).
 	others := m.fenced
 	if m.opens[i] {
