@@ -1,6 +1,9 @@
 package merge
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // indentationStep: a partial line of indentation alone that the
 // continuation starts with (formats with blankIndentRestart). The model
@@ -15,7 +18,7 @@ func indentationStep(c *joinCtx) (overlap, bool) {
 	ls := strings.LastIndexByte(c.doc, '\n') + 1
 	p := c.doc[ls:]
 	if ls > 0 && p != "" && c.longest <= len(p) && strings.TrimLeft(p, " \t") == "" && strings.HasPrefix(c.next, p) &&
-		(c.habit > 0 || c.habit == 0 && indentRestart(c.doc, ls, c.next)) {
+		(c.habit > 0 && !indentContinues(c.doc, ls, c.next) || c.habit == 0 && indentRestart(c.doc, ls, c.next)) {
 		return overlap{cut: len(p), method: methodStructural, confidence: confStructure}, true
 	}
 	return overlap{}, false
@@ -111,13 +114,23 @@ func restartsAt(c *joinCtx, r int) bool {
 		return true
 	case line && c.habit > 0 && has && (r == 0 || doc[r-1] == '\n'):
 		// A model that starts over at the other joins restarts this line
-		// too, unless keeping it makes the header line the line before
-		// calls for.
-		return c.tr.keepsHeader == nil || !c.tr.keepsHeader(doc, r, next)
+		// too, unless keeping it makes the header line, or the
+		// indentation, the line before calls for.
+		return (c.tr.keepsHeader == nil || !c.tr.keepsHeader(doc, r, next)) && !indentGoesOn(c, r)
 	case !line && c.habit > 0 && has && strings.TrimSpace(partial) != "":
 		return true
 	}
 	return false
+}
+
+// indentGoesOn reports whether the indentation the line before calls for
+// says the partial line of indentation at r goes on (indentContinues): in
+// code, and elsewhere only right after a line with text, since outside
+// code a blank line starts a block of its own indentation (Markdown's
+// examples, a list after a paragraph).
+func indentGoesOn(c *joinCtx, r int) bool {
+	afterBlank := strings.HasSuffix(strings.TrimRight(c.doc[:r], " \t\r"), "\n\n")
+	return (c.tr.indentRestart || !afterBlank) && indentContinues(c.doc, r, c.next)
 }
 
 // restartable reports whether an incomplete record is distinctive enough that
@@ -153,18 +166,43 @@ func restartable(partial string, bias bool) bool {
 // document's own indentation step). The line before is the last one with
 // text.
 func indentRestart(doc string, lineStart int, next string) bool {
+	restart, cont := indentFits(doc, lineStart, next)
+	return restart && !cont
+}
+
+// indentContinues reports whether going on with a partial line of
+// indentation gives exactly the indentation the previous line calls for
+// and restarting it does not: evidence against a restart that outweighs a
+// model's habit of starting over ("\t" + "\t\t\th := f()" after a line
+// that opens a block at three tabs).
+func indentContinues(doc string, lineStart int, next string) bool {
+	restart, cont := indentFits(doc, lineStart, next)
+	return cont && !restart
+}
+
+// indentFits reports, for a continuation that starts with the indentation
+// the document's last line was cut in, whether restarting the line and
+// whether going on with it give the indentation the previous line calls
+// for (see indentRestart).
+func indentFits(doc string, lineStart int, next string) (restart, cont bool) {
 	partial := doc[lineStart:]
 	if partial == "" || !strings.HasPrefix(next, partial) || strings.TrimLeft(partial, " \t") != "" {
-		return false
+		return false, false
 	}
 	ind := len(next) - len(strings.TrimLeft(next, " \t"))
 	if ind == len(next) {
-		return false
+		return false, false
 	}
 	// The line before, blank lines aside: a blank line calls for no
 	// indentation of its own.
 	prev, prevStart := lastTextLine(doc[:lineStart])
 	target := len(prev) - len(strings.TrimLeft(prev, " \t"))
+	learned, exact := learnedIndent(doc[:prevStart], prev, next[ind:])
+	if exact {
+		// The document's own lines say how it indents such a line after
+		// such a line (Go's "case" at its "switch").
+		return ind == target+learned, len(partial)+ind == target+learned
+	}
 	step := 0
 	level := func() int {
 		if step == 0 {
@@ -177,7 +215,10 @@ func indentRestart(doc string, lineStart int, next string) bool {
 		}
 		return step
 	}
-	if p := strings.TrimRight(prev, " \t\r"); p != "" && strings.ContainsRune("{([:", rune(p[len(p)-1])) {
+	if learned != noIndent {
+		// How the document goes on after lines like prev.
+		target += learned
+	} else if p := strings.TrimRight(prev, " \t\r"); p != "" && strings.ContainsRune("{([:", rune(p[len(p)-1])) {
 		// The previous line opens a block: the next is indented one level more.
 		target += level()
 	} else if col, ok := openBracket(prev); ok {
@@ -195,8 +236,86 @@ func indentRestart(doc string, lineStart int, next string) bool {
 	// writer aligned them ("        :param flags: …,\n" + 5 spaces + 7
 	// spaces "all other flags are ignored."), and going on, the clean
 	// reading, keeps every byte.
-	restart, cont := ind, len(partial)+ind
-	return restart == target && cont != target
+	return ind == target, len(partial)+ind == target
+}
+
+// noIndent is learnedIndent's answer when the document's lines show no
+// one change.
+const noIndent = math.MinInt
+
+// learnedIndent returns the change of indentation the document's recent
+// lines (before) show between a line like prev (its first token and last
+// byte) and the next line with text, when they agree on one. Over the
+// lines like prev followed by a line that starts with text's first token,
+// the change is exact: the line's own convention (Go's "case" at its
+// "switch"). Else, over those followed by a line that does not close a
+// block, it is how the document goes on after such a line (a comment
+// after "switch {" at the switch's level too); a line that closes a block
+// is then one level less.
+func learnedIndent(before, prev, text string) (d int, exact bool) {
+	w := tail(before, 16<<10)
+	if i := strings.IndexByte(w, '\n'); i >= 0 && len(w) < len(before) {
+		w = w[i+1:] // the first line may be cut
+	}
+	pk, nk := indentKey(prev), firstToken(text)
+	if pk == "" || nk == "" {
+		return noIndent, false
+	}
+	var both, like []int // the changes seen
+	last, lastInd := "", -1
+	for line := range strings.Lines(w) {
+		t := strings.TrimLeft(line, " \t")
+		if strings.TrimSpace(t) == "" {
+			continue
+		}
+		ind := len(line) - len(t)
+		if lastInd >= 0 && last == pk {
+			if firstToken(t) == nk {
+				both = append(both, ind-lastInd)
+			}
+			if strings.IndexByte("}])", t[0]) < 0 {
+				like = append(like, ind-lastInd)
+			}
+		}
+		last, lastInd = indentKey(line), ind
+	}
+	switch {
+	case len(both) > 0 && allEqual(both):
+		return both[0], true
+	case len(like) > 0 && allEqual(like):
+		return like[0], false
+	}
+	return noIndent, false
+}
+
+// indentKey is what learnedIndent compares lines by: the first token and
+// the last byte of the line's text.
+func indentKey(line string) string {
+	t := strings.TrimSpace(line)
+	if t == "" {
+		return ""
+	}
+	return firstToken(t) + " " + t[len(t)-1:]
+}
+
+// firstToken is the text's first word, or its first run of punctuation.
+func firstToken(t string) string {
+	i := 0
+	word := i < len(t) && isWordByte(t[i])
+	for i < len(t) && !isSpace(t[i]) && isWordByte(t[i]) == word {
+		i++
+	}
+	return t[:i]
+}
+
+// allEqual reports whether every one of ds is the same.
+func allEqual(ds []int) bool {
+	for _, d := range ds {
+		if d != ds[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // openBracket returns the offset of the last bracket that line leaves open

@@ -691,6 +691,26 @@ func TestIndentationRestarts(t *testing.T) {
 	})
 }
 
+// TestCodeIndentationRestarts: in code, the indentation the line before
+// calls for decides a partial line of indentation: the document's own
+// convention where its lines show one, and against a model that restarts
+// lines at its other joins.
+func TestCodeIndentationRestarts(t *testing.T) {
+	sw := "func g(x int) {\n\tswitch {\n\t// first\n\tcase x > 0:\n\t\ta()\n\t}\n\tswitch {\n\t// second\n\tcase x < 0:\n\t\tb()\n\t}\n}\n"
+	at := strings.Index(sw, "\t// second")
+	nest := "func f() {\n\tfor _, p := range ps {\n\t\tif ok {\n\t\t\tif pkg != prev {\n\t\t\t\th := stdlib(pkg)\n\t\t\t\tuse(h)\n\t\t\t}\n\t\t}\n\t}\n}\n"
+	a := strings.Index(nest, "\t\tif ok") + len("\t\tif o")
+	b := strings.Index(nest, "\t\t\t\th :=") + 1
+	runCases(t, []mergeCase{
+		// After "switch {" the document writes its lines at the switch's
+		// level, not one more.
+		{"the document's convention", "code", []string{sw[:at+1], sw[at:]}, sw, "structural"},
+		// The other join restarts its line; "\t" + "\t\t\th" goes on with
+		// the indentation the "if" calls for.
+		{"going on against the habit", "code", []string{nest[:a], nest[a-len("\t\tif o") : b], nest[b:]}, nest, ""},
+	})
+}
+
 // TestSimulatorJoins: joins of the project's simulator's misbehaving model
 // (internal/simulator), cut down.
 func TestSimulatorJoins(t *testing.T) {
