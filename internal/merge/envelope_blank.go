@@ -458,13 +458,18 @@ func gapEnds(ctx site, m int) (a, body string, keepGap int) {
 
 // countGaps counts, over body's recent lines, the gaps of keepGap blank
 // lines (n[k][0]) and of one fewer (n[k][1]) after a line that leads like
-// a: n[2] all of them, n[1] those before a line that leads like x, n[0]
-// those of n[1] whose lines also agree with a and x on ending a sentence
-// and starting with a capital.
-func countGaps(body, a, x string, keepGap int) (n [3][2]int) {
+// a: n[3] all of them, n[2] those before a line that leads like x, n[1]
+// those of n[2] whose lines also agree with a and x on ending a sentence
+// and starting with a capital, and n[0] those of n[1] whose first line
+// also agrees with a on leaving room for the next line's first word, in a
+// document that wraps its lines at a width: a wrapped paragraph's line
+// ends short only where the paragraph does.
+func countGaps(body, a, x string, keepGap int) (n [4][2]int) {
 	cutGap := keepGap - 1
 	la, lx := voteLead(a), voteLead(x)
 	sa, cx := sentenceEnd(a), startsCapital(x)
+	width, wraps := wrapsLines(body, "")
+	fa := roomFor(a, x, width)
 	prev, gap, have := "", 0, false
 	for rest := body[max(0, len(body)-leadWindow):]; rest != ""; {
 		line := rest
@@ -484,11 +489,14 @@ func countGaps(body, a, x string, keepGap int) (n [3][2]int) {
 				k = 1
 			}
 			if voteLead(prev) == la {
-				n[2][k]++
+				n[3][k]++
 				if voteLead(line) == lx {
-					n[1][k]++
+					n[2][k]++
 					if sentenceEnd(prev) == sa && startsCapital(line) == cx {
-						n[0][k]++
+						n[1][k]++
+						if wraps && roomFor(prev, line, width) == fa {
+							n[0][k]++
+						}
 					}
 				}
 			}
@@ -496,6 +504,13 @@ func countGaps(body, a, x string, keepGap int) (n [3][2]int) {
 		prev, gap, have = line, 0, true
 	}
 	return n
+}
+
+// roomFor reports whether line a leaves room, within width, for the first
+// word of line x.
+func roomFor(a, x string, width int) bool {
+	w, _, _ := strings.Cut(strings.TrimLeft(x, " \t"), " ")
+	return utf8.RuneCountInString(strings.TrimRight(a, " \t\r"))+1+utf8.RuneCountInString(w) <= width
 }
 
 // voteLead is lineLead with an ordered list item's number read as its
