@@ -348,6 +348,34 @@ func TestRestartWhereTheEndRepeats(t *testing.T) {
 	}
 }
 
+// TestRestartOfADocumentThatEndsAsItOpens: a document that ends with the
+// block it opens with (a patch deleting the same empty file twice), cut in
+// that last block and restarted from the top with its whitespace changed,
+// is joined after the reproduction: the continuation's head also matches
+// the last block alone, exactly, but a next copy of that block would go on with
+// the whole document again.
+func TestRestartOfADocumentThatEndsAsItOpens(t *testing.T) {
+	block := "diff --git a/notes.txt~ b/notes.txt~\ndeleted file mode 100644\nindex e69de29bb2d1d6434b8b29ae775ad8c2e48c5391..0000000000000000000000000000000000000000\n"
+	var b strings.Builder
+	b.WriteString(block)
+	for i := 0; i < 3; i++ {
+		fmt.Fprintf(&b, "diff --git a/f%d.txt b/f%d.txt\ndeleted file mode 100644\nindex %07x..0000000\n--- a/f%d.txt\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-line %d of the old file\n", i, i, 0xabc123*(i+1), i, i)
+	}
+	b.WriteString(block)
+	doc := b.String()
+	cut := strings.LastIndex(doc, "deleted file") + 2
+	// Re-laid after its first block, which it repeats as it is.
+	restart := block + strings.ReplaceAll(doc[len(block):], "\n", "\n\n")
+	at := strings.LastIndex(restart, "deleted file") + 2
+	res, err := Merge(Options{Format: "diff"}, chunksOf(doc[:cut], restart[:at]+doc[cut:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content != doc {
+		t.Fatalf("merge differs (joins %+v)\n%s", res.Joins, res.Content)
+	}
+}
+
 // TestRestartCutInARule: a document cut in a rule of dashes, whose last
 // content holds no word to look for, restarted from the top with its
 // lines rewrapped, is joined after the reproduction.

@@ -49,6 +49,11 @@ func reproduction(c *joinCtx) (overlap, bool) {
 			continue // not from a line's first content
 		}
 		if found > 0 {
+			if wholeRestart(doc, start, found) {
+				// (The longest is the whole document: a next copy
+				// would be a copy of all of it.)
+				break
+			}
 			// A shorter match from another line start too: the
 			// document's content repeats itself (examples at other
 			// indentations), and the continuation may be its next copy.
@@ -110,14 +115,38 @@ func shortRestart(doc, next string) (int, bool) {
 
 // wholeRestart reports whether a reproduction of n content bytes from
 // offset start is the whole document, long, from its very start, in a
-// document that never writes its opening content again: no next copy of a
-// repeated block can match it so.
+// document that is not two copies of a block or more (its content's
+// longest border, a head that is also its tail, under half of it): the
+// document's next copy of a block it repeats could match so only if the
+// block were all of the document, and a document that opens and ends
+// with the same block (the cut in its last copy) does not go on by
+// writing itself again whole.
 func wholeRestart(doc string, start, n int) bool {
 	if start != 0 || n < 4*minReproduction {
 		return false
 	}
 	content := firstContent(doc, len(doc))
-	return !strings.Contains(string(content[1:]), string(content[:minReproduction]))
+	return 2*longestBorder(content) < len(content)
+}
+
+// longestBorder is the length of the longest proper head of s that is
+// also its tail (the Knuth-Morris-Pratt failure function at its end).
+func longestBorder(s []byte) int {
+	fail := make([]int, len(s))
+	k := 0
+	for i := 1; i < len(s); i++ {
+		for k > 0 && s[i] != s[k] {
+			k = fail[k-1]
+		}
+		if s[i] == s[k] {
+			k++
+		}
+		fail[i] = k
+	}
+	if len(s) == 0 {
+		return 0
+	}
+	return fail[len(s)-1]
 }
 
 // contentBorder is a prefix of the continuation, next[:end], whose content
