@@ -48,7 +48,29 @@ func gluedDoubling(doc, next string, l int) bool {
 	if ok, _ := acceptExact(doc, l, 0); !ok || l >= len(next) {
 		return false
 	}
-	return !gluePlausible(tail(doc, leadWindow), next)
+	w := tail(doc, leadWindow)
+	return !gluePlausible(w, next) || splitWordRepeat(w, l)
+}
+
+// splitWordRepeat reports whether a repeat of the document's last l bytes
+// (which end with whitespace, where gluePlausible sees no glue) starts
+// inside a word and, kept, would leave that word's tail standing as a word
+// the document never writes ("expe|cted, err := ..." read again
+// after a line break: a line that opens with "cted"). A document's own
+// copy of its text starts where a word does.
+func splitWordRepeat(w string, l int) bool {
+	s := len(w) - l
+	if s <= 0 || !isWordByte(w[s-1]) || !isWordByte(w[s]) || !isSpace(w[len(w)-1]) {
+		return false
+	}
+	e := s
+	for e < len(w) && isWordByte(w[e]) {
+		e++
+	}
+	if e == len(w) {
+		return false // the repeat is a word's tail alone
+	}
+	return !usesWhole(w[:s], w[s:e], true) && !usesWhole(w[e:], w[s:e], true)
 }
 
 // exactConfidence is an exact repeat's confidence: it grows with its

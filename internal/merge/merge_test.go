@@ -663,6 +663,21 @@ func TestRestartOfLinesAmongGoingOn(t *testing.T) {
 	})
 }
 
+// TestSplitWordRepeatAmongGoingOn: a model that goes on at its other
+// joins repeats a line and a half here, from inside a word: kept, the
+// repeat would open a line with the word's tail ("cted"), a word the
+// document never writes, where its own copies start with whole words.
+func TestSplitWordRepeatAmongGoingOn(t *testing.T) {
+	doc := "func check(out string) {\n\tif s.GetExitCode() != 0 {\n\t\tt.Fail()\n\t}\n\n\texpected, err := os.ReadFile(out)\n\tif err != nil {\n\t\tt.Error(err)\n\t\treturn\n\t}\n}\n"
+	a := strings.Index(doc, "GetExit") + 3
+	a2 := strings.Index(doc, "Fail") + 2
+	b := strings.Index(doc, "\t\tt.Error")
+	rep := strings.Index(doc, "cted, err")
+	runCases(t, []mergeCase{
+		{"a repeat from inside a word", "code", []string{doc[:a], doc[a:a2], doc[a2:b], doc[rep:]}, doc, ""},
+	})
+}
+
 // TestMidWordRepeats: a model whose repeats start where its tokenizer's
 // tokens do repeats from inside a word; at its other joins it repeats too.
 func TestMidWordRepeats(t *testing.T) {
