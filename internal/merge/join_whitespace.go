@@ -251,7 +251,7 @@ func (s *buffers) rewrapCut(doc, next string, rep []byte, ds string, from, windo
 	// how a model re-wraps what it repeats. So is one with more or fewer
 	// blank lines, when it is short (examples that vary only in those); a
 	// long one is a model laying out again what it starts over.
-	if layout, blanks := sameBreaks(docRep, next[:cut]); layout && (l < 2*strongOverlap || blanks) {
+	if layout, blanks := sameBreaks(docRep, next[:cut]); layout && (l < 2*strongOverlap || blanks) && !foreignIndent(tail(doc, window), next[:cut]) {
 		return 0, false
 	}
 	if rep[l-1] == ' ' {
@@ -268,6 +268,31 @@ func (s *buffers) rewrapCut(doc, next string, rep []byte, ds string, from, windo
 		return 0, false
 	}
 	return cut, true
+}
+
+// foreignIndent reports whether a repeat indents a line with a byte (a
+// tab, a space) that the document's lines never start with: code indented
+// with tabs repeated with spaces is the model's re-indentation, never the
+// document's next copy of those lines.
+func foreignIndent(doc, rep string) bool {
+	var docUses, repUses [2]bool // tab, space
+	lead := func(s string, uses *[2]bool) {
+		for line := range strings.Lines(s) {
+			switch {
+			case strings.HasPrefix(line, "\t"):
+				uses[0] = true
+			case strings.HasPrefix(line, " "):
+				uses[1] = true
+			}
+		}
+	}
+	if i := strings.IndexByte(doc, '\n'); i >= 0 {
+		lead(doc[i+1:], &docUses) // the first line may be cut
+	}
+	if i := strings.IndexByte(rep, '\n'); i >= 0 {
+		lead(rep[i+1:], &repUses) // the first line goes on with the cut one
+	}
+	return repUses[0] && !docUses[0] || repUses[1] && !docUses[1]
 }
 
 // ownLine reports whether a repeat (next's head rep, of the document from

@@ -413,6 +413,20 @@ func TestWhitespaceRepeats(t *testing.T) {
 	})
 }
 
+// TestReindentedRepeats: a repeat equal up to whitespace with the same
+// line breaks is the document's next copy of its lines (examples,
+// aligned columns), unless it indents them with a byte the document's
+// lines never start with: code indented with tabs repeated with spaces.
+// (TestBlankLineRepeats' last case is the guard: spaces repeated as
+// spaces, the document's.)
+func TestReindentedRepeats(t *testing.T) {
+	doc := "func newEntry(orig, inst Type, targs []Type) {\n\tctxt.typeMap[h] = append(ctxt.typeMap[h], ctxtEntry{\n\t\torig:     orig,\n\t\ttargs:    targs,\n\t\tinstance: inst,\n\t})\n\n\treturn inst\n}\n"
+	cut := strings.Index(doc, "inst\n}")
+	runCases(t, []mergeCase{
+		{"tabs repeated as spaces", "code", []string{doc[:cut], "    targs:    targs,\n    instance: inst,\n  })\n\n\treturn " + doc[cut:]}, doc, "whitespace"},
+	})
+}
+
 // TestBlankLineRepeats: a repeat equal up to whitespace that lays out its
 // lines alike but for the number of blank lines between them is the
 // model's when it is long (it re-laid the text it started over); a short
