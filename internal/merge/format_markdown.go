@@ -76,6 +76,44 @@ func (f *markdownFormat) stripStructure(doc, t string) (string, string) {
 	return t, ""
 }
 
+// verify holds a table's delimiter row to its header: the row completed
+// at the join, when it is one right after a row of cells, has as many
+// cells as that row (GitHub's tables require it, and a model that goes on
+// or starts the row over leaves it so). Nothing else in Markdown can be
+// checked at a join.
+func (f *markdownFormat) verify(doc, rest string, last bool) bool {
+	if f.fence.open() || f.lineStart < 1 {
+		return true
+	}
+	first, _, complete := strings.Cut(rest, "\n")
+	if !complete && !last {
+		return true
+	}
+	line := doc[f.lineStart:] + strings.TrimSuffix(first, "\r")
+	prevStart := strings.LastIndexByte(doc[:f.lineStart-1], '\n') + 1
+	prev := strings.TrimRight(doc[prevStart:f.lineStart-1], "\r")
+	if !strings.Contains(prev, "|") || isDelimiterRow(prev) || !strings.Contains(line, "|") || !isDelimiterRow(line) {
+		return true
+	}
+	return tableCells(line) == tableCells(prev)
+}
+
+// tableCells counts the cells of a table row: its pipes, an escaped one
+// aside, less the row's leading and trailing pipe, plus one.
+func tableCells(row string) int {
+	row = strings.TrimSpace(row)
+	n := 1
+	for i := 0; i < len(row); i++ {
+		switch {
+		case row[i] == '\\':
+			i++
+		case row[i] == '|' && i > 0 && i < len(row)-1:
+			n++
+		}
+	}
+	return n
+}
+
 // isHeader reports whether h is prev + "\n" + delim + "\n".
 func isHeader(h, prev, delim string) bool {
 	return len(h) == len(prev)+len(delim)+2 && strings.HasPrefix(h, prev) && h[len(prev)] == '\n' &&

@@ -740,6 +740,19 @@ func TestCodeIndentationRestarts(t *testing.T) {
 	})
 }
 
+// TestTableDelimiterRow: a table's delimiter row has as many cells as its
+// header, which tells a continuation that goes on with a cut delimiter row
+// from one that starts it over.
+func TestTableDelimiterRow(t *testing.T) {
+	doc := "# Bugs\n\nSee the table.\n\n| Bug ID | Ref | Patch |\n| ---- | ---- | ---- |\n| a | b | c |\n\n## Next\n\n| Bug ID | Ref | Patch |\n| ---- | ---- | ---- |\n| d | e | f |\n"
+	cut := strings.LastIndex(doc, "| ---- ") + len("| ---- ")
+	runCases(t, []mergeCase{
+		// The restart of "| ---- " would leave a row of two cells.
+		{"goes on with the row", "markdown", []string{doc[:cut], doc[cut:]}, doc, ""},
+		{"starts the row over", "markdown", []string{doc[:cut], doc[cut-len("| ---- "):]}, doc, ""},
+	})
+}
+
 // TestSimulatorJoins: joins of the project's simulator's misbehaving model
 // (internal/simulator), cut down.
 func TestSimulatorJoins(t *testing.T) {
