@@ -137,13 +137,17 @@ func indentGoesOn(c *joinCtx, r int) bool {
 // a continuation starting with it is taken to restart it: two bytes with some
 // content (a record starts at a line or element boundary, so even a short
 // repeat there is unlikely to be coincidence), or anything after repeated
-// structure. Indentation alone is decided by indentRestart.
+// structure. Indentation alone is decided by indentRestart, but after
+// repeated structure.
 func restartable(partial string, bias bool) bool {
+	if bias {
+		// Restated structure is followed by the record in progress
+		// started over, its indentation too (a diff's context line " "
+		// + " }" after the file and hunk headers).
+		return partial != ""
+	}
 	if strings.TrimSpace(partial) == "" {
 		return false
-	}
-	if bias {
-		return true
 	}
 	// Punctuation alone ("|---", "{\"") repeats too regularly to be evidence.
 	if len(partial) < 2 {

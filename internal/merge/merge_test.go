@@ -97,12 +97,39 @@ func TestCode(t *testing.T) {
 	})
 }
 
+// TestRestartable: which partial records a continuation that starts with
+// them starts over. After restated structure (bias) a partial line of
+// indentation alone does too: a diff's context line " " + "  void", its
+// marker space and all, after the file and hunk headers.
+func TestRestartable(t *testing.T) {
+	for _, tc := range []struct {
+		partial string
+		bias    bool
+		want    bool
+	}{
+		{"  ", true, true},
+		{"  ", false, false},
+		{"", true, false},
+		{"ab", false, true},
+		{"-", false, false},
+	} {
+		if got := restartable(tc.partial, tc.bias); got != tc.want {
+			t.Errorf("restartable(%q, %v) = %v, want %v", tc.partial, tc.bias, got, tc.want)
+		}
+	}
+}
+
 func TestDiff(t *testing.T) {
 	head := "diff --git a/f.go b/f.go\nindex 1..2 100644\n--- a/f.go\n+++ b/f.go\n"
 	hunk := "@@ -1,4 +1,4 @@\n"
 	runCases(t, []mergeCase{
 		{"repeated headers", "diff", []string{head + hunk + " a\n-b\n+c\n d", head + hunk + " d\n e\n"}, head + hunk + " a\n-b\n+c\n d\n e\n", ""},
 		{"repeated hunk header only", "diff", []string{head + hunk + " a\n-b\n", hunk + "+c\n d\n e\n"}, head + hunk + " a\n-b\n+c\n d\n e\n", "structural"},
+		// After the restated headers the cut context line starts over,
+		// its marker space too.
+		// (Hunk counts that run on past the chunks leave the line's
+		// length to the restart.)
+		{"repeated headers, then a cut context line's marker", "diff", []string{head + "@@ -1,9 +1,9 @@\n a\n-b\n+c\n  ", "--- a/f.go\n+++ b/f.go\n@@ -1,9 +1,9 @@\n   void *p = 0;\n e\n", " f\n g\n h\n i\n"}, head + "@@ -1,9 +1,9 @@\n a\n-b\n+c\n   void *p = 0;\n e\n f\n g\n h\n i\n", ""},
 	})
 	// The same hunks in two files, the last one's counts longer than its
 	// lines (the diff read on as that hunk's): a continuation that starts
