@@ -1223,8 +1223,13 @@ func voiceEvidence(para, doc string, r *remark) {
 	if _, said := hasWord(l, selfWords); !said && slices.Contains(toks, "i") && !slices.Contains(wordTokens(strings.ToLower(tail(doc, proseWindow))), "i") {
 		r.add(2, "the model speaks of itself, as the document does not")
 	}
-	if strings.HasSuffix(strings.TrimRight(para, " *_"), "?") && (slices.Contains(toks, "you") || slices.Contains(toks, "me") || slices.Contains(toks, "i")) {
-		r.add(1, "asks the reader a question")
+	if strings.HasSuffix(strings.TrimRight(para, " *_"), "?") {
+		switch {
+		case slices.Contains(toks, "you") || slices.Contains(toks, "me") || slices.Contains(toks, "i"):
+			r.add(1, "asks the reader a question")
+		case !asksQuestions(tail(doc, proseWindow)):
+			r.add(1, "asks a question, as the document does not")
+		}
 	}
 	if _, ok := opensWith(strings.TrimLeft(l, "([*_ "), demonstratives); ok {
 		if _, ok := hasWord(l, outputWords); ok {
@@ -1235,6 +1240,20 @@ func voiceEvidence(para, doc string, r *remark) {
 
 // demonstratives open a sentence that points at what came before it.
 var demonstratives = []string{"this is", "that is", "that's", "this was", "these are", "those are", "here ends"}
+
+// asksQuestions reports whether a line of w (its first may be cut) ends
+// with a question mark.
+func asksQuestions(w string) bool {
+	if i := strings.IndexByte(w, '\n'); i >= 0 {
+		w = w[i+1:]
+	}
+	for line := range strings.Lines(w) {
+		if strings.HasSuffix(strings.TrimRight(line, " \t\r\n*_"), "?") {
+			return true
+		}
+	}
+	return false
+}
 
 // looksLikeRemark reports whether a line has a remark's form and words
 // enough to be one by themselves, for readers that do not weigh a line's
