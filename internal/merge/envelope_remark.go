@@ -686,6 +686,11 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 		r.add(2, "the text after it repeats the document's end")
 	}
 	languageEvidence(line, after, blank, c, &r)
+	if blank && after != "" && unicode.IsLower(firstRune(after)) {
+		// (Whatever the document's language: a paragraph does not open
+		// with a small letter.)
+		r.add(1, "the text after the blank line opens mid-sentence")
+	}
 	habitEvidence(line, c, &r)
 	if fl, _, _ := strings.Cut(after, "\n"); isFenceLine(fl) && wrapperLike(fl, c) {
 		r.add(2, "a fence line follows it")
@@ -1064,7 +1069,7 @@ func languageEvidence(line, after string, blank bool, c envCtx, r *remark) {
 	if !c.atLineStart && c.partial != "" && l.apart >= 4 {
 		r.add(1, "does not go on with the cut line")
 	}
-	if blank && after != "" && (unicode.IsLower(firstRune(after)) || letterBefore(c.partial, len(c.partial)) && letterAt(after, 0)) {
+	if blank && after != "" && !unicode.IsLower(firstRune(after)) && letterBefore(c.partial, len(c.partial)) && letterAt(after, 0) {
 		r.add(1, "the text after the blank line opens mid-sentence")
 	}
 }
