@@ -289,8 +289,10 @@ func foreignIndent(doc, rep string) bool {
 	if i := strings.IndexByte(doc, '\n'); i >= 0 {
 		lead(doc[i+1:], &docUses) // the first line may be cut
 	}
-	if i := strings.IndexByte(rep, '\n'); i >= 0 {
-		lead(rep[i+1:], &repUses) // the first line goes on with the cut one
+	// The repeat's first line goes on with the cut one, whatever leads
+	// it (the line break a preamble's separator left too).
+	if r := strings.TrimLeft(rep, " \t\r\n"); strings.IndexByte(r, '\n') >= 0 {
+		lead(r[strings.IndexByte(r, '\n')+1:], &repUses)
 	}
 	return repUses[0] && !docUses[0] || repUses[1] && !docUses[1]
 }

@@ -450,6 +450,19 @@ func TestReindentedRepeats(t *testing.T) {
 	doc := "func newEntry(orig, inst Type, targs []Type) {\n\tctxt.typeMap[h] = append(ctxt.typeMap[h], ctxtEntry{\n\t\torig:     orig,\n\t\ttargs:    targs,\n\t\tinstance: inst,\n\t})\n\n\treturn inst\n}\n"
 	cut := strings.Index(doc, "inst\n}")
 	runCases(t, []mergeCase{
+		// A document that doubles its own sentence inside a line (test2json's
+		// frame.json), its model going on at its other joins: the preamble's
+		// separator leaves a line break before the copy, no re-indented line.
+		{"a doubling after a preamble is no re-indentation", "jsonl", []string{
+			"{\"Action\":\"start\"}\n{\"Action\":\"run\",\"Test\":\"TestAscii\"}\n{\"Action\":\"output\",\"Test",
+			"Sure, here is the continuation:\n\n\":\"",
+			"Certainly! Continuing from where I left off:\nTestAscii\",\"Output\":\"=== RUN   TestAscii\\n\"}\n{\"Action\":\"output\",\"Test\":\"TestAscii\",\"Output\":\"=",
+			"Sure, here is the continuation:\n\n== RUN   TestNotReally\\n\"}\n{\"Action\":\"output\",\"Test",
+			"Continuing:\n\n\":\"TestAscii\",\"Output\":\"--- PASS: TestAscii\\n\"}\n{\"Action\":\"output\",\"Test\":\"TestAscii\",\"Output\":\"    i can eat glass, and it doesn't hurt me.",
+			"Continuing:\n\n i can eat glass, and it doesn't hurt me.\\n\"}\n{\"Action\":\"",
+			"Continuing:\noutput\",\"Test\":\"TestAscii\",\"Output\":\"FAIL\\n\"}\n{\"Action\":\"pass\",\"Test\":\"TestAscii\"}\n{\"Action\":\"output\",\"Output",
+			"Continuing:\n\n\":\"PASS\\n\"}\n{\"Action\":\"pass\"}\n"},
+			"{\"Action\":\"start\"}\n{\"Action\":\"run\",\"Test\":\"TestAscii\"}\n{\"Action\":\"output\",\"Test\":\"TestAscii\",\"Output\":\"=== RUN   TestAscii\\n\"}\n{\"Action\":\"output\",\"Test\":\"TestAscii\",\"Output\":\"=== RUN   TestNotReally\\n\"}\n{\"Action\":\"output\",\"Test\":\"TestAscii\",\"Output\":\"--- PASS: TestAscii\\n\"}\n{\"Action\":\"output\",\"Test\":\"TestAscii\",\"Output\":\"    i can eat glass, and it doesn't hurt me. i can eat glass, and it doesn't hurt me.\\n\"}\n{\"Action\":\"output\",\"Test\":\"TestAscii\",\"Output\":\"FAIL\\n\"}\n{\"Action\":\"pass\",\"Test\":\"TestAscii\"}\n{\"Action\":\"output\",\"Output\":\"PASS\\n\"}\n{\"Action\":\"pass\"}\n", ""},
 		{"tabs repeated as spaces", "code", []string{doc[:cut], "    targs:    targs,\n    instance: inst,\n  })\n\n\treturn " + doc[cut:]}, doc, "whitespace"},
 	})
 }
