@@ -639,10 +639,19 @@ func formEvidence(end byte, r *remark) {
 func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 	var r remark
 	end, ok := remarkForm(line)
-	if !ok || c.hasSyntax(line) || startsOver(line, c) && !wordStartApart(line, after, c) {
+	if !ok || c.hasSyntax(line) {
+		return r, false
+	}
+	over := startsOver(line, c) && !wordStartApart(line, after, c)
+	if over && !wordStartAlone(line, after, c) {
 		return r, false
 	}
 	r.add(1, "first line of a continuation")
+	if over {
+		// The line may start the cut word over ("Th" + "The rest…"):
+		// only what it says can outweigh that.
+		r.add(-2, "starts with the cut word's letters")
+	}
 	formEvidence(end, &r)
 	talk(line, false, &r)
 	if !r.talks && c.markup != nil && c.markup(line) {
@@ -829,6 +838,16 @@ func startsOver(line string, c envCtx) bool {
 func wordStartApart(line, after string, c envCtx) bool {
 	p := strings.TrimSpace(c.partial)
 	return len(p) < 4 && alnumCount(p) == len(p) && letterAt(line, len(p)) && !strings.HasPrefix(after, line[len(p):]) && rejoins(after, c)
+}
+
+// wordStartAlone is wordStartApart where the document has too few words
+// to tell whether the text after the line completes the cut word: the
+// line starts with the cut word's first letters and goes on with other
+// ones, and the text after it does not go on as the line does.
+func wordStartAlone(line, after string, c envCtx) bool {
+	p := strings.TrimSpace(c.partial)
+	return len(p) < 4 && len(p) < len(line) && strings.HasPrefix(line, p) && alnumCount(p) == len(p) && letterAt(line, len(p)) &&
+		!strings.HasPrefix(after, line[len(p):]) && after != "" && isWordByte(after[0])
 }
 
 // spanMarks are the marks that open and close an inline span: a code span

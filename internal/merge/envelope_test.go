@@ -217,6 +217,7 @@ func TestRemarks(t *testing.T) {
 		{"a line with a code span and no talk goes on with the cut line", "markdown", []string{"# Errors\n\nFor instance, an existing ", "`Error` such as:\n\n```js\nconst err = new TypeError(`bad`);\n```\n\nCan be replaced.\n"}, "# Errors\n\nFor instance, an existing `Error` such as:\n\n```js\nconst err = new TypeError(`bad`);\n```\n\nCan be replaced.\n", ""},
 		{"a preamble that names a code span", "markdown", []string{"# Errors\n\nSee the `codes` object for the list of the errors we define and their meaning.\n\nThe next one is ", "Continuing from `codes`:\n\nthe type error.\n"}, "# Errors\n\nSee the `codes` object for the list of the errors we define and their meaning.\n\nThe next one is the type error.\n", ""},
 		{"a preamble before a restart from the top with its blank lines changed", "code", []string{loopDoc[:len(loopDoc)-60], "For completeness, the full code.\n" + strings.Replace(strings.Replace(loopDoc, "ssa\n\n", "ssa\n", 1), ")\n\n", ")\n\n\n", 1)}, loopDoc, ""},
+		{"a remark that starts with the cut word's first letters, in a document of too few words", "markdown", []string{"# Go Telemetry\n\nTh", "The rest of the Markdown follows.\nis repository holds the Go Telemetry server code.\n"}, "# Go Telemetry\n\nThis repository holds the Go Telemetry server code.\n", ""},
 		{"a restart of the cut line is no preamble", "text", []string{"The first line of it.\nA second line here.\nA", "A third line follows.\n"}, "The first line of it.\nA second line here.\nA third line follows.\n", ""},
 	})
 }
