@@ -694,6 +694,9 @@ func judgePreamble(line, after string, blank bool, c envCtx) (remark, bool) {
 		// on; the line stands between the document and its repeat.
 		r.add(2, "the text after it repeats the document's end")
 	}
+	if quotesEnd(line, c.doc) {
+		r.add(1, "quotes the document's last lines")
+	}
 	languageEvidence(line, after, blank, c, &r)
 	if blank && after != "" && unicode.IsLower(firstRune(after)) {
 		// (Whatever the document's language: a paragraph does not open
@@ -718,6 +721,37 @@ func wrapperLike(fl string, c envCtx) bool {
 	}
 	info, _ := fenceLine(fl)
 	return c.fences.named(info)
+}
+
+// quotesEnd reports whether a line quotes, in quotation marks or a code
+// span, text of three letters or more from the document's last lines: a
+// model pointing at where it goes on from ("Here's everything after
+// \"Installing npm Dependencies:\":").
+func quotesEnd(line, doc string) bool {
+	end := tail(doc, 512)
+	for _, q := range []string{"\"", "`", "“"} {
+		rest := line
+		for {
+			i := strings.Index(rest, q)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(q):]
+			closeQ := q
+			if q == "“" {
+				closeQ = "”"
+			}
+			j := strings.Index(rest, closeQ)
+			if j < 0 {
+				break
+			}
+			if quoted := rest[:j]; alnumCount(quoted) >= 3 && strings.Contains(end, quoted) {
+				return true
+			}
+			rest = rest[j+len(closeQ):]
+		}
+	}
+	return false
 }
 
 // habitEvidence weighs what the job's other continuations show: the model
