@@ -450,6 +450,10 @@ type wordKind struct {
 	words      []string
 	start, end int
 	name       string
+	// voice: the words are how the model speaks (to the reader, of
+	// itself, of going on or being done), not what it names; only a
+	// name the document uses is its own.
+	voice bool
 }
 
 // wordKinds are the kinds of talking words, with their weights: a preamble
@@ -457,15 +461,15 @@ type wordKind struct {
 // is done; either may name the output.
 func wordKinds() [9]wordKind {
 	return [9]wordKind{
-		{goOnWords, 3, 1, "words about going on"},
-		{presentWords, 1, 1, "words presenting the output"},
-		{selfWords, 1, 2, "the model speaks of itself"},
-		{readerWords, 1, 3, "words to the reader"},
-		{youWords, 0, 1, "speaks to the reader"},
-		{adviceWords, 0, 2, "advises on the output"},
-		{caveatWords, 0, 2, "weighs the output against its source"},
-		{doneWords, 0, 3, "words about being done"},
-		{outputWords, 1, 1, "names the output"},
+		{goOnWords, 3, 1, "words about going on", true},
+		{presentWords, 1, 1, "words presenting the output", true},
+		{selfWords, 1, 2, "the model speaks of itself", true},
+		{readerWords, 1, 3, "words to the reader", true},
+		{youWords, 0, 1, "speaks to the reader", true},
+		{adviceWords, 0, 2, "advises on the output", true},
+		{caveatWords, 0, 2, "weighs the output against its source", true},
+		{doneWords, 0, 3, "words about being done", true},
+		{outputWords, 1, 1, "names the output", false},
 	}
 }
 
@@ -505,7 +509,15 @@ var openers = []string{
 
 // talk scores the words of line that talk about the output; atEnd: the line
 // closes the answer.
-func talk(line string, atEnd bool, r *remark) {
+func talk(line string, atEnd bool, r *remark) { talkAgainst(line, atEnd, nil, r) }
+
+// talkAgainst is talk where a pattern the document's own words match (own,
+// its recent text's word tokens) is no evidence: a document's last
+// paragraph that names its implementation, or says what is included, in
+// the words the document uses throughout is its own ("The original
+// implementation is used when…" in a README about the original
+// implementation).
+func talkAgainst(line string, atEnd bool, own []string, r *remark) {
 	l := strings.ToLower(line)
 	if w, ok := interjected(l); ok {
 		r.add(2, "opens with an interjection: "+w)
@@ -521,7 +533,13 @@ func talk(line string, atEnd bool, r *remark) {
 		if points == 0 {
 			continue
 		}
-		if w, ok := hasWord(l, k.words); ok {
+		o := own
+		if k.voice {
+			// (How the model speaks, to the reader or of itself, is
+			// evidence even in words the document uses: "you".)
+			o = nil
+		}
+		if w, ok := hasWordNotIn(l, k.words, o); ok {
 			r.add(points, k.name+": "+w)
 			r.talks = r.talks || k.name != "names the output"
 		}
@@ -553,6 +571,18 @@ func opensWith(l string, ws []string) (string, bool) {
 
 // hasWord returns the first of the patterns ws (see goOnWords) that the
 // lower-case line l holds as whole words (see wordMatches).
+// hasWordNotIn is hasWord over the patterns that own (word tokens) does
+// not match.
+func hasWordNotIn(l string, ws, own []string) (string, bool) {
+	toks := wordTokens(l)
+	for _, w := range ws {
+		if pw := strings.Fields(w); matchWords(toks, pw) && (own == nil || !matchWords(own, pw)) {
+			return w, true
+		}
+	}
+	return "", false
+}
+
 func hasWord(l string, ws []string) (string, bool) {
 	toks := wordTokens(l)
 	for _, w := range ws {
@@ -1227,7 +1257,10 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	}
 	r.score++
 	r.evidence = append([]string{"last paragraph of the answer"}, r.evidence...)
-	talk(strings.Join(lines, " "), true, &r)
+	// (The document before the paragraph: the chunk's text before it, and
+	// the document before the chunk.)
+	own := wordTokens(strings.ToLower(tail(c.doc, proseWindow) + "\n" + tail(body, proseWindow)))
+	talkAgainst(strings.Join(lines, " "), true, own, &r)
 	breaks := c.endBreaks != nil && c.endBreaks(body, lines[0])
 	if len(lines) == 1 && bare(lines[0], end1, r) && !(breaks && isNote(lines[0])) {
 		// (Unless a note the format cannot hold: "**Done.**" after code.)
