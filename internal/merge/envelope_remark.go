@@ -433,7 +433,7 @@ var (
 	// outputWords name the output itself.
 	outputWords = []string{
 		"document*", "file*", "output*", "respons*", "answer*", "repl*", "message*", "text*", "data*",
-		"row*", "record*", "entr*", "table*", "list*", "csv", "json*", "code*", "patch*", "diff*",
+		"row*", "record*", "entr*", "table*", "list*", "csv", "json*", "code*", "patch*", "diff", "diffs",
 		"markdown", "line*", "item*", "section*", "content*", "array*", "object*", "script*",
 		"snippet*", "listing*", "result*", "chapter*", "passage*", "stor*", "article*", "essay*",
 		"guide*", "readme", "implementation*", "program*", "module*", "function*", "changeset*",
@@ -1020,7 +1020,12 @@ func breaksOffMidSentence(before string) bool {
 	}
 	inParagraph := i > 0 && strings.TrimSpace(s[strings.LastIndexByte(s[:i], '\n')+1:i]) != ""
 	r, _ := utf8.DecodeLastRuneInString(last)
-	w, _ := utf8.DecodeRuneInString(last[strings.LastIndexByte(last, ' ')+1:])
+	lastWord := last[strings.LastIndexByte(last, ' ')+1:]
+	if strings.Contains(lastWord, "://") {
+		// A link ends its line as it is ("See https://pkg.go.dev/x").
+		return false
+	}
+	w, _ := utf8.DecodeRuneInString(lastWord)
 	return (inParagraph || len(last) >= 60) && (unicode.IsLower(w) && unicode.IsLetter(r) || r == ',' || r == ';')
 }
 
@@ -1290,6 +1295,14 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	}
 	if breaks {
 		r.add(3, "breaks the format after the document")
+	}
+	if para := strings.Join(lines, "\n"); len(para) >= 20 {
+		// (Not the paragraph right before it: a model may say its
+		// closing line twice.)
+		b := strings.TrimSuffix(strings.TrimRight(body, "\r\n"), para)
+		if strings.Contains(b, para) || strings.Contains(tail(c.doc, proseWindow), para) {
+			r.add(-3, "the document has the same paragraph")
+		}
 	}
 	if blank && breaksOffMidSentence(body) {
 		r.add(3, "the prose before it breaks off mid-sentence")
