@@ -3,12 +3,17 @@
 # -mod=mod lets that module follow changes of the main go.mod.
 MERGEBENCH = cd cmd/mergebench && GOWORK=off GOFLAGS=-mod=mod go run .
 
-.PHONY: bench-fidelity bench-merge merge-compare fuzz-short
+.PHONY: bench-fidelity bench-clean bench-merge merge-compare fuzz-short
 
 ## bench-fidelity: reconstruct real documents (fetched now) from misbehaving continuations,
 ## tuning half and evaluation half (cmd/mergebench/split.go)
 bench-fidelity:
 	$(MERGEBENCH) fidelity
+
+## bench-clean: merge Markdown files outside the fidelity corpus (GOROOT, module cache) that
+## the model left alone, whole and cut once; lists every document the merge changed
+bench-clean:
+	$(MERGEBENCH) clean
 
 # BASE is the commit whose merge merge-compare holds today's against.
 BASE ?= ed831b8

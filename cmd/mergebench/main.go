@@ -3,6 +3,8 @@
 // models misbehave and reports how many documents come back exactly, on a
 // tuning and an evaluation half; "speed" merges a large document and
 // compares the throughput with a plain concatenation of the same chunks;
+// "clean" merges Markdown documents outside the corpus that the model
+// left alone and lists every one the merge changed (silent loss);
 // "compare" (built with -tags compare, see make merge-compare) runs the
 // merge of an earlier commit and today's over the same cases and lists what
 // changed.
@@ -16,7 +18,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: mergebench fidelity|speed|compare [flags]")
+		fmt.Fprintln(os.Stderr, "usage: mergebench fidelity|speed|clean|compare [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -38,6 +40,8 @@ func main() {
 		chunks := fs.Int("chunks", 500, "number of chunks")
 		fs.Parse(os.Args[2:])
 		err = speed(*size<<20, *chunks)
+	case "clean":
+		err = clean()
 	case "compare":
 		fs := flag.NewFlagSet("compare", flag.ExitOnError)
 		cache := fs.String("cache", defaultCache(), "directory for fetched documents")

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/carryover/carryover/internal/merge"
+)
+
+// clean merges documents the model left alone, whole and cut once, and
+// reports every one the merge changed: a false reading of the envelope or
+// a join on a document with nothing to take away, which is silent loss.
+// The documents are Markdown files outside the fidelity benchmark's
+// corpus (GOROOT's that walk does not pick, and the module cache's), so
+// neither half of that benchmark is looked at.
+func clean() error {
+	goroot, err := goEnv("GOROOT")
+	if err != nil {
+		return err
+	}
+	files := cleanFiles(goroot)
+	r := rand.New(rand.NewPCG(3, 4))
+	n, whole, cut := 0, 0, 0
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) < 200 || len(b) > 200<<10 {
+			continue
+		}
+		doc := string(b)
+		n++
+		res, err := merge.Merge(merge.Options{Format: "markdown"}, []merge.Chunk{{Seq: 0, Text: doc, FinishReason: "stop"}})
+		if err != nil {
+			return err
+		}
+		if res.Content != doc {
+			whole++
+			fmt.Printf("CHANGED whole %s: removed %q\n", p, removedText(res))
+		}
+		k := len(doc)/4 + r.IntN(len(doc)/2)
+		res, err = merge.Merge(merge.Options{Format: "markdown"}, []merge.Chunk{{Seq: 0, Text: doc[:k], FinishReason: "length"}, {Seq: 1, Text: doc[k:], FinishReason: "stop"}})
+		if err != nil {
+			return err
+		}
+		if res.Content != doc {
+			cut++
+			fmt.Printf("CHANGED cut at %d %s: removed %q, joins %+v\n", k, p, removedText(res), res.Joins)
+		}
+	}
+	fmt.Printf("\n%d Markdown documents outside the corpus, left alone by the model\n", n)
+	fmt.Printf("changed by the merge: %d merged whole, %d cut once (each is silent loss)\n", whole, cut)
+	return nil
+}
+
+// cleanFiles lists the Markdown files outside the corpus, sorted.
+func cleanFiles(goroot string) []string {
+	picked := map[string]bool{}
+	for _, p := range walk(goroot, ".md", 40) {
+		picked[p] = true
+	}
+	var files []string
+	add := func(root string, skip func(string) bool) {
+		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") && !skip(p) {
+				files = append(files, p)
+			}
+			return nil
+		})
+	}
+	add(filepath.Join(goroot, "src"), func(p string) bool { return picked[p] })
+	if mod, err := goEnv("GOMODCACHE"); err == nil && mod != "" {
+		add(mod, func(p string) bool { return strings.Contains(p, "goldmark") })
+	}
+	sort.Strings(files)
+	return files
+}
+
+// removedText is what the envelope step took out of a merge, joined.
+func removedText(res merge.Result) string {
+	var parts []string
+	for _, e := range res.Envelope {
+		parts = append(parts, e.Removed)
+	}
+	return strings.Join(parts, " | ")
+}
