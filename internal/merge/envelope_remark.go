@@ -450,10 +450,9 @@ type wordKind struct {
 	words      []string
 	start, end int
 	name       string
-	// voice: the words are how the model speaks (to the reader, of
-	// itself, of going on or being done), not what it names; only a
-	// name the document uses is its own.
-	voice bool
+	// names: the words name the output, and one the document uses
+	// itself is no evidence (talkAgainst).
+	names bool
 }
 
 // wordKinds are the kinds of talking words, with their weights: a preamble
@@ -461,15 +460,15 @@ type wordKind struct {
 // is done; either may name the output.
 func wordKinds() [9]wordKind {
 	return [9]wordKind{
-		{goOnWords, 3, 1, "words about going on", true},
-		{presentWords, 1, 1, "words presenting the output", true},
-		{selfWords, 1, 2, "the model speaks of itself", true},
-		{readerWords, 1, 3, "words to the reader", true},
-		{youWords, 0, 1, "speaks to the reader", true},
-		{adviceWords, 0, 2, "advises on the output", true},
-		{caveatWords, 0, 2, "weighs the output against its source", true},
-		{doneWords, 0, 3, "words about being done", true},
-		{outputWords, 1, 1, "names the output", false},
+		{goOnWords, 3, 1, "words about going on", false},
+		{presentWords, 1, 1, "words presenting the output", false},
+		{selfWords, 1, 2, "the model speaks of itself", false},
+		{readerWords, 1, 3, "words to the reader", false},
+		{youWords, 0, 1, "speaks to the reader", false},
+		{adviceWords, 0, 2, "advises on the output", false},
+		{caveatWords, 0, 2, "weighs the output against its source", false},
+		{doneWords, 0, 3, "words about being done", false},
+		{outputWords, 1, 1, "names the output", true},
 	}
 }
 
@@ -534,9 +533,9 @@ func talkAgainst(line string, atEnd bool, own []string, r *remark) {
 			continue
 		}
 		o := own
-		if k.voice {
-			// (How the model speaks, to the reader or of itself, is
-			// evidence even in words the document uses: "you".)
+		if !k.names {
+			// (How the model speaks, of going on, of being done, to the
+			// reader, is evidence in whatever words.)
 			o = nil
 		}
 		if w, ok := hasWordNotIn(l, k.words, o); ok {
@@ -571,6 +570,20 @@ func opensWith(l string, ws []string) (string, bool) {
 
 // hasWord returns the first of the patterns ws (see goOnWords) that the
 // lower-case line l holds as whole words (see wordMatches).
+// inVoice reports whether a lower-cased line speaks in a model's voice:
+// to the reader, of itself, or after an opening interjection.
+func inVoice(l string) bool {
+	if _, ok := interjected(l); ok {
+		return true
+	}
+	for _, ws := range [][]string{selfWords, readerWords, youWords} {
+		if _, ok := hasWord(l, ws); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // hasWordNotIn is hasWord over the patterns that own (word tokens) does
 // not match.
 func hasWordNotIn(l string, ws, own []string) (string, bool) {
@@ -1264,7 +1277,12 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	r.evidence = append([]string{"last paragraph of the answer"}, r.evidence...)
 	// (The document before the paragraph: the chunk's text before it, and
 	// the document before the chunk.)
-	own := wordTokens(strings.ToLower(tail(c.doc, proseWindow) + "\n" + tail(body, proseWindow)))
+	// A paragraph in the model's voice (to the reader, of itself) names
+	// the output as the model does, in whatever words.
+	var own []string
+	if para := strings.ToLower(strings.Join(lines, " ")); !inVoice(para) {
+		own = wordTokens(strings.ToLower(tail(c.doc, proseWindow) + "\n" + tail(body, proseWindow)))
+	}
 	talkAgainst(strings.Join(lines, " "), true, own, &r)
 	breaks := c.endBreaks != nil && c.endBreaks(body, lines[0])
 	if len(lines) == 1 && bare(lines[0], end1, r) && !(breaks && isNote(lines[0])) {
