@@ -462,6 +462,22 @@ func TestLineBreakAfterPreamble(t *testing.T) {
 
 // TestUnframe: a note's frame is stripped when the marks that open it close
 // it in mirror image around plain text; brackets inside must pair.
+// TestGapsByRoomLeft: in wrapped prose a sentence ends at the end of
+// long lines inside a paragraph too; only a line with room left for the
+// next line's first word ends one, and the most specific count of gaps
+// takes only such lines.
+func TestGapsByRoomLeft(t *testing.T) {
+	body := strings.Repeat("The queue hands each chunk to a worker, which asks the model for more.\n"+
+		"It stores what it wrote before it hands the next one over to the queue.\nThen it waits.\n\n", 6)
+	n := countGaps(body, "Then it waits.", "The queue hands each chunk to a worker.", 1)
+	if n[0][0] <= n[0][1] {
+		t.Errorf("lines with room left: %d gaps of a blank line, %d of none; want more blank", n[0][0], n[0][1])
+	}
+	if n[1][0] >= n[1][1] {
+		t.Errorf("all sentence ends: %d gaps of a blank line, %d of none; want fewer blank", n[1][0], n[1][1])
+	}
+}
+
 func TestUnframe(t *testing.T) {
 	for _, c := range []struct {
 		in, body string
