@@ -510,12 +510,11 @@ var openers = []string{
 // closes the answer.
 func talk(line string, atEnd bool, r *remark) { talkAgainst(line, atEnd, nil, r) }
 
-// talkAgainst is talk where a pattern the document's own words match (own,
-// its recent text's word tokens) is no evidence: a document's last
-// paragraph that names its implementation, or says what is included, in
-// the words the document uses throughout is its own ("The original
-// implementation is used when…" in a README about the original
-// implementation).
+// talkAgainst is talk where a name for the output that the document's own
+// words match (own, its recent text's word tokens) is no evidence: a
+// document's last paragraph that names its subject in the words the
+// document uses throughout is its own ("The original implementation is
+// used when…" in a README about the original implementation).
 func talkAgainst(line string, atEnd bool, own []string, r *remark) {
 	l := strings.ToLower(line)
 	if w, ok := interjected(l); ok {
@@ -568,8 +567,6 @@ func opensWith(l string, ws []string) (string, bool) {
 	return "", false
 }
 
-// hasWord returns the first of the patterns ws (see goOnWords) that the
-// lower-case line l holds as whole words (see wordMatches).
 // inVoice reports whether a lower-cased line speaks in a model's voice:
 // to the reader, of itself, or after an opening interjection.
 func inVoice(l string) bool {
@@ -596,6 +593,8 @@ func hasWordNotIn(l string, ws, own []string) (string, bool) {
 	return "", false
 }
 
+// hasWord returns the first of the patterns ws (see goOnWords) that the
+// lower-case line l holds as whole words (see wordMatches).
 func hasWord(l string, ws []string) (string, bool) {
 	toks := wordTokens(l)
 	for _, w := range ws {
@@ -913,14 +912,14 @@ func startsOver(line string, c envCtx) bool {
 // document's own words do ("Th" + "is part of"), so the line stood between
 // the word's halves.
 func wordStartApart(line, after string, c envCtx) bool {
-	p := strings.TrimSpace(c.partial)
-	return len(p) < 4 && alnumCount(p) == len(p) && letterAt(line, len(p)) && !strings.HasPrefix(after, line[len(p):]) && rejoins(after, c)
+	return wordStartAlone(line, after, c) && rejoins(after, c)
 }
 
-// wordStartAlone is wordStartApart where the document has too few words
-// to tell whether the text after the line completes the cut word: the
-// line starts with the cut word's first letters and goes on with other
-// ones, and the text after it does not go on as the line does.
+// wordStartAlone is wordStartApart without the document's words, where it
+// has too few to tell whether the text after the line completes the cut
+// word: the line starts with the cut word's first letters and goes on
+// with other ones, and the text after it, which starts with a word, does
+// not go on as the line does.
 func wordStartAlone(line, after string, c envCtx) bool {
 	p := strings.TrimSpace(c.partial)
 	return len(p) < 4 && len(p) < len(line) && strings.HasPrefix(line, p) && alnumCount(p) == len(p) && letterAt(line, len(p)) &&
@@ -1275,9 +1274,9 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	}
 	r.score++
 	r.evidence = append([]string{"last paragraph of the answer"}, r.evidence...)
-	// (The document before the paragraph: the chunk's text before it, and
-	// the document before the chunk.)
-	// A paragraph in the model's voice (to the reader, of itself) names
+	// The document's own names for its subject are read from the text
+	// before the paragraph (the chunk's and the document's before it);
+	// a paragraph in the model's voice (to the reader, of itself) names
 	// the output as the model does, in whatever words.
 	var own []string
 	if para := strings.ToLower(strings.Join(lines, " ")); !inVoice(para) {

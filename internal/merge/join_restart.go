@@ -137,8 +137,8 @@ func indentGoesOn(c *joinCtx, r int) bool {
 // a continuation starting with it is taken to restart it: two bytes with some
 // content (a record starts at a line or element boundary, so even a short
 // repeat there is unlikely to be coincidence), or anything after repeated
-// structure. Indentation alone is decided by indentRestart, but after
-// repeated structure.
+// structure, indentation alone too. Elsewhere indentation alone is
+// decided by indentRestart.
 func restartable(partial string, bias bool) bool {
 	if bias {
 		// Restated structure is followed by the record in progress
