@@ -43,7 +43,7 @@ const (
 // puts one after lines that start like its last one (headings, say) more
 // often than not.
 func blankLineIsNew(t string, ctx envCtx) bool {
-	if r, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n"); ok && r == "" && ctx.doc != "" {
+	if r, ok := cutLineBreak(t); ok && r == "" && ctx.doc != "" {
 		// Nothing after it: a model that goes on has something left to
 		// write, here the document's last line break.
 		return true
@@ -54,13 +54,13 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 		}
 	}
 	if ctx.end == '\n' {
-		r := strings.TrimPrefix(strings.TrimPrefix(t, "\r"), "\n")
-		return len(r) < len(t) && r != "" && r[0] != '\n' && r[0] != '\r' && blankUsuallyFollows(ctx.doc)
+		r, ok := cutLineBreak(t)
+		return ok && r != "" && r[0] != '\n' && r[0] != '\r' && blankUsuallyFollows(ctx.doc)
 	}
 	if ctx.atLineStart || ctx.end == 0 || isSpace(ctx.end) {
 		return false
 	}
-	r, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n")
+	r, ok := cutLineBreak(t)
 	if !ok || r == "" {
 		return false
 	}
@@ -224,7 +224,7 @@ func lengthVote(t string, ctx envCtx) (keep, decided bool) {
 	if ctx.atLineStart || ctx.end == 0 || isSpace(ctx.end) {
 		return false, false
 	}
-	r, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n")
+	r, ok := cutLineBreak(t)
 	if !ok || r == "" {
 		return false, false
 	}
@@ -633,7 +633,7 @@ func fenceCloseGaps(w string) (tight, loose int) {
 // have a language. A short document's language is read from the
 // continuation's text too, when that has enough to have one.
 func languageVote(t string, ctx envCtx) (keep, decided bool) {
-	r, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n")
+	r, ok := cutLineBreak(t)
 	if !ok || r == "" || ctx.doc == "" {
 		return false, false
 	}
@@ -708,7 +708,7 @@ func wordVote(t string, ctx envCtx) (keep, decided bool) {
 	if ctx.atLineStart || !isLetter(ctx.end) {
 		return false, false
 	}
-	r, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n")
+	r, ok := cutLineBreak(t)
 	if !ok || r == "" || !isLetter(r[0]) {
 		return false, false
 	}

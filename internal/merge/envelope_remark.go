@@ -771,26 +771,20 @@ func wrapperLike(fl string, c envCtx) bool {
 // \"Installing npm Dependencies:\":").
 func quotesEnd(line, doc string) bool {
 	end := tail(doc, 512)
-	for _, q := range []string{"\"", "`", "“"} {
-		rest := line
-		for {
-			i := strings.Index(rest, q)
-			if i < 0 {
+	for _, q := range [...][2]string{{"\"", "\""}, {"`", "`"}, {"“", "”"}} {
+		for rest := line; ; {
+			_, after, ok := strings.Cut(rest, q[0])
+			if !ok {
 				break
 			}
-			rest = rest[i+len(q):]
-			closeQ := q
-			if q == "“" {
-				closeQ = "”"
-			}
-			j := strings.Index(rest, closeQ)
-			if j < 0 {
+			quoted, more, ok := strings.Cut(after, q[1])
+			if !ok {
 				break
 			}
-			if quoted := rest[:j]; alnumCount(quoted) >= 3 && strings.Contains(end, quoted) {
+			if alnumCount(quoted) >= 3 && strings.Contains(end, quoted) {
 				return true
 			}
-			rest = rest[j+len(closeQ):]
+			rest = more
 		}
 	}
 	return false
@@ -991,10 +985,7 @@ func repeatsEnd(doc, line string) bool {
 // its own is then unlike anything the document writes (code, records),
 // while in prose and Markdown it is the document's usual line.
 func unlikeDocument(doc string, syntax func(string) bool, r *remark) {
-	w := doc[max(0, len(doc)-proseWindow):]
-	if i := strings.IndexByte(w, '\n'); i >= 0 && len(w) < len(doc) {
-		w = w[i+1:] // the first line may be cut
-	}
+	w := recentLines(doc, proseWindow)
 	lines := 0
 	for w != "" {
 		line, rest, _ := strings.Cut(w, "\n")
@@ -1348,7 +1339,7 @@ func voiceEvidence(para, doc string, r *remark) {
 		switch {
 		case slices.Contains(toks, "you") || slices.Contains(toks, "me") || slices.Contains(toks, "i"):
 			r.add(1, "asks the reader a question")
-		case !asksQuestions(tail(doc, proseWindow)):
+		case !asksQuestions(recentLines(doc, proseWindow)):
 			r.add(1, "asks a question, as the document does not")
 		}
 	}
@@ -1362,12 +1353,8 @@ func voiceEvidence(para, doc string, r *remark) {
 // demonstratives open a sentence that points at what came before it.
 var demonstratives = []string{"this is", "that is", "that's", "this was", "these are", "those are", "here ends"}
 
-// asksQuestions reports whether a line of w (its first may be cut) ends
-// with a question mark.
+// asksQuestions reports whether a line of w ends with a question mark.
 func asksQuestions(w string) bool {
-	if i := strings.IndexByte(w, '\n'); i >= 0 {
-		w = w[i+1:]
-	}
 	for line := range strings.Lines(w) {
 		if strings.HasSuffix(strings.TrimRight(line, " \t\r\n*_"), "?") {
 			return true

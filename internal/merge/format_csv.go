@@ -419,7 +419,7 @@ func (f *csvFormat) lineBreak(doc, t string, _ bool) (bool, bool) {
 	if f.inQuote || f.cols < 2 || f.delim == 0 {
 		return false, false
 	}
-	cut, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n")
+	cut, ok := cutLineBreak(t)
 	partial := doc[f.recStart:]
 	first, _, _ := strings.Cut(cut, "\n")
 	first = strings.TrimSuffix(first, "\r")

@@ -186,7 +186,7 @@ func (f *diffFormat) lineBreak(doc, t string, last bool) (keep, decided bool) {
 	if f.loose || f.binary {
 		return false, false
 	}
-	cut, ok := strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n")
+	cut, ok := cutLineBreak(t)
 	if !ok {
 		return false, false
 	}

@@ -89,13 +89,13 @@ func (f *markdownFormat) verify(doc, rest string, last bool) bool {
 	if !complete && !last {
 		return true
 	}
+	// (prevLine is the document's last complete line when it holds a
+	// pipe, the row before the one completed here.)
 	line := doc[f.lineStart:] + strings.TrimSuffix(first, "\r")
-	prevStart := strings.LastIndexByte(doc[:f.lineStart-1], '\n') + 1
-	prev := strings.TrimRight(doc[prevStart:f.lineStart-1], "\r")
-	if !strings.Contains(prev, "|") || isDelimiterRow(prev) || !strings.Contains(line, "|") || !isDelimiterRow(line) {
+	if f.prevLine == "" || isDelimiterRow(f.prevLine) || !strings.Contains(line, "|") || !isDelimiterRow(line) {
 		return true
 	}
-	return tableCells(line) == tableCells(prev)
+	return tableCells(line) == tableCells(f.prevLine)
 }
 
 // tableCells counts the cells of a table row: its pipes, an escaped one

@@ -44,12 +44,19 @@ func reproduction(c *joinCtx) (overlap, bool) {
 		bs = c.buf.slowContentBorders(doc, next)
 	}
 	found, end, start := 0, 0, 0
+	whole, read := false, false // wholeRestart of the match found, once read
+	isWhole := func() bool {
+		if !read {
+			whole, read = wholeRestart(doc, start, found), true
+		}
+		return whole
+	}
 	for _, cb := range bs {
 		if ls := strings.LastIndexByte(doc[:cb.start], '\n') + 1; strings.TrimLeft(doc[ls:cb.start], " \t") != "" {
 			continue // not from a line's first content
 		}
 		if found > 0 {
-			if wholeRestart(doc, start, found) {
+			if isWhole() {
 				// (The longest is the whole document: a next copy
 				// would be a copy of all of it.)
 				break
@@ -65,7 +72,7 @@ func reproduction(c *joinCtx) (overlap, bool) {
 		}
 		found, end, start = cb.n, cb.end, cb.start
 	}
-	if found == 0 || contentBefore(doc, lastContent(doc, min(found, minReproduction))) && !wholeRestart(doc, start, found) {
+	if found == 0 || contentBefore(doc, lastContent(doc, min(found, minReproduction))) && !isWhole() {
 		// (The document wrote its last lines' content before, whitespace
 		// aside: a match up to whitespace may be the document's next copy,
 		// unless the match is the whole document from its first byte.)

@@ -75,10 +75,7 @@ func blankLineRestart(c *joinCtx) (overlap, bool) {
 // by a line that starts with all of it ("[foo]" and "[foo]: /url", a
 // reference and its definition).
 func writesKeptReading(doc, partial string, gap int) bool {
-	w := tail(doc, 4<<10)
-	if i := strings.IndexByte(w, '\n'); i >= 0 && len(w) < len(doc) {
-		w = w[i+1:] // the first line may be cut
-	}
+	w := recentLines(doc, 4<<10)
 	prev, blanks := "", 0
 	for line := range strings.Lines(w) {
 		line = strings.TrimRight(line, "\r\n")
@@ -257,10 +254,7 @@ const noIndent = math.MinInt
 // after "switch {" at the switch's level too); a line that closes a block
 // is then one level less.
 func learnedIndent(before, prev, text string) (d int, exact bool) {
-	w := tail(before, 16<<10)
-	if i := strings.IndexByte(w, '\n'); i >= 0 && len(w) < len(before) {
-		w = w[i+1:] // the first line may be cut
-	}
+	w := recentLines(before, 16<<10)
 	pk, nk := indentKey(prev), firstToken(text)
 	if pk == "" || nk == "" {
 		return noIndent, false
@@ -359,10 +353,7 @@ const maxIndentStep = 16
 // show none. (The smallest change would be a stray one: a line aligned
 // one space past another.)
 func indentStep(doc string, end int) int {
-	w := doc[max(0, end-4<<10):end]
-	if i := strings.IndexByte(w, '\n'); i >= 0 && len(w) < end {
-		w = w[i+1:] // the first line may be cut
-	}
+	w := recentLines(doc[:end], 4<<10)
 	// Counts of each change, up to the widest a step is (wider ones are
 	// alignment, never a step).
 	var counts [maxIndentStep + 1]int

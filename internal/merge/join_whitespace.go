@@ -251,7 +251,7 @@ func (s *buffers) rewrapCut(doc, next string, rep []byte, ds string, from, windo
 	// how a model re-wraps what it repeats. So is one with more or fewer
 	// blank lines, when it is short (examples that vary only in those); a
 	// long one is a model laying out again what it starts over.
-	if layout, blanks := sameBreaks(docRep, next[:cut]); layout && (l < 2*strongOverlap || blanks) && !foreignIndent(tail(doc, window), next[:cut]) {
+	if layout, blanks := sameBreaks(docRep, next[:cut]); layout && (l < 2*strongOverlap || blanks) && !foreignIndent(recentLines(doc, window), next[:cut]) {
 		return 0, false
 	}
 	if rep[l-1] == ' ' {
@@ -286,13 +286,11 @@ func foreignIndent(doc, rep string) bool {
 			}
 		}
 	}
-	if i := strings.IndexByte(doc, '\n'); i >= 0 {
-		lead(doc[i+1:], &docUses) // the first line may be cut
-	}
+	lead(doc, &docUses)
 	// The repeat's first line goes on with the cut one, whatever leads
 	// it (the line break a preamble's separator left too).
-	if r := strings.TrimLeft(rep, " \t\r\n"); strings.IndexByte(r, '\n') >= 0 {
-		lead(r[strings.IndexByte(r, '\n')+1:], &repUses)
+	if _, more, ok := strings.Cut(strings.TrimLeft(rep, " \t\r\n"), "\n"); ok {
+		lead(more, &repUses)
 	}
 	return repUses[0] && !docUses[0] || repUses[1] && !docUses[1]
 }

@@ -127,8 +127,9 @@ func TestDiff(t *testing.T) {
 		{"repeated hunk header only", "diff", []string{head + hunk + " a\n-b\n", hunk + "+c\n d\n e\n"}, head + hunk + " a\n-b\n+c\n d\n e\n", "structural"},
 		// After the restated headers the cut context line starts over,
 		// its marker space too.
-		// (Hunk counts that run on past the chunks leave the line's
-		// length to the restart.)
+		// (The restart step takes it now; before, settle's hunk check
+		// reached the same bytes, so this case guards the behaviour and
+		// TestRestartable is the one that fails without the change.)
 		{"repeated headers, then a cut context line's marker", "diff", []string{head + "@@ -1,9 +1,9 @@\n a\n-b\n+c\n  ", "--- a/f.go\n+++ b/f.go\n@@ -1,9 +1,9 @@\n   void *p = 0;\n e\n", " f\n g\n h\n i\n"}, head + "@@ -1,9 +1,9 @@\n a\n-b\n+c\n   void *p = 0;\n e\n f\n g\n h\n i\n", ""},
 	})
 	// The same hunks in two files, the last one's counts longer than its

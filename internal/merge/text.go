@@ -15,6 +15,23 @@ func tail(s string, n int) string {
 	return s[len(s)-n:]
 }
 
+// cutLineBreak returns t without the one line break it opens with ("\n"
+// or "\r\n"), and whether it opened with one: the text after a preamble's
+// separator, whose first line break the votes weigh.
+func cutLineBreak(t string) (string, bool) {
+	return strings.CutPrefix(strings.TrimPrefix(t, "\r"), "\n")
+}
+
+// recentLines returns the last n bytes of s from a line start: the first
+// of them dropped up to its line break when the window cut it.
+func recentLines(s string, n int) string {
+	w := tail(s, n)
+	if i := strings.IndexByte(w, '\n'); i >= 0 && len(w) < len(s) {
+		w = w[i+1:]
+	}
+	return w
+}
+
 // head returns the first n bytes of s (all of s when shorter).
 func head(s string, n int) string {
 	if len(s) <= n {
