@@ -31,6 +31,9 @@ type fidelityOpts struct {
 	// read there and fixed is a failure tuned to.
 	showEval bool
 	only     string
+	// tuningOnly merges the tuning half alone, to compare builds while
+	// tuning at a fraction of the time (and out of sight of the other).
+	tuningOnly bool
 }
 
 // minCell is the fewest cases a (format, habit) cell of a half should
@@ -63,6 +66,9 @@ func fidelity(o fidelityOpts) error {
 	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
 	tabs := [2]*table{newTable(), newTable()}
 	err = habitCases(docs, o.trials, o.seed, o.only, func(c benchCase) error {
+		if o.tuningOnly && c.half == evaluation {
+			return nil
+		}
 		res, err := merge.Merge(merge.Options{Format: c.d.format}, c.chunks)
 		if err != nil {
 			return err
@@ -86,6 +92,9 @@ func fidelity(o fidelityOpts) error {
 	halves := splitDocs(docs)
 	books := phrasebooks()
 	for h := range tabs {
+		if o.tuningOnly && h == evaluation {
+			continue
+		}
 		fmt.Printf("\n== %s half: %d documents (%s)\n   phrasings: %s\n", halfNames[h], len(halves[h]), formatCounts(halves[h]), books[h].size())
 		tabs[h].print()
 	}

@@ -31,9 +31,10 @@ func main() {
 		verbose := fs.Bool("v", false, "print each failing case of the tuning half")
 		// Tuning must not use -show-eval: see fidelityOpts.showEval.
 		showEval := fs.Bool("show-eval", false, "print each failing case of the evaluation half (never while tuning)")
+		tuningOnly := fs.Bool("tuning-only", false, "merge the tuning half alone (faster, for comparing builds while tuning)")
 		only := fs.String("only", "", `run only cases whose "document behavior" contains this, printing their joins (tuning half; with -show-eval both)`)
 		fs.Parse(os.Args[2:])
-		err = fidelity(fidelityOpts{cache: *cache, trials: *trials, seed: *seed, verbose: *verbose, showEval: *showEval, only: *only})
+		err = fidelity(fidelityOpts{cache: *cache, trials: *trials, seed: *seed, verbose: *verbose, showEval: *showEval, only: *only, tuningOnly: *tuningOnly})
 	case "speed":
 		fs := flag.NewFlagSet("speed", flag.ExitOnError)
 		size := fs.Int("mb", 50, "document size in MB")
