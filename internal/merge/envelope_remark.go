@@ -39,6 +39,8 @@ import (
 const (
 	remarkSure  = 5
 	remarkMaybe = 3
+	// remarkWords is the most words a closing remark runs to.
+	remarkWords = 45
 )
 
 // remark is the evidence that a line is the model's remark.
@@ -453,6 +455,8 @@ type wordKind struct {
 	// names: the words name the output, and one the document uses
 	// itself is no evidence (talkAgainst).
 	names bool
+	// negatable: a negation before a word denies it (saysWord).
+	negatable bool
 }
 
 // wordKinds are the kinds of talking words, with their weights: a preamble
@@ -460,15 +464,15 @@ type wordKind struct {
 // is done; either may name the output.
 func wordKinds() [9]wordKind {
 	return [9]wordKind{
-		{goOnWords, 3, 1, "words about going on", false},
-		{presentWords, 1, 1, "words presenting the output", false},
-		{selfWords, 1, 2, "the model speaks of itself", false},
-		{readerWords, 1, 3, "words to the reader", false},
-		{youWords, 0, 1, "speaks to the reader", false},
-		{adviceWords, 0, 2, "advises on the output", false},
-		{caveatWords, 0, 2, "weighs the output against its source", false},
-		{doneWords, 0, 3, "words about being done", false},
-		{outputWords, 1, 1, "names the output", true},
+		{goOnWords, 3, 1, "words about going on", false, false},
+		{presentWords, 1, 1, "words presenting the output", false, false},
+		{selfWords, 1, 2, "the model speaks of itself", false, false},
+		{readerWords, 1, 3, "words to the reader", false, false},
+		{youWords, 0, 1, "speaks to the reader", false, false},
+		{adviceWords, 0, 2, "advises on the output", false, false},
+		{caveatWords, 0, 2, "weighs the output against its source", false, false},
+		{doneWords, 0, 3, "words about being done", false, true},
+		{outputWords, 1, 1, "names the output", true, false},
 	}
 }
 
@@ -537,7 +541,17 @@ func talkAgainst(line string, atEnd bool, own []string, r *remark) {
 			// reader, is evidence in whatever words.)
 			o = nil
 		}
-		if w, ok := hasWordNotIn(l, k.words, o); ok {
+		has := hasWordNotIn
+		if k.negatable {
+			// "not included in the standard library" says nothing is done.
+			has = saidWord
+		}
+		if k.names && atEnd {
+			// (A preamble names its anchor in the document's words as it
+			// stands: "Here's everything after README.md.")
+			has = pointsAtWordNotIn
+		}
+		if w, ok := has(l, k.words, o); ok {
 			r.add(points, k.name+": "+w)
 			r.talks = r.talks || k.name != "names the output"
 		}
@@ -593,6 +607,35 @@ func hasWordNotIn(l string, ws, own []string) (string, bool) {
 	return "", false
 }
 
+// determiners point a noun at a thing: "the table", "a file",
+// "this file", "all rows", "the remaining entries".
+var determiners = []string{
+	"the", "a", "an", "this", "that", "these", "those", "all", "every", "each", "your", "my", "our", "its",
+	"entire", "whole", "full", "complete", "remaining", "rest", "more", "next", "last", "final",
+	"following", "same", "original", "any", "no", "some", "both", "other", "further",
+}
+
+// pointsAtWordNotIn is hasWordNotIn for names of the output: a name
+// counts where a determiner stands among the two words before it ("the
+// file", "this whole document", "all rows"); "implements elementary
+// functions" names a thing of the document's, not the answer.
+func pointsAtWordNotIn(l string, ws, own []string) (string, bool) {
+	toks := wordTokens(l)
+	for _, w := range ws {
+		pw := strings.Fields(w)
+		if own != nil && matchWords(own, pw) {
+			continue
+		}
+		for i := 0; i+len(pw) <= len(toks); i++ {
+			if slices.EqualFunc(toks[i:i+len(pw)], pw, wordMatches) &&
+				slices.ContainsFunc(toks[max(0, i-2):i], func(t string) bool { return slices.Contains(determiners, t) }) {
+				return w, true
+			}
+		}
+	}
+	return "", false
+}
+
 // hasWord returns the first of the patterns ws (see goOnWords) that the
 // lower-case line l holds as whole words (see wordMatches).
 func hasWord(l string, ws []string) (string, bool) {
@@ -608,6 +651,26 @@ func hasWord(l string, ws []string) (string, bool) {
 // negations deny what follows them: "without repeating", "no need to
 // start over", "won't repeat".
 var negations = []string{"without", "not", "no", "never", "nor", "won't", "don't", "cannot", "can't"}
+
+// saidWord is saysWord returning the pattern said; own is unused (the
+// signature of hasWordNotIn). A pattern that denies itself ("omitted",
+// "left out") is said whatever stands before it: "no rows were omitted"
+// says the output is whole.
+func saidWord(l string, ws, own []string) (string, bool) {
+	for _, w := range ws {
+		if slices.Contains(denials, w) {
+			if _, ok := hasWord(l, []string{w}); ok {
+				return w, true
+			}
+		} else if saysWord(l, []string{w}) {
+			return w, true
+		}
+	}
+	return "", false
+}
+
+// denials are the words of a list that say what is not there.
+var denials = []string{"omitted", "left out", "untouched", "unchanged", "intact"}
 
 // saysWord reports whether the lower-case line l holds one of the patterns
 // ws as whole words with no negation among the three words before it.
@@ -1274,6 +1337,9 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 		own = wordTokens(strings.ToLower(tail(c.doc, proseWindow) + "\n" + tail(body, proseWindow)))
 	}
 	talkAgainst(strings.Join(lines, " "), true, own, &r)
+	// (The document before the chunk: the chunk's own text may hold more of
+	// the model's talk.)
+	talkBaseline(strings.Join(lines, " "), c.doc, own, &r)
 	breaks := c.endBreaks != nil && c.endBreaks(body, lines[0])
 	if len(lines) == 1 && bare(lines[0], end1, r) && !(breaks && isNote(lines[0])) {
 		// (Unless a note the format cannot hold: "**Done.**" after code.)
@@ -1281,6 +1347,10 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	}
 	if len(lines) == 1 && words(lines[0]) < 3 {
 		r.add(-2, "a word or two")
+	}
+	if n := words(strings.Join(lines, " ")); n > remarkWords {
+		// A model that closes an answer says a sentence or two.
+		r.add(-3, "long for a closing remark")
 	}
 	if blank {
 		r.add(1, "blank line before it")
@@ -1315,12 +1385,111 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	if blank && breaksOffMidSentence(body) {
 		r.add(3, "the prose before it breaks off mid-sentence")
 	}
+	if slices.ContainsFunc(lines, namesElsewhere) {
+		r.add(-2, "names a file or an address")
+	}
 	if c.markup != nil && slices.ContainsFunc(lines, c.markup) {
 		// A closing remark talks about the document; it does not write
 		// the document's links and code spans.
 		r.add(-3, "has the format's inline markup")
 	}
 	return r, true
+}
+
+// namesElsewhere reports whether a line names a file ("CONTRIBUTING.md"),
+// a web or mail address, or a section ("§4"): a closing remark talks about
+// the answer it closes, while a document's last paragraph often sends the
+// reader to another ("See LICENSE.txt for details.").
+func namesElsewhere(line string) bool {
+	if strings.Contains(line, "://") || strings.Contains(line, "§") {
+		return true
+	}
+	toks := wordTokens(strings.ToLower(line))
+	for i, t := range toks {
+		// "See LICENSE for details.", "please refer to the FAQ"; not "see
+		// above".
+		sees := t == "see" && (i == 0 || toks[i-1] == "please" || sentenceStarts(line, "See ")) || t == "refer" && i+1 < len(toks) && toks[i+1] == "to"
+		if sees && i+1 < len(toks) && !slices.Contains([]string{"above", "below", "to"}, toks[i+1]) ||
+			sees && i+2 < len(toks) && toks[i+1] == "to" && !slices.Contains([]string{"above", "below"}, toks[i+2]) {
+			return true
+		}
+	}
+	for _, w := range strings.Fields(line) {
+		w = strings.TrimRight(w, ".,;:!?)]*_`'\"")
+		w = strings.TrimLeft(w, "([*_`'\"")
+		if at := strings.IndexByte(w, '@'); at > 0 && strings.Contains(w[at:], ".") {
+			return true
+		}
+		if dot := strings.LastIndexByte(w, '.'); dot >= 2 && dot < len(w)-1 && fileName(w[:dot], w[dot+1:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// sentenceStarts reports whether a sentence of line after its first
+// starts with w.
+func sentenceStarts(line, w string) bool {
+	for _, end := range []string{". ", "! ", "? "} {
+		if strings.Contains(line, end+w) {
+			return true
+		}
+	}
+	return false
+}
+
+// fileName reports whether name.ext reads as a file's name: a name of
+// letters, digits, '-' and '_' (a word, not an abbreviation's letters
+// "e.g"), and an extension of one to four lower-case letters or digits.
+func fileName(name, ext string) bool {
+	if len(ext) > 4 || strings.Contains(name, ".") && !strings.Contains(name, "/") {
+		return false
+	}
+	for _, c := range ext {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	letters := 0
+	for _, c := range name {
+		switch {
+		case unicode.IsLetter(c):
+			letters++
+		case c >= '0' && c <= '9', c == '-', c == '_', c == '/':
+		default:
+			return false
+		}
+	}
+	return letters >= 2
+}
+
+// talkBaseline weighs how much a closing paragraph talks (its words
+// about the output, to the reader, of the model itself, as talkAgainst
+// scores them) against the document's own recent paragraphs scored the
+// same way: a README that says "feel free to open an issue" talks as a
+// model does, a book or a specification never does, so the same words at
+// the end weigh more after the one than after the other. It needs four
+// paragraphs of the document to weigh against.
+func talkBaseline(para, doc string, own []string, r *remark) {
+	var t remark
+	talkAgainst(para, true, own, &t)
+	if t.score < 2 {
+		return
+	}
+	n, most := 0, 0
+	for _, p := range strings.Split(recentLines(doc, proseWindow), "\n\n") {
+		p = strings.TrimSpace(p)
+		if p == "" || strings.Count(p, "\n") > 2 {
+			continue
+		}
+		var d remark
+		talkAgainst(strings.ReplaceAll(p, "\n", " "), true, own, &d)
+		n++
+		most = max(most, d.score)
+	}
+	if n >= 4 && t.score > most {
+		r.add(1, "talks more than any paragraph of the document")
+	}
 }
 
 // voiceEvidence weighs who a closing paragraph speaks as and to, against

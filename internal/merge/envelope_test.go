@@ -621,3 +621,26 @@ func TestSaysWord(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumentEndingsThatTalk: a document's last paragraph that sends the
+// reader elsewhere (a file, an address, "See LICENSE"), runs longer than a
+// model's closing sentence, or names things without pointing at the
+// output stays; a closing remark that talks more than any of the
+// document's paragraphs goes.
+func TestDocumentEndingsThatTalk(t *testing.T) {
+	readme := "# handlers\n\nPackage handlers is a collection of handlers for use with the net/http package.\n\n" +
+		"## Example\n\nA simple example of logging requests and compressing responses follows below.\n\n" +
+		"The handlers wrap any other handler and may be nested in any order that suits the server.\n\n" +
+		"Each handler keeps the interface of the standard library, so that it composes with others.\n\n## License\n\n"
+	spec := "# Tabs\n\nTabs in lines are not expanded to spaces.\n\n" + strings.Repeat("\tfoo\tbaz\t\tbim\n\n\n  \tfoo\tbaz\t\tbim\n\n\n    a\ta\n    b\ta\n\n\n", 4)
+	long := "When an experimental feature is promoted to a stable feature, a migration path will be included in the changelog entry of the release.\n" +
+		"There is no guarantee that any environment variable feature flags that enabled the experimental feature will be supported by the stable version.\n" +
+		"If they are supported, they may be accompanied with a deprecation notice stating a timeline for the removal of that support.\n"
+	runCases(t, []mergeCase{
+		{"a licence line that sends the reader to a file", "markdown", []string{readme[:40], readme[40:] + "BSD licensed. See the included LICENSE file for details.\n"}, readme + "BSD licensed. See the included LICENSE file for details.\n", ""},
+		{"a line that names a file", "markdown", []string{readme[:40], readme[40:] + "Please see CONTRIBUTING.md for general contribution guidelines.\n"}, readme + "Please see CONTRIBUTING.md for general contribution guidelines.\n", ""},
+		{"a paragraph longer than a closing remark", "markdown", []string{readme[:40], readme[40:] + long}, readme + long, ""},
+		{"a sentence that names things of the document's", "markdown", []string{"# mathext\n\nPackage mathext implements basic elementary functions not included in the Go standard library.\n"}, "# mathext\n\nPackage mathext implements basic elementary functions not included in the Go standard library.\n", ""},
+		{"a remark that talks more than any paragraph of the document", "markdown", []string{spec[:len(spec)-30], spec[len(spec)-30:] + "\nI believe nothing was skipped this time.\n"}, spec, ""},
+	})
+}
