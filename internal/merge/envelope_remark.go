@@ -73,6 +73,9 @@ func remarkForm(line string) (byte, bool) {
 		return 0, false
 	}
 	s, smiled := cutSmiley(s)
+	if t, ok := cutLeadingPictographs(s); ok {
+		s, smiled = t, true
+	}
 	body, note := unwrapNote(s)
 	if body == "" || strings.ContainsAny(body, "\t{}<>=|") || !proseSemicolons(body) {
 		return 0, false
@@ -125,6 +128,24 @@ func cutSmiley(s string) (string, bool) {
 			return t, true
 		}
 	}
+}
+
+// cutLeadingPictographs strips the emoji chat opens a line with ("🎉
+// Done!", "✅ All rows are in."), followed by a space; ok reports that there
+// were some and text after them.
+func cutLeadingPictographs(s string) (string, bool) {
+	t := s
+	for {
+		r, n := utf8.DecodeRuneInString(t)
+		if n == 0 || !(unicode.Is(unicode.So, r) || r == 0xfe0f || r == 0x200d) {
+			break
+		}
+		t = t[n:]
+	}
+	if len(t) == len(s) || !strings.HasPrefix(t, " ") || strings.TrimSpace(t) == "" {
+		return s, false
+	}
+	return strings.TrimLeft(t, " "), true
 }
 
 // emoticons are the smileys typed in plain characters.
@@ -1347,6 +1368,9 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	}
 	if len(lines) == 1 && words(lines[0]) < 3 {
 		r.add(-2, "a word or two")
+	}
+	if _, ok := cutLeadingPictographs(strings.TrimSpace(lines[0])); ok {
+		r.add(1, "opens with an emoji, as chat does")
 	}
 	if n := words(strings.Join(lines, " ")); n > remarkWords {
 		// A model that closes an answer says a sentence or two.

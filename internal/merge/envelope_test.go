@@ -577,6 +577,8 @@ func TestChatEndings(t *testing.T) {
 		{"a closing offer in words of its own", "markdown", []string{readme[:30], readme[30:] + "Thanks to everyone who helped.\n\nAny other questions, just say the word.\n"}, readme + "Thanks to everyone who helped.\n", ""},
 		{"a closing remark that the copy is whole", "markdown", []string{readme[:30], readme[30:] + "Thanks to everyone who helped.\n\nThere it is, start to finish.\n"}, readme + "Thanks to everyone who helped.\n", ""},
 		{"a closing remark that hands over the remainder", "markdown", []string{readme[:30], readme[30:] + "Thanks to everyone who helped.\n\nRemainder delivered as requested.\n"}, readme + "Thanks to everyone who helped.\n", ""},
+		{"a closing remark led by an emoji", "markdown", []string{readme[:30], readme[30:] + "Thanks to everyone who helped.\n\n🎉 All done!\n"}, readme + "Thanks to everyone who helped.\n", ""},
+		{"a document's line led by an emoji stays", "markdown", []string{readme[:30], readme[30:] + "🚀 Fast builds for every city.\n"}, readme + "🚀 Fast builds for every city.\n", ""},
 		{"a document's line ending with an emoji stays", "markdown", []string{readme[:30], readme[30:] + "Built by the Oslo team ❤️\n"}, readme + "Built by the Oslo team ❤️\n", ""},
 	})
 }
