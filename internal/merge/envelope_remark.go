@@ -130,6 +130,44 @@ func cutSmiley(s string) (string, bool) {
 	}
 }
 
+// framedLikeDocument reports whether line is a note framed by emphasis
+// ("**What did you see instead?**") that the document frames lines with
+// too, twice at least: an issue template's questions, a
+// changelog's dates. A model's closing note is framed unlike the
+// document's lines.
+func framedLikeDocument(line, doc string) bool {
+	open, close, ok := frameOf(line)
+	if !ok || strings.Trim(open, "*_") != "" {
+		// (Emphasis only: a document's brackets hold link labels,
+		// footnotes, placeholders, "[foo]", "[Illustration]".)
+		return false
+	}
+	n := 0
+	for l := range strings.Lines(recentLines(doc, proseWindow)) {
+		if o, c, ok := frameOf(l); ok && o == open && c == close {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+// frameOf returns the marks a note opens and closes with ("**", "*(" and
+// ")*"); ok is false for a line that is no note.
+func frameOf(line string) (open, close string, ok bool) {
+	s := strings.TrimSpace(line)
+	if !isNote(s) {
+		return "", "", false
+	}
+	i := strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == ' ' })
+	j := strings.LastIndexFunc(s, func(r rune) bool {
+		return unicode.IsLetter(r) || unicode.IsDigit(r) || r == ' ' || r == '.' || r == '?' || r == '!' || r == ':'
+	})
+	if i <= 0 || j < i || j == len(s)-1 {
+		return "", "", false
+	}
+	return s[:i], s[j+1:], true
+}
+
 // cutLeadingPictographs strips the emoji chat opens a line with ("🎉
 // Done!", "✅ All rows are in."), followed by a space; ok reports that there
 // were some and text after them.
@@ -1368,6 +1406,15 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	}
 	if len(lines) == 1 && words(lines[0]) < 3 {
 		r.add(-2, "a word or two")
+	}
+	if len(lines) > 1 && end1 == ')' {
+		// An emphasised label over a line of text ("**Expected
+		// behavior**" + "A clear and concise description…") heads a
+		// section of the document; a model's note stands alone.
+		r.add(-3, "a label over its text")
+	}
+	if framedLikeDocument(lines[0], tail(c.doc, proseWindow)+body) {
+		r.add(-3, "the document frames lines so")
 	}
 	if _, ok := cutLeadingPictographs(strings.TrimSpace(lines[0])); ok {
 		r.add(1, "opens with an emoji, as chat does")

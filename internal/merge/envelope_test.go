@@ -635,6 +635,8 @@ func TestDocumentEndingsThatTalk(t *testing.T) {
 		"The handlers wrap any other handler and may be nested in any order that suits the server.\n\n" +
 		"Each handler keeps the interface of the standard library, so that it composes with others.\n\n## License\n\n"
 	spec := "# Tabs\n\nTabs in lines are not expanded to spaces.\n\n" + strings.Repeat("\tfoo\tbaz\t\tbim\n\n\n  \tfoo\tbaz\t\tbim\n\n\n    a\ta\n    b\ta\n\n\n", 4)
+	template := "---\nname: Bug report\n---\n\n**What version of the library are you using?**\n\nv1.2.0\n\n" +
+		"**What did you do?**\n\nRan the example program against a local server.\n\n**What did you expect to see?**\n\nA greeting.\n\n"
 	long := "When an experimental feature is promoted to a stable feature, a migration path will be included in the changelog entry of the release.\n" +
 		"There is no guarantee that any environment variable feature flags that enabled the experimental feature will be supported by the stable version.\n" +
 		"If they are supported, they may be accompanied with a deprecation notice stating a timeline for the removal of that support.\n"
@@ -643,6 +645,8 @@ func TestDocumentEndingsThatTalk(t *testing.T) {
 		{"a line that names a file", "markdown", []string{readme[:40], readme[40:] + "Please see CONTRIBUTING.md for general contribution guidelines.\n"}, readme + "Please see CONTRIBUTING.md for general contribution guidelines.\n", ""},
 		{"a paragraph longer than a closing remark", "markdown", []string{readme[:40], readme[40:] + long}, readme + long, ""},
 		{"a sentence that names things of the document's", "markdown", []string{"# mathext\n\nPackage mathext implements basic elementary functions not included in the Go standard library.\n"}, "# mathext\n\nPackage mathext implements basic elementary functions not included in the Go standard library.\n", ""},
+		{"an emphasised label over its text", "markdown", []string{template[:60], template[60:] + "**Screenshots**\nIf applicable, add screenshots to help explain your problem.\n"}, template + "**Screenshots**\nIf applicable, add screenshots to help explain your problem.\n", ""},
+		{"a question framed as the document frames its questions", "markdown", []string{template[:60], template[60:] + "**What did you see instead?**\n"}, template + "**What did you see instead?**\n", ""},
 		{"a remark that talks more than any paragraph of the document", "markdown", []string{spec[:len(spec)-30], spec[len(spec)-30:] + "\nI believe nothing was skipped this time.\n"}, spec, ""},
 	})
 }
