@@ -33,8 +33,6 @@ type envCtx struct {
 	talks bool
 	// alike: another continuation opens with the same remark-shaped line.
 	alike bool
-	// spoke: a preamble of an earlier chunk of the answer was removed.
-	spoke bool
 	// last: the chunk ends the answer, so its last paragraph may be a
 	// trailer.
 	last bool

@@ -1426,10 +1426,6 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	if blank {
 		r.add(1, "blank line before it")
 	}
-	if c.spoke {
-		// A model that talked before going on at a cut talks at the end.
-		r.add(1, "the model spoke at an earlier cut")
-	}
 	if afterFence {
 		r.add(4, "after the fence that closed the answer")
 	}

@@ -647,7 +647,6 @@ func TestDocumentEndingsThatTalk(t *testing.T) {
 		{"a sentence that names things of the document's", "markdown", []string{"# mathext\n\nPackage mathext implements basic elementary functions not included in the Go standard library.\n"}, "# mathext\n\nPackage mathext implements basic elementary functions not included in the Go standard library.\n", ""},
 		{"an emphasised label over its text", "markdown", []string{template[:60], template[60:] + "**Screenshots**\nIf applicable, add screenshots to help explain your problem.\n"}, template + "**Screenshots**\nIf applicable, add screenshots to help explain your problem.\n", ""},
 		{"a question framed as the document frames its questions", "markdown", []string{template[:60], template[60:] + "**What did you see instead?**\n"}, template + "**What did you see instead?**\n", ""},
-		{"a closing remark after the model spoke at a cut", "markdown", []string{readme[:120], "Continuing from where I left off:\n\n" + readme[120:250], readme[250:] + "BSD licensed.\n\nI believe nothing was skipped this time.\n"}, readme + "BSD licensed.\n", ""},
 		{"a remark that talks more than any paragraph of the document", "markdown", []string{spec[:len(spec)-30], spec[len(spec)-30:] + "\nI believe nothing was skipped this time.\n"}, spec, ""},
 	})
 }

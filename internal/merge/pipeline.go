@@ -315,19 +315,7 @@ func (m *mergeRun) envCtx(i int, doc string) envCtx {
 	}
 	c.talks = talkers >= 2 && 2*talkers >= len(m.chunks)-2
 	c.alike = m.alike[i]
-	c.spoke = m.spoke()
 	return c
-}
-
-// spoke reports whether the envelope step removed a preamble of one of
-// the answer's chunks so far: the model talks in this answer.
-func (m *mergeRun) spoke() bool {
-	for _, r := range m.res.Envelope {
-		if r.Why == WhyPreamble {
-			return true
-		}
-	}
-	return false
 }
 
 // joinReading joins one reading of a chunk's envelope: an overlap prompt's
