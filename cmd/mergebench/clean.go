@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -23,9 +24,9 @@ func clean() error {
 		return err
 	}
 	files := cleanFiles(goroot)
-	r := rand.New(rand.NewPCG(3, 4))
 	n, whole, cut := 0, 0, 0
-	for _, p := range files {
+	for _, f := range files {
+		p := f.path
 		b, err := os.ReadFile(p)
 		if err != nil || len(b) < 200 || len(b) > 200<<10 {
 			continue
@@ -40,6 +41,10 @@ func clean() error {
 			whole++
 			fmt.Printf("CHANGED whole %s: removed %q\n", p, removedText(res))
 		}
+		// Each file's cut depends on its name alone (under its root), not
+		// on which other files the cache holds: counts of two runs compare
+		// over the files both saw.
+		r := rand.New(rand.NewPCG(3, fileStream(f.key)))
 		k := len(doc)/4 + r.IntN(len(doc)/2)
 		res, err = merge.Merge(merge.Options{Format: "markdown"}, []merge.Chunk{{Seq: 0, Text: doc[:k], FinishReason: "length"}, {Seq: 1, Text: doc[k:], FinishReason: "stop"}})
 		if err != nil {
@@ -55,17 +60,22 @@ func clean() error {
 	return nil
 }
 
+// cleanFile is a Markdown file outside the corpus: its path, and its key,
+// the path under its root (GOROOT, the module cache).
+type cleanFile struct{ path, key string }
+
 // cleanFiles lists the Markdown files outside the corpus, sorted.
-func cleanFiles(goroot string) []string {
+func cleanFiles(goroot string) []cleanFile {
 	picked := map[string]bool{}
 	for _, p := range walk(goroot, ".md", 40) {
 		picked[p] = true
 	}
-	var files []string
+	var files []cleanFile
 	add := func(root string, skip func(string) bool) {
 		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") && !skip(p) {
-				files = append(files, p)
+				rel, _ := filepath.Rel(root, p)
+				files = append(files, cleanFile{p, filepath.ToSlash(rel)})
 			}
 			return nil
 		})
@@ -74,8 +84,15 @@ func cleanFiles(goroot string) []string {
 	if mod, err := goEnv("GOMODCACHE"); err == nil && mod != "" {
 		add(mod, func(p string) bool { return strings.Contains(p, "goldmark") })
 	}
-	sort.Strings(files)
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	return files
+}
+
+// fileStream numbers a file's random stream by its key.
+func fileStream(key string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return h.Sum64()
 }
 
 // removedText is what the envelope step took out of a merge, joined.
