@@ -39,8 +39,9 @@ import (
 const (
 	remarkSure  = 5
 	remarkMaybe = 3
-	// remarkWords is the most words a closing remark runs to.
-	remarkWords = 45
+	// remarkWords is the most words a remark runs to: a sentence or two,
+	// on its line or over a closing paragraph's lines.
+	remarkWords = 40
 )
 
 // remark is the evidence that a line is the model's remark.
@@ -86,7 +87,7 @@ func remarkForm(line string) (byte, bool) {
 	if !unicode.IsUpper(r) {
 		return 0, false
 	}
-	if words(body) > 40 {
+	if words(body) > remarkWords {
 		return 0, false
 	}
 	end := body[len(body)-1]
@@ -117,7 +118,7 @@ func cutSmiley(s string) (string, bool) {
 	for {
 		r, n := utf8.DecodeLastRuneInString(t)
 		switch {
-		case n > 0 && (unicode.Is(unicode.So, r) || unicode.Is(unicode.Sk, r) && r > 0x7f || r == 0xfe0f || r == 0x200d):
+		case n > 0 && (isPictograph(r) || unicode.Is(unicode.Sk, r) && r > 0x7f):
 			t = strings.TrimRight(t[:len(t)-n], " ")
 		case hasEmoticon(t):
 			t = strings.TrimRight(t[:strings.LastIndexByte(t, ' ')], " ")
@@ -175,7 +176,7 @@ func cutLeadingPictographs(s string) (string, bool) {
 	t := s
 	for {
 		r, n := utf8.DecodeRuneInString(t)
-		if n == 0 || !(unicode.Is(unicode.So, r) || r == 0xfe0f || r == 0x200d) {
+		if n == 0 || !isPictograph(r) {
 			break
 		}
 		t = t[n:]
@@ -184,6 +185,12 @@ func cutLeadingPictographs(s string) (string, bool) {
 		return s, false
 	}
 	return strings.TrimLeft(t, " "), true
+}
+
+// isPictograph reports whether r is an emoji or other pictograph, or the
+// variation selector and joiner that build one.
+func isPictograph(r rune) bool {
+	return unicode.Is(unicode.So, r) || r == 0xfe0f || r == 0x200d
 }
 
 // emoticons are the smileys typed in plain characters.
@@ -580,6 +587,7 @@ func talk(line string, atEnd bool, r *remark) { talkAgainst(line, atEnd, nil, r)
 // used when…" in a README about the original implementation).
 func talkAgainst(line string, atEnd bool, own []string, r *remark) {
 	l := strings.ToLower(line)
+	toks := wordTokens(l)
 	if w, ok := interjected(l); ok {
 		r.add(2, "opens with an interjection: "+w)
 		r.talks = true
@@ -600,17 +608,17 @@ func talkAgainst(line string, atEnd bool, own []string, r *remark) {
 			// reader, is evidence in whatever words.)
 			o = nil
 		}
-		has := hasWordNotIn
+		var allowed func([]string, string) bool
 		if k.negatable {
 			// "not included in the standard library" says nothing is done.
-			has = saidWord
+			allowed = affirmed
 		}
 		if k.names && atEnd {
 			// (A preamble names its anchor in the document's words as it
 			// stands: "Here's everything after README.md.")
-			has = pointsAtWordNotIn
+			allowed = determined
 		}
-		if w, ok := has(l, k.words, o); ok {
+		if w, ok := findWord(toks, k.words, o, allowed); ok {
 			r.add(points, k.name+": "+w)
 			r.talks = r.talks || k.name != "names the output"
 		}
@@ -654,40 +662,32 @@ func inVoice(l string) bool {
 	return false
 }
 
-// hasWordNotIn is hasWord over the patterns that own (word tokens) does
-// not match.
-func hasWordNotIn(l string, ws, own []string) (string, bool) {
-	toks := wordTokens(l)
-	for _, w := range ws {
-		if pw := strings.Fields(w); matchWords(toks, pw) && (own == nil || !matchWords(own, pw)) {
-			return w, true
-		}
-	}
-	return "", false
-}
-
 // determiners point a noun at a thing: "the table", "a file",
-// "this file", "all rows", "the remaining entries".
+// "this file", "all rows", "the remaining entries" (see determined).
 var determiners = []string{
 	"the", "a", "an", "this", "that", "these", "those", "all", "every", "each", "your", "my", "our", "its",
 	"entire", "whole", "full", "complete", "remaining", "rest", "more", "next", "last", "final",
 	"following", "same", "original", "any", "no", "some", "both", "other", "further",
 }
 
-// pointsAtWordNotIn is hasWordNotIn for names of the output: a name
-// counts where a determiner stands among the two words before it ("the
-// file", "this whole document", "all rows"); "implements elementary
-// functions" names a thing of the document's, not the answer.
-func pointsAtWordNotIn(l string, ws, own []string) (string, bool) {
-	toks := wordTokens(l)
+// hasWord returns the first of the patterns ws (see goOnWords) that the
+// lower-case line l holds as whole words (see wordMatches).
+func hasWord(l string, ws []string) (string, bool) {
+	return findWord(wordTokens(l), ws, nil, nil)
+}
+
+// findWord returns the first of the patterns ws that the word tokens toks
+// hold in a row where allowed, given the tokens before the match and the
+// pattern, says it counts (nil: everywhere); patterns that own (another
+// text's tokens) holds too are skipped.
+func findWord(toks, ws, own []string, allowed func(before []string, w string) bool) (string, bool) {
 	for _, w := range ws {
 		pw := strings.Fields(w)
 		if own != nil && matchWords(own, pw) {
 			continue
 		}
 		for i := 0; i+len(pw) <= len(toks); i++ {
-			if slices.EqualFunc(toks[i:i+len(pw)], pw, wordMatches) &&
-				slices.ContainsFunc(toks[max(0, i-2):i], func(t string) bool { return slices.Contains(determiners, t) }) {
+			if slices.EqualFunc(toks[i:i+len(pw)], pw, wordMatches) && (allowed == nil || allowed(toks[:i], w)) {
 				return w, true
 			}
 		}
@@ -695,38 +695,25 @@ func pointsAtWordNotIn(l string, ws, own []string) (string, bool) {
 	return "", false
 }
 
-// hasWord returns the first of the patterns ws (see goOnWords) that the
-// lower-case line l holds as whole words (see wordMatches).
-func hasWord(l string, ws []string) (string, bool) {
-	toks := wordTokens(l)
-	for _, w := range ws {
-		if matchWords(toks, strings.Fields(w)) {
-			return w, true
-		}
-	}
-	return "", false
+// determined reports whether a determiner stands among the two words
+// before a name of the output ("the file", "this whole document", "all
+// rows"): "implements elementary functions" names a thing of the
+// document's, not the answer.
+func determined(before []string, _ string) bool {
+	return slices.ContainsFunc(before[max(0, len(before)-2):], func(t string) bool { return slices.Contains(determiners, t) })
+}
+
+// affirmed reports whether no negation stands among the three words
+// before a pattern ("not included"), or the pattern denies itself
+// ("omitted", "left out"): "no rows were omitted" says the output is whole.
+func affirmed(before []string, w string) bool {
+	return slices.Contains(denials, w) ||
+		!slices.ContainsFunc(before[max(0, len(before)-3):], func(t string) bool { return slices.Contains(negations, t) })
 }
 
 // negations deny what follows them: "without repeating", "no need to
 // start over", "won't repeat".
 var negations = []string{"without", "not", "no", "never", "nor", "won't", "don't", "cannot", "can't"}
-
-// saidWord is saysWord returning the pattern said; own is unused (the
-// signature of hasWordNotIn). A pattern that denies itself ("omitted",
-// "left out") is said whatever stands before it: "no rows were omitted"
-// says the output is whole.
-func saidWord(l string, ws, own []string) (string, bool) {
-	for _, w := range ws {
-		if slices.Contains(denials, w) {
-			if _, ok := hasWord(l, []string{w}); ok {
-				return w, true
-			}
-		} else if saysWord(l, []string{w}) {
-			return w, true
-		}
-	}
-	return "", false
-}
 
 // denials are the words of a list that say what is not there.
 var denials = []string{"omitted", "left out", "untouched", "unchanged", "intact"}
@@ -734,17 +721,8 @@ var denials = []string{"omitted", "left out", "untouched", "unchanged", "intact"
 // saysWord reports whether the lower-case line l holds one of the patterns
 // ws as whole words with no negation among the three words before it.
 func saysWord(l string, ws []string) bool {
-	toks := wordTokens(l)
-	for _, w := range ws {
-		pw := strings.Fields(w)
-		for i := 0; i+len(pw) <= len(toks); i++ {
-			if slices.EqualFunc(toks[i:i+len(pw)], pw, wordMatches) &&
-				!slices.ContainsFunc(toks[max(0, i-3):i], func(t string) bool { return slices.Contains(negations, t) }) {
-				return true
-			}
-		}
-	}
-	return false
+	_, ok := findWord(wordTokens(l), ws, nil, func(before []string, _ string) bool { return affirmed(before, "") })
+	return ok
 }
 
 // wordTokens splits the lower-case text l into its words, apostrophes
@@ -1395,10 +1373,14 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	if para := strings.ToLower(strings.Join(lines, " ")); !inVoice(para) {
 		own = wordTokens(strings.ToLower(tail(c.doc, proseWindow) + "\n" + tail(body, proseWindow)))
 	}
-	talkAgainst(strings.Join(lines, " "), true, own, &r)
+	var talked remark
+	talkAgainst(strings.Join(lines, " "), true, own, &talked)
+	r.score += talked.score
+	r.evidence = append(r.evidence, talked.evidence...)
+	r.talks = talked.talks
 	// (The document before the chunk: the chunk's own text may hold more of
 	// the model's talk.)
-	talkBaseline(strings.Join(lines, " "), c.doc, own, &r)
+	talkBaseline(talked.score, c.doc, own, &r)
 	breaks := c.endBreaks != nil && c.endBreaks(body, lines[0])
 	if len(lines) == 1 && bare(lines[0], end1, r) && !(breaks && isNote(lines[0])) {
 		// (Unless a note the format cannot hold: "**Done.**" after code.)
@@ -1413,7 +1395,7 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 		// section of the document; a model's note stands alone.
 		r.add(-3, "a label over its text")
 	}
-	if framedLikeDocument(lines[0], tail(c.doc, proseWindow)+body) {
+	if framedLikeDocument(lines[0], tail(c.doc, proseWindow)+tail(body, proseWindow)) {
 		r.add(-3, "the document frames lines so")
 	}
 	if _, ok := cutLeadingPictographs(strings.TrimSpace(lines[0])); ok {
@@ -1479,9 +1461,15 @@ func namesElsewhere(line string) bool {
 	for i, t := range toks {
 		// "See LICENSE for details.", "please refer to the FAQ"; not "see
 		// above".
-		sees := t == "see" && (i == 0 || toks[i-1] == "please" || sentenceStarts(line, "See ")) || t == "refer" && i+1 < len(toks) && toks[i+1] == "to"
-		if sees && i+1 < len(toks) && !slices.Contains([]string{"above", "below", "to"}, toks[i+1]) ||
-			sees && i+2 < len(toks) && toks[i+1] == "to" && !slices.Contains([]string{"above", "below"}, toks[i+2]) {
+		next := i + 1
+		switch {
+		case t == "see" && (i == 0 || toks[i-1] == "please" || sentenceStarts(line, "See ")):
+		case t == "refer" && next < len(toks) && toks[next] == "to":
+			next++
+		default:
+			continue
+		}
+		if next < len(toks) && toks[next] != "above" && toks[next] != "below" {
 			return true
 		}
 	}
@@ -1534,17 +1522,15 @@ func fileName(name, ext string) bool {
 	return letters >= 2
 }
 
-// talkBaseline weighs how much a closing paragraph talks (its words
-// about the output, to the reader, of the model itself, as talkAgainst
-// scores them) against the document's own recent paragraphs scored the
+// talkBaseline weighs how much a closing paragraph talks (talked: the
+// points of its words about the output, to the reader, of the model
+// itself, as talkAgainst scores them) against the document's own recent paragraphs scored the
 // same way: a README that says "feel free to open an issue" talks as a
 // model does, a book or a specification never does, so the same words at
 // the end weigh more after the one than after the other. It needs four
 // paragraphs of the document to weigh against.
-func talkBaseline(para, doc string, own []string, r *remark) {
-	var t remark
-	talkAgainst(para, true, own, &t)
-	if t.score < 2 {
+func talkBaseline(talked int, doc string, own []string, r *remark) {
+	if talked < 2 {
 		return
 	}
 	n, most := 0, 0
@@ -1558,7 +1544,7 @@ func talkBaseline(para, doc string, own []string, r *remark) {
 		n++
 		most = max(most, d.score)
 	}
-	if n >= 4 && t.score > most {
+	if n >= 4 && talked > most {
 		r.add(1, "talks more than any paragraph of the document")
 	}
 }

@@ -460,8 +460,6 @@ func TestLineBreakAfterPreamble(t *testing.T) {
 	}
 }
 
-// TestUnframe: a note's frame is stripped when the marks that open it close
-// it in mirror image around plain text; brackets inside must pair.
 // TestGapsByRoomLeft: in wrapped prose a sentence ends at the end of
 // long lines inside a paragraph too; only a line with room left for the
 // next line's first word ends one, and the most specific count of gaps
@@ -478,6 +476,8 @@ func TestGapsByRoomLeft(t *testing.T) {
 	}
 }
 
+// TestUnframe: a note's frame is stripped when the marks that open it close
+// it in mirror image around plain text; brackets inside must pair.
 func TestUnframe(t *testing.T) {
 	for _, c := range []struct {
 		in, body string
