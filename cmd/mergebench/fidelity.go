@@ -192,6 +192,11 @@ func reportFailure(c benchCase, res merge.Result) {
 	if k, j := firstBadJoin(c.d, res, c.pos); k > 0 {
 		prev := c.d.text[:c.pos[k]]
 		fmt.Printf("  first bad join %d: doc ends %q\n    chunk %q\n    want  %q\n    join  %+v\n", k, prev[max(0, len(prev)-100):], head(c.chunks[k].Text), head(c.d.text[c.pos[k]:]), j)
+		for _, e := range res.Envelope {
+			if e.Chunk == c.chunks[k].Seq {
+				fmt.Printf("    removed %q (%s; %s)\n", e.Removed, e.Why, strings.Join(e.Evidence, ", "))
+			}
+		}
 	}
 }
 

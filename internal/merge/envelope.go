@@ -264,7 +264,10 @@ func (e *envelope) cutOpeningFence(c envCtx) bool {
 	// Markdown, whose own fences are everywhere, keeps its rule.
 	afterRemark := e.preamble.removed && c.fences.lineStart == wrapUnlessFenced &&
 		(c.atLineStart || strings.Trim(c.partial, "`~ \t") != "")
-	wrapper := afterRemark || wrapperFence(info, c) || !c.fences.inValues && !c.inFence && wrappedWhole(t, info, c)
+	// After a remark, a fence inside a quoted value may be the value's
+	// own (see fenceOfValue).
+	own := c.noFence && e.preamble.removed && fenceOfValue(t, c)
+	wrapper := !own && (afterRemark || wrapperFence(info, c) || !c.fences.inValues && !c.inFence && wrappedWhole(t, info, c))
 	if !c.fences.inValues {
 		// Either reading sets the fences of the rest of the chunk: the one
 		// that leaves fewer fence lines with an info string inside an open

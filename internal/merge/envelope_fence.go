@@ -116,6 +116,47 @@ func closesOwn(body string, c envCtx) bool {
 	return closesOwnFence(body, c.fence)
 }
 
+// fenceOfValue reports whether the fence line opening t, inside a quoted
+// value of a document whose values carry fences, is the value's own: it
+// closes a fence the value opened, or the value closes it before its own
+// closing quote, with more text after it. A wrapper opens before
+// everything the continuation writes and closes after it, the value's
+// closing quote included.
+func fenceOfValue(t string, c envCtx) bool {
+	line, body, _ := strings.Cut(t, "\n")
+	if open := c.fence; open.open() && open.step(line) && !open.open() {
+		return true
+	}
+	var open fenceOpen
+	open.step(line)
+	for body != "" {
+		var l string
+		l, body, _ = strings.Cut(body, "\n")
+		if closesValue(l) {
+			return false
+		}
+		if open.step(l) && !open.open() {
+			return strings.TrimSpace(body) != ""
+		}
+	}
+	return false
+}
+
+// closesValue reports whether a line of a quoted value holds its closing
+// quote: a quote not doubled, as quotes inside a value are.
+func closesValue(line string) bool {
+	for i := 0; i < len(line); i++ {
+		if line[i] == '"' {
+			if i+1 < len(line) && line[i+1] == '"' {
+				i++
+				continue
+			}
+			return true
+		}
+	}
+	return false
+}
+
 // closesOwnFence reports whether a fence line after body would close a fence
 // that the document opened (in before body, or inside body itself), in which
 // case it belongs to the document.

@@ -120,7 +120,7 @@ type site struct {
 	// model wrapped in a fence from its first chunk).
 	docFenced bool
 	// inFence: the document ends inside an open fence; fence is that
-	// fence.
+	// fence (in CSV, one the quoted value it ends in opened).
 	inFence bool
 	fence   fenceOpen
 	// atLineStart: the document ends with a newline (or is empty).

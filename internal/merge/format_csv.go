@@ -250,10 +250,33 @@ func (f *csvFormat) traits() traits {
 func (f *csvFormat) site(doc string) site {
 	s := site{atLineStart: doc == "" || strings.HasSuffix(doc, "\n"), noFence: f.inQuote && f.fences, inQuote: f.inQuote,
 		partial: doc[strings.LastIndexByte(doc, '\n')+1:]}
+	if s.noFence {
+		// The value's own fences, read from its opening quote over its
+		// complete lines: a fence line may close one it opened.
+		if from, to := valueStart(doc, f.recStart), len(doc)-len(s.partial); from < to {
+			s.fence.stepLines(doc[from:to])
+		}
+		s.inFence = s.fence.open()
+	}
 	if doc != "" {
 		s.end, s.doc = doc[len(doc)-1], doc
 	}
 	return s
+}
+
+// valueStart returns the offset just past the opening quote of the value
+// the record at recStart leaves open (recStart when it leaves none).
+func valueStart(doc string, recStart int) int {
+	start, in := recStart, false
+	for i := recStart; i < len(doc); i++ {
+		if doc[i] == '"' {
+			if !in {
+				start = i + 1
+			}
+			in = !in
+		}
+	}
+	return start
 }
 
 func (f *csvFormat) stripStructure(doc, t string) (string, string) {

@@ -703,6 +703,22 @@ func TestWrapperHabit(t *testing.T) {
 	})
 }
 
+// TestFenceOfValueAfterRemark: after a preamble, a fence line inside a
+// quoted value is the value's own when it closes a fence the value opened,
+// or when the value closes it before its own closing quote; a wrapper
+// closes after the value.
+func TestFenceOfValueAfterRemark(t *testing.T) {
+	head := "id,md\n1,\"```\ncode\n```\"\n"
+	runCases(t, []mergeCase{
+		{"closes the value's longer fence", "csv", []string{head + "2,\"````\naaa\n```\n", "Let me finish the table for you:\n\n``````\n\"\n3,z\n"},
+			head + "2,\"````\naaa\n```\n``````\n\"\n3,z\n", ""},
+		{"opens a fence the value closes", "csv", []string{head + "2,\"x\n", "(continued)\n\n~~~\nfoo\n~~~\n\"\n3,z\n"},
+			head + "2,\"x\n~~~\nfoo\n~~~\n\"\n3,z\n", ""},
+		{"a wrapper closes after the value", "csv", []string{head + "2,\"x\n", "Here is the rest:\n\n```\ny\"\n3,z\n```\n"},
+			head + "2,\"x\ny\"\n3,z\n", ""},
+	})
+}
+
 // TestRestartOfLinesAmongGoingOn: a model that goes on at its other joins
 // may still start over a heading and the cut line after it at one: left
 // uncut, the repeat would glue the cut line's words to the heading.
