@@ -196,6 +196,14 @@ func (f *diffFormat) lineBreak(doc, t string, last bool) (keep, decided bool) {
 	if k != c && k != hunkOpen && c != hunkOpen {
 		return k == hunkExact, true
 	}
+	// A git file header names one path twice, unless a rename follows:
+	// the reading that makes its two paths one is the header's.
+	if strings.HasPrefix(partial, "diff --git ") {
+		first, _, _ := strings.Cut(cut, "\n")
+		if apart, glued := samePaths(partial), samePaths(partial+strings.TrimRight(first, "\r")); apart != glued {
+			return apart, true
+		}
+	}
 	// A hunk header's section heading is set apart by a space: a text
 	// that starts otherwise after a whole header starts the hunk's first
 	// line.
@@ -254,7 +262,7 @@ func hunkEnd(old, new int, ended bool, partial, s string, last bool) hunkFit {
 		}
 		if old == 0 && new == 0 {
 			next, _, _ := strings.Cut(rest, "\n")
-			if hunkLineBeyond(next) {
+			if hunkLineBeyond(next) || extendedHeaderLine(next) {
 				return hunkOff
 			}
 			return hunkExact
@@ -267,6 +275,26 @@ func hunkEnd(old, new int, ended bool, partial, s string, last bool) hunkFit {
 		return hunkOff // the document ends inside the hunk
 	}
 	return hunkOpen
+}
+
+// extendedHeaderLine reports whether line is one of git's extended
+// header lines, which follow a "diff --git" line (or one another), never a
+// hunk.
+func extendedHeaderLine(line string) bool {
+	for _, h := range []string{"index ", "new file mode", "deleted file mode", "old mode", "new mode", "similarity index", "dissimilarity index", "rename ", "copy "} {
+		if strings.HasPrefix(line, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// samePaths reports whether a "diff --git a/P b/P" line names one path
+// twice.
+func samePaths(line string) bool {
+	rest := strings.TrimPrefix(line, "diff --git ")
+	n := len(rest) / 2
+	return len(rest)%2 == 1 && rest[n] == ' ' && strings.HasPrefix(rest, "a/") && strings.HasPrefix(rest[n+1:], "b/") && rest[2:n] == rest[n+3:]
 }
 
 // hunkCounts parses "@@ -a,b +c,d @@" into b and d (1 when omitted).

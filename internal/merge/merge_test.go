@@ -154,7 +154,9 @@ func TestDiff(t *testing.T) {
 // TestDiffLineBreak: the line break between a preamble and the text
 // after it is read by the diff's structure: the hunk's line counts where
 // the hunk ends within the text, a hunk header's section heading set apart
-// by a space, and an added or removed line's marker after a word.
+// by a space, an added or removed line's marker after a word, git's
+// extended header lines (never right after a hunk) and its file header
+// (one path named twice).
 func TestDiffLineBreak(t *testing.T) {
 	head := "--- a/f\n+++ b/f\n"
 	msg := "Subject: fix the trace\n\n    example one\n\n    example two\n\n    example three\n\n---\n"
@@ -183,6 +185,15 @@ func TestDiffLineBreak(t *testing.T) {
 		{"a file header after a hunk that ended", "diff",
 			[]string{msg + head + "@@ -1,2 +1,2 @@\n-a\n+b\n    ctx\n", "Continuing from where I left off.\n\ndiff --git a/g b/g\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-c\n+d\n"},
 			msg + head + "@@ -1,2 +1,2 @@\n-a\n+b\n    ctx\ndiff --git a/g b/g\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-c\n+d\n", ""},
+		// Glued to the hunk's last line, the next file's "diff --git"
+		// line would leave its extended header line after a hunk.
+		{"a git file header after a hunk's last line", "diff",
+			[]string{"diff --git a/x b/x\nnew file mode 100644\n--- /dev/null\n+++ b/x\n@@ -0,0 +1,1 @@\n+blah", "Let's keep going:\n\ndiff --git a/y b/y\nnew file mode 100644\n--- /dev/null\n+++ b/y\n@@ -0,0 +1 @@\n+z\n"},
+			"diff --git a/x b/x\nnew file mode 100644\n--- /dev/null\n+++ b/x\n@@ -0,0 +1,1 @@\n+blah\ndiff --git a/y b/y\nnew file mode 100644\n--- /dev/null\n+++ b/y\n@@ -0,0 +1 @@\n+z\n", ""},
+		// A git file header names its path twice.
+		{"a git file header that names its path twice", "diff",
+			[]string{"diff --git a/p/q.go b/p/q.go\n--- a/p/q.go\n+++ b/p/q.go\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/p/syslist.go b/p/syslist.go", "Continuing from where I left off.\n\nnew file mode 100644\n--- /dev/null\n+++ b/p/syslist.go\n@@ -0,0 +1 @@\n+x\n"},
+			"diff --git a/p/q.go b/p/q.go\n--- a/p/q.go\n+++ b/p/q.go\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/p/syslist.go b/p/syslist.go\nnew file mode 100644\n--- /dev/null\n+++ b/p/syslist.go\n@@ -0,0 +1 @@\n+x\n", ""},
 	})
 }
 
