@@ -439,6 +439,9 @@ func (f *csvFormat) breaks(doc, line, after string) bool {
 // own; dropped, they are one. It decides where exactly one reading gives
 // records of the lengths the document writes.
 func (f *csvFormat) lineBreak(doc, t string, _ bool) (bool, bool) {
+	if f.records == 0 && !f.inQuote && f.delim != 0 {
+		return headerBreak(doc, t, f.delim)
+	}
 	if f.inQuote || f.cols < 2 || f.delim == 0 {
 		return false, false
 	}
@@ -451,6 +454,28 @@ func (f *csvFormat) lineBreak(doc, t string, _ bool) (bool, bool) {
 	}
 	apart := f.fits(countFields(partial, f.delim)) && f.fits(countFields(first, f.delim))
 	if joined := f.fits(countFields(partial+first, f.delim)); apart == joined {
+		return false, false
+	}
+	return apart, true
+}
+
+// headerBreak reads the line break after a preamble in the header, the
+// document's only line so far (doc), by the records that follow it in the
+// text: the reading whose header has their field count is the document's.
+func headerBreak(doc, t string, delim byte) (bool, bool) {
+	cut, ok := cutLineBreak(t)
+	first, rest, more := strings.Cut(cut, "\n")
+	next, _, _ := strings.Cut(rest, "\n")
+	first, next = strings.TrimSuffix(first, "\r"), strings.TrimSuffix(next, "\r")
+	if !ok || !more || doc == "" || first == "" || strings.ContainsAny(doc+first+next, "\"\n") {
+		return false, false
+	}
+	n := countFields(next, delim)
+	if n < 2 {
+		return false, false
+	}
+	apart := countFields(doc, delim) == n && countFields(first, delim) == n
+	if joined := countFields(doc+first, delim) == n; apart == joined {
 		return false, false
 	}
 	return apart, true

@@ -216,7 +216,8 @@ func TestCSV(t *testing.T) {
 }
 
 // TestCSVLineBreak: the line break after a preamble read by field counts,
-// where exactly one reading gives records of the document's length.
+// where exactly one reading gives records of the document's length (in
+// the header, of the records the text goes on with).
 func TestCSVLineBreak(t *testing.T) {
 	doc := "id,name,qty\n1,apple,3\n2,pear,4\n3,plum"
 	cases := []struct {
@@ -226,6 +227,10 @@ func TestCSVLineBreak(t *testing.T) {
 		{"the cut record is short alone", doc, "\n,5\n4,fig,6\n", false, true},
 		{"the cut record and the line are whole apart", doc + ",5", "\n4,fig,6\n", true, true},
 		{"inside a quoted value", doc + ",\"a", "\nb\"\n", false, false},
+		// Cut at the header's end, the header has the field count of the
+		// records after it only if the line break is theirs.
+		{"the header's last field", "id,name,qty", "\n1,apple,3\n2,pear,4\n", true, true},
+		{"the header's last field goes on", "id,name,q", "\nty\n1,apple,3\n", false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
