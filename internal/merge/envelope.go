@@ -40,8 +40,10 @@ type envCtx struct {
 	// own (prose, Markdown), so those before a trailer are kept.
 	endBlanks bool
 	// whole: the answer's first chunk opened a fence around the whole
-	// answer (removed), which the last chunk is to close.
-	whole bool
+	// answer (removed), which the last chunk is to close; answerFence is
+	// that fence, when known.
+	whole       bool
+	answerFence fenceOpen
 	// keepAnswerFence: a fence opening the answer is a block of the
 	// document's own, never a wrapper (the pipeline found it closed before
 	// the document's end).
@@ -95,6 +97,9 @@ type envelope struct {
 	open     bool // a wrapper fence is left open for a later chunk to close
 	// opened: the chunk opened a wrapper fence itself.
 	opened bool
+	// answerFence is the fence the answer's first chunk opened around the
+	// whole answer (n 0: none).
+	answerFence fenceOpen
 	// echoed: the chunk opened with the overlap prompt's markers; echo is
 	// the text between them, which the join verifies against the document.
 	echoed bool
@@ -425,6 +430,11 @@ func paragraphStart(before string) (stay string, blank, afterFence, ok bool) {
 func (e *envelope) cutClosingFence(c envCtx, opened bool) {
 	u, ok := stripClosingFence(e.text)
 	if !ok || closesOwn(u, c) {
+		return
+	}
+	if f := c.answerFence; c.whole && !e.opened && f.open() && !(f.step(strings.TrimSpace(e.text[len(u):])) && !f.open()) {
+		// A fence line that cannot close the answer's wrapper (tildes
+		// after backticks, a shorter run) is the document's own.
 		return
 	}
 	note := "code fence"

@@ -12,7 +12,7 @@ func readAnswerStart(t string, c envCtx) envelope {
 	e := envelope{text: t}
 	e.cutAnswerPreamble(c)
 	if e.cutWholeFence(c) {
-		c.whole, c.wrapperOpen = true, true
+		c.whole, c.wrapperOpen, c.answerFence = true, true, e.answerFence
 	}
 	if c.last {
 		e.cutTrailer(c)
@@ -37,6 +37,7 @@ func (e *envelope) cutWholeFence(c envCtx) bool {
 		return false
 	}
 	rest := s[i+1:]
+	e.answerFence.step(strings.TrimRight(s[:i], "\r"))
 	e.removals = append(e.removals, Removal{Removed: t[:len(t)-len(rest)], Why: WhyUnwrappedFence, Evidence: []string{"a fence opens the answer"}})
 	e.notes = append(e.notes, "code fence")
 	e.text, e.open = rest, true

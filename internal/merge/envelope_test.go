@@ -30,6 +30,9 @@ func TestWholeAnswerFence(t *testing.T) {
 		{"multi chunk json", "json", []string{"```json\n{\"items\": [1, 2,", " 3]}\n```\n"}, "{\"items\": [1, 2, 3]}\n", 2},
 		{"preamble before the fence", "csv", []string{"Here is the CSV you asked for:\n\n```csv\n" + csv + "```\n"}, csv, 2},
 		{"a code block that closes before the end is the document's", "code", []string{"```go\nf", "unc a() {", "}\n```\n| a | ", "b |\n"}, "```go\nfunc a() {}\n```\n| a | b |\n", 0},
+		// A fence line closes the wrapper only if it can by CommonMark:
+		// the same character, as long at least.
+		{"a tilde fence at a chunk's end is no close of a backtick wrapper", "markdown", []string{"```markdown\n# Fences\n\nSome text.\n\n", "~~~~\n", "aaa\n~~~~\n\nMore text.\n```\n"}, "# Fences\n\nSome text.\n\n~~~~\naaa\n~~~~\n\nMore text.\n", 2},
 		{"markdown with a tilde line inside its own code block", "markdown", []string{"````markdown\n# Fences\n\n```\naaa\n~~~\n```\n\nMore te", "xt here.\n````\n"}, "# Fences\n\n```\naaa\n~~~\n```\n\nMore text here.\n", 2},
 		{"short preamble before a bare fence", "json", []string{"Here you go.\n```\n{\"a\": 1}\n```\n"}, "{\"a\": 1}\n", 2},
 		{"preamble with an aside before the fence", "json", []string{"Here's what you need! (It is a long one.)\n\n```json\n{\"a\": 1}\n```\n"}, "{\"a\": 1}\n", 2},

@@ -57,6 +57,8 @@ type mergeRun struct {
 	// has closed yet; whole: the answer's first chunk opened it, around
 	// the whole answer.
 	wrapperOpen, whole bool
+	// answerFence is the fence the answer's first chunk opened (whole).
+	answerFence fenceOpen
 	// keepAnswerFence: a fence opening the answer is the document's own,
 	// not a wrapper (see run).
 	keepAnswerFence bool
@@ -125,7 +127,7 @@ func (m *mergeRun) add(i int) {
 		env := m.envCtx(0, "")
 		env.keepAnswerFence = m.keepAnswerFence
 		e := readAnswerStart(c.Text, env)
-		m.wrapperOpen, m.whole = e.open, e.open
+		m.wrapperOpen, m.whole, m.answerFence = e.open, e.open, e.answerFence
 		m.record(c.Seq, e.removals)
 		m.b.WriteString(e.text)
 		m.f.observe(m.b.String(), 0)
@@ -175,6 +177,7 @@ type joined struct {
 	note     string  // the repeated structure removed, if any
 	adj      string  // what the format's adjust did
 	open     bool    // the reading leaves a wrapper fence open
+	opened   bool    // the chunk opened a wrapper fence of its own
 }
 
 // join reads chunk i's envelope and joins what remains to doc. Where the
@@ -190,6 +193,10 @@ func (m *mergeRun) join(i int, doc string) joined {
 	jc.restarts = m.buf.restarts
 	jd := m.readings(i, jc, env)
 	m.wrapperOpen = jd.open
+	if jd.opened {
+		// A continuation's own wrapper is closed by its own fence.
+		m.answerFence = fenceOpen{}
+	}
 	if jd.ok && jd.adj != "" {
 		jd.notes = append(jd.notes, jd.adj)
 	}
@@ -293,7 +300,7 @@ func (jd *joined) evidenced(why, evidence string) {
 
 // envCtx is the envelope step's context for chunk i of a document doc.
 func (m *mergeRun) envCtx(i int, doc string) envCtx {
-	c := envCtx{site: m.f.site(doc), fences: m.tr.fences, blank: m.tr.blank, wrapperOpen: m.wrapperOpen, whole: m.whole}
+	c := envCtx{site: m.f.site(doc), fences: m.tr.fences, blank: m.tr.blank, wrapperOpen: m.wrapperOpen, whole: m.whole, answerFence: m.answerFence}
 	c.last = i == len(m.chunks)-1 && !m.partial
 	c.syntax, c.markup, c.proseAt, c.endBlanks = m.tr.syntax, m.tr.markup, m.tr.proseAt, m.tr.endBlanks
 	c.breaks = func(line, after string) bool { return m.f.breaks(doc, line, after) }
@@ -323,7 +330,7 @@ func (m *mergeRun) envCtx(i int, doc string) envCtx {
 // follows the markers is new); any other echo is text the model wrote,
 // judged by the cascade like the rest.
 func (m *mergeRun) joinReading(jc joinCtx, e envelope, last bool) joined {
-	jd := joined{notes: e.notes, removals: e.removals, open: e.open}
+	jd := joined{notes: e.notes, removals: e.removals, open: e.open, opened: e.opened}
 	t := e.text
 	jd.marked = e.echoed && echoJoins(jc.doc, e.echo, e.echoCut)
 	if e.echoed && !jd.marked {
