@@ -432,7 +432,7 @@ func (e *envelope) cutClosingFence(c envCtx, opened bool) {
 	if !ok || closesOwn(u, c) {
 		return
 	}
-	if f := c.answerFence; c.whole && !e.opened && f.open() && !(f.step(strings.TrimSpace(e.text[len(u):])) && !f.open()) {
+	if f := c.answerFence; !e.opened && f.open() && !(f.step(strings.TrimSpace(e.text[len(u):])) && !f.open()) {
 		// A fence line that cannot close the answer's wrapper (tildes
 		// after backticks, a shorter run) is the document's own.
 		return

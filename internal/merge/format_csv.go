@@ -25,7 +25,11 @@ type csvFormat struct {
 	// so a record is judged by the field counts the document already uses.
 	counts uint64
 	fences bool // the document holds a code fence (inside a field)
-	fields int  // fields of the record in progress so far
+	// valueFence is the fence state of the quoted value in progress, read
+	// over its complete lines up to valueTo (see observe).
+	valueFence fenceOpen
+	valueTo    int
+	fields     int // fields of the record in progress so far
 	// lastID is the first field of the last complete record as a number
 	// (-1 when it is none); counted is how many records in a row before
 	// it counted up by one in that field (row numbers, ids).
@@ -178,6 +182,10 @@ func (f *csvFormat) observe(doc string, from int) {
 		switch s[i] {
 		case '"':
 			in = true
+			if at := from + i; at == 0 || doc[at-1] != '"' {
+				// A new value (not a doubled quote inside one).
+				f.valueFence, f.valueTo = fenceOpen{}, at+1
+			}
 		case d:
 			n++
 		case '\n':
@@ -198,6 +206,12 @@ func (f *csvFormat) observe(doc string, from int) {
 		}
 	}
 	f.inQuote, f.fields = in, n
+	if to := strings.LastIndexByte(doc, '\n') + 1; in && f.fences && to > f.valueTo {
+		// The value's own fences, over the complete lines it gained: a
+		// fence line after it may close one it opened.
+		f.valueFence.stepLines(doc[f.valueTo:to])
+		f.valueTo = to
+	}
 }
 
 // countRecord follows the first field of the record doc[start:end] as a
@@ -251,32 +265,12 @@ func (f *csvFormat) site(doc string) site {
 	s := site{atLineStart: doc == "" || strings.HasSuffix(doc, "\n"), noFence: f.inQuote && f.fences, inQuote: f.inQuote,
 		partial: doc[strings.LastIndexByte(doc, '\n')+1:]}
 	if s.noFence {
-		// The value's own fences, read from its opening quote over its
-		// complete lines: a fence line may close one it opened.
-		if from, to := valueStart(doc, f.recStart), len(doc)-len(s.partial); from < to {
-			s.fence.stepLines(doc[from:to])
-		}
-		s.inFence = s.fence.open()
+		s.fence, s.inFence = f.valueFence, f.valueFence.open()
 	}
 	if doc != "" {
 		s.end, s.doc = doc[len(doc)-1], doc
 	}
 	return s
-}
-
-// valueStart returns the offset just past the opening quote of the value
-// the record at recStart leaves open (recStart when it leaves none).
-func valueStart(doc string, recStart int) int {
-	start, in := recStart, false
-	for i := recStart; i < len(doc); i++ {
-		if doc[i] == '"' {
-			if !in {
-				start = i + 1
-			}
-			in = !in
-		}
-	}
-	return start
 }
 
 func (f *csvFormat) stripStructure(doc, t string) (string, string) {
@@ -439,43 +433,32 @@ func (f *csvFormat) breaks(doc, line, after string) bool {
 // own; dropped, they are one. It decides where exactly one reading gives
 // records of the lengths the document writes.
 func (f *csvFormat) lineBreak(doc, t string, _ bool) (bool, bool) {
-	if f.records == 0 && !f.inQuote && f.delim != 0 {
-		return headerBreak(doc, t, f.delim)
-	}
-	if f.inQuote || f.cols < 2 || f.delim == 0 {
+	if f.inQuote || f.delim == 0 {
 		return false, false
 	}
 	cut, ok := cutLineBreak(t)
 	partial := doc[f.recStart:]
-	first, _, _ := strings.Cut(cut, "\n")
+	first, rest, more := strings.Cut(cut, "\n")
 	first = strings.TrimSuffix(first, "\r")
+	fits := f.fits
+	if f.records == 0 {
+		// In the header, the document's only line so far, no record
+		// length is known yet but that of the text's next line.
+		next, _, _ := strings.Cut(rest, "\n")
+		next = strings.TrimSuffix(next, "\r")
+		n := countFields(next, f.delim)
+		if !more || n < 2 || strings.Contains(next, `"`) {
+			return false, false
+		}
+		fits = func(k int) bool { return k == n }
+	} else if f.cols < 2 {
+		return false, false
+	}
 	if !ok || partial == "" || first == "" || strings.ContainsAny(partial+first, "\"\n") {
 		return false, false
 	}
-	apart := f.fits(countFields(partial, f.delim)) && f.fits(countFields(first, f.delim))
-	if joined := f.fits(countFields(partial+first, f.delim)); apart == joined {
-		return false, false
-	}
-	return apart, true
-}
-
-// headerBreak reads the line break after a preamble in the header, the
-// document's only line so far (doc), by the records that follow it in the
-// text: the reading whose header has their field count is the document's.
-func headerBreak(doc, t string, delim byte) (bool, bool) {
-	cut, ok := cutLineBreak(t)
-	first, rest, more := strings.Cut(cut, "\n")
-	next, _, _ := strings.Cut(rest, "\n")
-	first, next = strings.TrimSuffix(first, "\r"), strings.TrimSuffix(next, "\r")
-	if !ok || !more || doc == "" || first == "" || strings.ContainsAny(doc+first+next, "\"\n") {
-		return false, false
-	}
-	n := countFields(next, delim)
-	if n < 2 {
-		return false, false
-	}
-	apart := countFields(doc, delim) == n && countFields(first, delim) == n
-	if joined := countFields(doc+first, delim) == n; apart == joined {
+	apart := fits(countFields(partial, f.delim)) && fits(countFields(first, f.delim))
+	if joined := fits(countFields(partial+first, f.delim)); apart == joined {
 		return false, false
 	}
 	return apart, true

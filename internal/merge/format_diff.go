@@ -281,7 +281,7 @@ func hunkEnd(old, new int, ended bool, partial, s string, last bool) hunkFit {
 // header lines, which follow a "diff --git" line (or one another), never a
 // hunk.
 func extendedHeaderLine(line string) bool {
-	for _, h := range []string{"index ", "new file mode", "deleted file mode", "old mode", "new mode", "similarity index", "dissimilarity index", "rename ", "copy "} {
+	for _, h := range extendedHeaders {
 		if strings.HasPrefix(line, h) {
 			return true
 		}
@@ -491,8 +491,11 @@ func hunkHeaderLine(line string) bool {
 }
 
 // diffHeaders are how a diff's header lines start.
-var diffHeaders = []string{"@@ ", "diff ", "--- ", "+++ ", "index ", "new file mode", "deleted file mode", "old mode", "new mode",
-	"similarity index", "dissimilarity index", "rename ", "copy ", "Binary files", "GIT binary patch", "Only in "}
+var diffHeaders = append([]string{"@@ ", "diff ", "--- ", "+++ ", "Binary files", "GIT binary patch", "Only in "}, extendedHeaders...)
+
+// extendedHeaders are how git's extended header lines start.
+var extendedHeaders = []string{"index ", "new file mode", "deleted file mode", "old mode", "new mode",
+	"similarity index", "dissimilarity index", "rename ", "copy "}
 
 // binaryHeader reports whether a header line announces binary content,
 // whose lines that follow are no diff's.
