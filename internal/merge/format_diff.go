@@ -280,9 +280,12 @@ func hunkEnd(old, new int, ended bool, partial, s string, last bool) hunkFit {
 // extendedHeaderLine reports whether line is one of git's extended
 // header lines, which follow a "diff --git" line (or one another), never a
 // hunk.
-func extendedHeaderLine(line string) bool {
-	for _, h := range extendedHeaders {
-		if strings.HasPrefix(line, h) {
+func extendedHeaderLine(line string) bool { return hasAnyPrefix(line, extendedHeaders) }
+
+// hasAnyPrefix reports whether line starts with one of prefixes.
+func hasAnyPrefix(line string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(line, p) {
 			return true
 		}
 	}
@@ -473,14 +476,7 @@ func (f *diffFormat) validate(res *Result) { res.RecordCount = f.hunks }
 
 // diffHeaderLine reports whether line is one of a diff's header lines: a
 // hunk or file header, or a git extended header.
-func diffHeaderLine(line string) bool {
-	for _, h := range diffHeaders {
-		if strings.HasPrefix(line, h) {
-			return true
-		}
-	}
-	return false
-}
+func diffHeaderLine(line string) bool { return hasAnyPrefix(line, diffHeaders) }
 
 // hunkHeaderLine reports whether line reads as a hunk header: "@@ -a,b
 // +c,d @@", the counts optional.
