@@ -221,6 +221,9 @@ func jsonEqual(a, b json.RawMessage) bool {
 // (evt_<job>_<status>) and timed at the job's end; and an undelivered event
 // whose task was lost (Redis lost it, or the process died before queueing
 // it) is queued again by the reconciler, with its id and body unchanged.
+// The deadlines are generous: each wait ends as soon as its condition holds,
+// and a loaded CI machine (the reconciler ticks every second) has taken
+// longer than 20 s to requeue the lost event.
 func TestWebhookTasksWithoutAStoredEvent(t *testing.T) {
 	t.Parallel()
 	h, rr, recv := hookHarness(t)
@@ -229,7 +232,7 @@ func TestWebhookTasksWithoutAStoredEvent(t *testing.T) {
 	if st := h.wait(j.id, 30*time.Second); st.Status != "succeeded" {
 		t.Fatalf("job %s", st.Status)
 	}
-	waitFor(t, 20*time.Second, "the event delivered", func() bool { return rr.retried(1) })
+	waitFor(t, 60*time.Second, "the event delivered", func() bool { return rr.retried(1) })
 	rr.mu.Lock()
 	stored := rr.attempts[rr.order[0]][1]
 	rr.mu.Unlock()
@@ -239,7 +242,7 @@ func TestWebhookTasksWithoutAStoredEvent(t *testing.T) {
 		UPDATE webhook_events SET delivered_at = NULL, created_at = now() - interval '1 minute' WHERE job_id = $1::uuid`, j.id); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "the lost event queued again", func() bool {
+	waitFor(t, 60*time.Second, "the lost event queued again", func() bool {
 		rr.mu.Lock()
 		defer rr.mu.Unlock()
 		return len(rr.attempts[stored.id]) == 3
@@ -266,7 +269,7 @@ func TestWebhookTasksWithoutAStoredEvent(t *testing.T) {
 		if id != want {
 			t.Fatalf("legacy task delivered %s, want %s", id, want)
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("the legacy task delivered nothing")
 	}
 	rr.mu.Lock()
