@@ -326,6 +326,17 @@ func TestShortRestarts(t *testing.T) {
 			"## Filing issues\n\nWhen [filing an issue](https://golang.org/issue/new), make sure\n", methodStructural},
 		{"a cut line restarted from two blank lines before it", "markdown", []string{"__foo_\n\n\n_foo__\n\n\nfoo _____\n\n\nfoo __", "\n\nfoo __\\___\n\n\nfoo __*__\n"},
 			"__foo_\n\n\n_foo__\n\n\nfoo _____\n\n\nfoo __\\___\n\n\nfoo __*__\n", methodStructural},
+		// A cut line of punctuation alone too ("-", "[!"): kept, the
+		// repeat would leave "-" as a line and "- foo" after it.
+		{"a cut line of punctuation restarted from the blank lines before it", "markdown", []string{"-one\n\n2.two\n\n\n-", "\n\n- foo\n\n\n  bar\n"},
+			"-one\n\n2.two\n\n\n- foo\n\n\n  bar\n", methodStructural},
+		{"a badge's opening restarted from the blank line before it", "markdown", []string{"# Go terminal/console support\n\n[!", "\n[![Go Reference](https://pkg.go.dev/badge/golang.org/x/term.svg)](https://pkg.go.dev/golang.org/x/term)\n"},
+			"# Go terminal/console support\n\n[![Go Reference](https://pkg.go.dev/badge/golang.org/x/term.svg)](https://pkg.go.dev/golang.org/x/term)\n", methodStructural},
+		// After a preamble, the line break the text opens with may be the
+		// preamble's separator: punctuation alone tells nothing there.
+		{"punctuation after a preamble's blank line goes on", "markdown", []string{"* Foo\n* * *\n* Bar\n\n\n- Foo\n- * * *\n\n\n# foo\n## foo\n### foo\n#### foo\n##### foo\n###### foo\n\n\n##",
+			"Sure, let's keep going!\n\n##### foo\n\n\n#5 bolt\n"},
+			"* Foo\n* * *\n* Bar\n\n\n- Foo\n- * * *\n\n\n# foo\n## foo\n### foo\n#### foo\n##### foo\n###### foo\n\n\n####### foo\n\n\n#5 bolt\n", ""},
 		{"a line the document writes alone is not restarted", "markdown", []string{"```\n<x\n```\n\n<x", "\n<x>\n"},
 			"```\n<x\n```\n\n<x\n<x>\n", ""},
 		{"a document that writes a line before its prefix goes on", "markdown", []string{"[foo]\n[foo]: /url \"title\"\n\n\n[*foo* bar]", "\n[*foo* bar]: /url \"title\"\n"},

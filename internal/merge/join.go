@@ -103,6 +103,10 @@ type joinCtx struct {
 	// toldOver: the preamble removed from the continuation says that the
 	// model starts over (see toldRestart).
 	toldOver bool
+	// afterRemark: a preamble was removed from the continuation's head, so
+	// a line break the text opens with may be the preamble's separator,
+	// not a line the model starts over from.
+	afterRemark bool
 	// repro is the reproduction step's answer, kept for the same text.
 	repro reproRead
 	buf   *buffers

@@ -534,10 +534,11 @@ var repeatWords = []string{
 func toldRepeat(removals []Removal) bool { return preambleSays(removals, repeatWords) }
 
 // preambleSays reports whether a preamble removed says one of ws, and does
-// not deny it (see saysWord: "I'll continue without repeating").
+// not deny it (see saysWord: "I'll continue without repeating"); with ws
+// nil, whether a preamble was removed at all.
 func preambleSays(removals []Removal, ws []string) bool {
 	for _, r := range removals {
-		if r.Why == WhyPreamble && saysWord(strings.ToLower(r.Removed), ws) {
+		if r.Why == WhyPreamble && (ws == nil || saysWord(strings.ToLower(r.Removed), ws)) {
 			return true
 		}
 	}

@@ -50,7 +50,7 @@ func restartStep(c *joinCtx) (overlap, bool) {
 // of it; a blank line carries nothing to mistake, so the partial line
 // decides, as a restart of it alone would, unless the document shows the
 // kept reading as its own (see writesKeptReading). A partial line of
-// punctuation alone repeats too regularly to tell.
+// punctuation alone tells too, but not after a preamble (restartsBare).
 func blankLineRestart(c *joinCtx) (overlap, bool) {
 	if !c.tr.lines || len(c.restarts) == 0 {
 		return overlap{}, false
@@ -61,11 +61,19 @@ func blankLineRestart(c *joinCtx) (overlap, bool) {
 	}
 	partial := c.doc[r:]
 	s := len(c.doc) - c.longest // where the repeat starts
-	if s < 1 || s >= r || c.doc[s-1] != '\n' || strings.Trim(c.doc[s:r], "\n") != "" || alnumCount(partial) == 0 ||
+	if s < 1 || s >= r || c.doc[s-1] != '\n' || strings.Trim(c.doc[s:r], "\n") != "" || !restartsBare(partial, c.afterRemark) ||
 		writesKeptReading(c.doc[:r], partial, r-s-1) {
 		return overlap{}, false
 	}
 	return overlap{cut: c.longest, method: methodStructural, confidence: confRestart}, true
+}
+
+// restartsBare reports whether a partial line restarted from the blank
+// line before it tells a restart: one with a letter or a digit; one of
+// punctuation alone ("-", "[!") only where no preamble stood before the
+// text, whose separator is a line break the text may open with too.
+func restartsBare(partial string, afterRemark bool) bool {
+	return alnumCount(partial) > 0 || !afterRemark && strings.TrimSpace(partial) != ""
 }
 
 // writesKeptReading reports whether the document's recent lines (before
