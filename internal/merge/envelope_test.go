@@ -312,6 +312,11 @@ func TestShortRestarts(t *testing.T) {
 			"foo _____\n\n\nfoo __\\___\n\n\nfoo __*__\n\n\n__foo_\n", methodReproduction},
 		{"a cut line restarted", "markdown", []string{"[]\n\n[]: /uri\n\n\n[\n ]\n\n[\n", "[]\n[]: /uri\n\n[\n ]\n\n[\n ]: /uri\n\n\n[foo][]\n"},
 			"[]\n\n[]: /uri\n\n\n[\n ]\n\n[\n ]: /uri\n\n\n[foo][]\n", methodReproduction},
+		// The document's first content is its start: a document that
+		// opens with a tab is restarted from the top all the same.
+		{"a document that opens with indentation restarted", "markdown", []string{"\tfoo\tbaz\t\tbim\n\n\n  \tfoo\tbaz\t\tbim\n\n\n    a\ta\n    ὐ\ta\n\n\n",
+			"\tfoo\tbaz\t\tbim\n\n  \tfoo\tbaz\t\tbim\n\n\n    a\ta\n    ὐ\ta\n\n\n  - foo\n\n\tbar\n"},
+			"\tfoo\tbaz\t\tbim\n\n\n  \tfoo\tbaz\t\tbim\n\n\n    a\ta\n    ὐ\ta\n\n\n  - foo\n\n\tbar\n", methodReproduction},
 		{"a block written twice goes on", "markdown", []string{"foo  bar\nfoo  bar\n", "foo bar\nfoo bar\nbaz\n"},
 			"foo  bar\nfoo  bar\nfoo bar\nfoo bar\nbaz\n", ""},
 		// A document of one line, started over from its first byte with

@@ -66,8 +66,9 @@ func reproduction(c *joinCtx) (overlap, bool) {
 			// indentations), and the continuation may be its next copy.
 			return overlap{}, false
 		}
-		if cb.n < minReproduction && cb.start > 0 {
-			// Shorter, only a restart from the document's very start.
+		if cb.n < minReproduction && cb.start > docStart(doc) {
+			// Shorter, only a restart from the document's very start
+			// (its first content: "\tfoo" starts at "foo").
 			continue
 		}
 		found, end, start = cb.n, cb.end, cb.start
@@ -79,6 +80,12 @@ func reproduction(c *joinCtx) (overlap, bool) {
 		return overlap{}, false
 	}
 	return overlap{cut: trailingRun(doc, next, end), method: methodReproduction, confidence: confReproduction}, true
+}
+
+// docStart is the offset of the document's first content: the whitespace
+// before it is no content for a reproduction to match.
+func docStart(doc string) int {
+	return len(doc) - len(strings.TrimLeft(doc, " \t\r\n"))
 }
 
 // minShortRestart is the least content a restart of a short document
@@ -129,7 +136,7 @@ func shortRestart(doc, next string) (int, bool) {
 // with the same block (the cut in its last copy) does not go on by
 // writing itself again whole.
 func wholeRestart(doc string, start, n int) bool {
-	if start != 0 || n < 4*minReproduction {
+	if start > docStart(doc) || n < 4*minReproduction {
 		return false
 	}
 	content := firstContent(doc, len(doc))
