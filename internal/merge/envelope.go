@@ -346,11 +346,18 @@ func (e *envelope) cutTrailerParagraph(c envCtx, first bool) bool {
 	}
 	// A fence before the paragraph closes the wrapper only where one is
 	// open; else it closes a block of the document's.
-	afterFence = afterFence && (c.whole || c.wrapperOpen || e.opened)
+	wrapped := c.whole || c.wrapperOpen || e.opened
+	afterFence = afterFence && wrapped
 	if blank && !c.fences.wrapsAnyAnswer() {
 		// Across a blank line, only where the format's documents hold no
 		// prose: Markdown's own block may close before its last paragraph.
 		afterFence = false
+	}
+	if !afterFence && blank && wrapped {
+		// A remark of the model's may stand between the fence and this
+		// paragraph: "```" + "I stopped at the end of the article." +
+		// "It should now parse without errors."
+		afterFence = remarkAfterFence(t, c.fences.wrapsAnyAnswer())
 	}
 	r, ok := judgeTrailer(lines, t, afterFence, blank, c)
 	if !ok {
@@ -366,6 +373,23 @@ func (e *envelope) cutTrailerParagraph(c envCtx, first bool) bool {
 	e.removals = append(e.removals, Removal{Removed: e.text[len(t):], Why: WhyTrailer, Evidence: r.evidence})
 	e.notes = append(e.notes, "closing remark")
 	e.text = t
+	return true
+}
+
+// remarkAfterFence reports whether t (the text before an answer's last
+// paragraph) ends with a fence line and then one paragraph that reads as
+// a remark by itself (looksLikeRemark), right after the fence or, where
+// the format's documents hold no prose (acrossBlank), after a blank line.
+func remarkAfterFence(t string, acrossBlank bool) bool {
+	_, lines, blank, fenced, ok := lastParagraph(t)
+	if !ok || !fenced || blank && !acrossBlank {
+		return false
+	}
+	for _, l := range lines {
+		if !looksLikeRemark(l, true) {
+			return false
+		}
+	}
 	return true
 }
 

@@ -41,6 +41,15 @@ func TestWholeAnswerFence(t *testing.T) {
 		{"a short trailer after the close and a blank line", "csv", []string{"```CSV\nid,name\n1,Ann\n```\n\n**Done.**\n"}, "id,name\n1,Ann\n", 2},
 		{"a trailer of few words after the close and a blank line", "json", []string{"```json\n[1, 2]\n```\n\nDone.\n"}, "[1, 2]\n", 2},
 		{"trailer after the close", "json", []string{"```json\n[1, 2]\n```\n\nLet me know if you need anything else.\n"}, "[1, 2]\n", 2},
+		// A remark right after the close, then a weaker one: the first
+		// stands between the fence and the second.
+		{"two remarks after the close", "markdown", []string{"~~~markdown\nSee [the README](h", "ttps://example.com/README.md).\n~~~\nI stopped exactly at the end of the article.\n\nThe article should now parse without errors.\n"},
+			"See [the README](https://example.com/README.md).\n", 2},
+		// In Markdown a block of the document's may close before its last
+		// paragraphs: a fence, a blank line, a remark and another is the
+		// document's.
+		{"markdown's own block, then prose", "markdown", []string{"```markdown\n# T\n\n~~~\ncode\n~~~\n\nI stopped exactly at the end of the article.\n\nThe article should now parse without errors.\n"},
+			"# T\n\n~~~\ncode\n~~~\n\nI stopped exactly at the end of the article.\n\nThe article should now parse without errors.\n", 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
