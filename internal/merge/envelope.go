@@ -68,6 +68,10 @@ type envCtx struct {
 	// lineBreak reads a preamble's line break by the format's structure
 	// (see format).
 	lineBreak func(t string) (keep, decided bool)
+	// owesBlankLine reports whether the document, ended by the answer's
+	// last text (body), is one line short that a blank line supplies (see
+	// blankLineOwer); nil where the format never is.
+	owesBlankLine func(body string) bool
 }
 
 // atProse reports whether the cut line opened a place where the format
@@ -343,6 +347,11 @@ func (e *envelope) cutTrailerParagraph(c envCtx, first bool) bool {
 		// the model's.
 		body := strings.TrimRight(t, "\r\n")
 		t = body + t[len(body):len(body)+lineBreakLen(t)]
+	}
+	if blank && strings.HasSuffix(t, "\n") && strings.HasPrefix(e.text[len(t):], "\n") && c.owesBlankLine != nil && c.owesBlankLine(t) {
+		// The blank line before the remark is the document's last line
+		// (a diff's empty context line): the remark follows it directly.
+		t += "\n"
 	}
 	// A fence before the paragraph closes the wrapper only where one is
 	// open; else it closes a block of the document's.

@@ -54,6 +54,16 @@ type format interface {
 	validate(res *Result)
 }
 
+// blankLineOwer is implemented by a format whose document can end with a
+// line written as a blank line (a diff's empty context line): a closing
+// remark after it takes no blank line of the document's with it.
+type blankLineOwer interface {
+	// owesBlankLine reports whether doc, followed by the answer's last
+	// text body (complete lines), is exactly one blank line short of
+	// complete.
+	owesBlankLine(doc, body string) bool
+}
+
 // traits are a format's fixed properties. They replace tests of the
 // format's name in the shared steps.
 type traits struct {

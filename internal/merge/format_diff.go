@@ -618,6 +618,14 @@ func (f *diffFormat) breaks(doc, line, after string) bool {
 	return l != "" && strings.IndexByte(" +-\\", l[0]) < 0
 }
 
+// owesBlankLine: the last hunk is short of exactly one context line, which
+// git writes as an empty line when the file's line is empty; its counts
+// held so far.
+func (f *diffFormat) owesBlankLine(doc, body string) bool {
+	end := f.ending(doc, body)
+	return !end.loose && end.last.exact && end.last.old == 1 && end.last.new == 1
+}
+
 // endBreaks: after a hunk, a sentence is not the diff's: a hunk still short
 // of its counts holds only hunk lines, and after the last one is complete
 // no line of prose belongs to it (unless the counts proved loose, and the

@@ -151,6 +151,21 @@ func TestDiff(t *testing.T) {
 	})
 }
 
+// TestDiffEndsWithEmptyContextLine: git writes an empty file line as an
+// empty context line; a diff that ends with one, followed by a closing
+// remark, keeps it, while a diff whose counts are complete loses the blank
+// line before the remark.
+func TestDiffEndsWithEmptyContextLine(t *testing.T) {
+	head := "diff --git a/main.go b/main.go\nindex 1..2 100644\n--- a/main.go\n+++ b/main.go\n"
+	owes := head + "@@ -1,5 +1,6 @@\n }\n\n func main() {\n+\tf()\n \tg()\n"
+	complete := head + "@@ -1,3 +1,4 @@\n }\n func main() {\n+\tf()\n \tg()\n"
+	remark := "I can also convert the file to another format if that helps! Good luck with your project.\n"
+	runCases(t, []mergeCase{
+		{"empty context line, then a remark", "diff", []string{owes[:40], owes[40:] + "\n" + remark}, owes + "\n", ""},
+		{"complete hunk, blank line, then a remark", "diff", []string{complete[:40], complete[40:] + "\n" + remark}, complete, ""},
+	})
+}
+
 // TestDiffLineBreak: the line break between a preamble and the text
 // after it is read by the diff's structure: the hunk's line counts where
 // the hunk ends within the text, a hunk header's section heading set apart

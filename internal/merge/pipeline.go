@@ -307,6 +307,9 @@ func (m *mergeRun) envCtx(i int, doc string) envCtx {
 	c.endBreaks = func(body, line string) bool { return m.f.endBreaks(doc, body, line) }
 	last := c.last
 	c.lineBreak = func(t string) (bool, bool) { return m.f.lineBreak(doc, t, last) }
+	if o, ok := m.f.(blankLineOwer); ok {
+		c.owesBlankLine = func(body string) bool { return o.owesBlankLine(doc, body) }
+	}
 	// The other continuations all open with a fence line (two at least).
 	others := m.fenced
 	if m.opens[i] {
