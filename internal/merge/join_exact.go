@@ -21,6 +21,11 @@ func exactStep(c *joinCtx) (overlap, bool) {
 		// writes ("quite rea" + "quite reasonably").
 		return overlap{cut: b0, method: methodExact, confidence: confGlue}, true
 	}
+	if !ok && c.habit >= 0 && gluedCopy(c.doc, c.next, b0) {
+		// Text the document wrote before, repeated where its next copy
+		// would glue the cut token into one it never writes.
+		return overlap{cut: b0, method: methodExact, confidence: confGlue}, true
+	}
 	if !ok {
 		return overlap{}, false
 	}
@@ -50,6 +55,25 @@ func gluedDoubling(doc, next string, l int) bool {
 	}
 	w := tail(doc, leadWindow)
 	return !gluePlausible(w, next) || splitWordRepeat(w, l)
+}
+
+// gluedCopy reports whether a long repeat of l bytes (strongOverlap of
+// content at least) that acceptExact turned down only because the document
+// wrote its text before (repeatedNearby: the continuation may be the
+// document's next copy) is the model's all the same: a next copy of the
+// document's own would not glue the document's last token to its first
+// into a token the document never writes ("size of the" + "e, that",
+// "thee"), while the text after the repeat joins as the document does.
+func gluedCopy(doc, next string, l int) bool {
+	if l < strongOverlap || l > len(doc) || l >= len(next) {
+		return false
+	}
+	x := readExact(doc, l, 0)
+	if !x.content || !repeatedNearby(doc, x.rep) {
+		return false
+	}
+	w := tail(doc, leadWindow)
+	return !gluePlausible(w, next) && gluePlausible(w, next[l:])
 }
 
 // splitWordRepeat reports whether a repeat of the document's last l bytes

@@ -433,7 +433,30 @@ func TestShortRepeats(t *testing.T) {
 		// new token.
 		{"a word written capitalised before goes on", "diff", []string{"+The head is set later. It is read first,\n+assuming that i", "t is\n+set.\n"}, "+The head is set later. It is read first,\n+assuming that it is\n+set.\n", "none"},
 		{"ragged csv rows", "csv", []string{"a,b,c,d\n1,2,3\n4,5,6,7\n8,9", "4,5,6,7\n8,9,10\n"}, "a,b,c,d\n1,2,3\n4,5,6,7\n8,9,10\n", ""},
+		// A long repeat of text the document wrote before, from inside a
+		// word: the document's next copy would glue "the" + "e," into
+		// "thee,", which it never writes. (JSON joins no glue step.)
+		{"a repeat of text written before that would glue a new word", "json", []string{
+			"{\"a\": \"Otherwise, that would not be helping to compress the size of the changes. Otherwise, that would not be helping to compress the size of the",
+			"e, that would not be helping to compress the size of the data.\"}\n"},
+			"{\"a\": \"Otherwise, that would not be helping to compress the size of the changes. Otherwise, that would not be helping to compress the size of the data.\"}\n", "exact"},
 	})
+}
+
+// TestCopyThatGluesAWordTheDocumentWrites: the long repeat of text the
+// document wrote before, glued into a word the document writes ("Thee"),
+// may be the document's next copy: the chunk is kept whole and the join
+// reported, as any long repeat nothing can tell.
+func TestCopyThatGluesAWordTheDocumentWrites(t *testing.T) {
+	doc := "{\"a\": \"Thee I greet. Otherwise, that would not be helping to compress the size of the changes. Otherwise, that would not be helping to compress the size of the"
+	next := "e, that would not be helping to compress the size of the data.\"}\n"
+	res, err := Merge(Options{Format: "json"}, chunksOf(doc, next))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content != doc+next || res.Success {
+		t.Errorf("content %q, success %v, joins %+v: want the chunk kept whole and the join reported", res.Content, res.Success, res.Joins)
+	}
 }
 
 func TestBareRestarts(t *testing.T) {

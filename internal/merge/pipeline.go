@@ -17,7 +17,8 @@ import (
 //	  indentation join_restart.go    a partial line of indentation the continuation restarts   confStructure 0.9
 //	  restart    join_restart.go     the record in progress started over from its start        confRestart 0.95
 //	  exact      join_exact.go       an exact repeat of the document's end, significant         0.7 + 0.3·min(len,48)/48
-//	                                 (token boundary, content, not the document's own doubling)
+//	                                 (token boundary, content, not the document's own doubling);
+//	                                 text written before, where its next copy glues a new token confGlue 0.75
 //	  whitespace join_whitespace.go  a repeat equal up to whitespace (re-wrapped, re-indented)  confWhitespace 0.9
 //	  token      join_token.go       a repeat with its punctuation changed, aligned token by   share of aligned tokens ≥ 0.8
 //	                                 token (prose); its words all the document's last words
