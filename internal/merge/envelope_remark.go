@@ -996,6 +996,12 @@ func startsOver(line string, c envCtx) bool {
 	if p == "" || !strings.HasPrefix(line, p) {
 		return false
 	}
+	if t := strings.TrimLeft(c.partial, " \t"); t != p && !strings.HasPrefix(line, t) {
+		// The cut line ends with a space: its last word is whole, and a
+		// line that starts it over writes the space too ("I " + "I'll
+		// repeat…" starts nothing over).
+		return false
+	}
 	return len(p) >= 2 || !letterAt(line, len(p))
 }
 

@@ -217,6 +217,10 @@ func TestRemarks(t *testing.T) {
 		{"going back to the output", "code", []string{"package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJ", "Back to the file.\nump bool\n}\n"}, "package p\n\n// T is a thing.\ntype T struct {\n\tname   string // the name\n\tisJump bool\n}\n", ""},
 		{"a line that closes the cut line's code span is no preamble", "markdown", []string{spanDoc[:strings.Index(spanDoc, "`Q")+2], spanDoc[strings.Index(spanDoc, "`Q")+2:]}, spanDoc, ""},
 		{"a document's last paragraph with a code span stays", "markdown", []string{releasingDoc[:len(releasingDoc)-150], releasingDoc[len(releasingDoc)-150:]}, releasingDoc, ""},
+		// A cut line that ends with a space ends with a whole word: a
+		// remark that opens with that word's letters starts nothing over.
+		{"a remark after a whole word that it opens with", "text", []string{"The PROOF by Experiments.\n\n_Exper._ 1.\n\nI ", "I'll repeat a few sentences for context, then continue:\n\nI took a black oblong stiff Paper.\n"},
+			"The PROOF by Experiments.\n\n_Exper._ 1.\n\nI took a black oblong stiff Paper.\n", ""},
 		{"a remark that starts with the cut word's first letters", "text", []string{"This is the first part of the story, and it goes on for a while.\n\nTh", "Thanks for waiting! Here's what comes next!\nis is the second part of it.\n"}, "This is the first part of the story, and it goes on for a while.\n\nThis is the second part of it.\n", ""},
 		{"an answer's preamble with an aside, no fence", "json", []string{"This is the dataset. (It is long.)\n\n[\n  {\"a\": 1},\n", "  {\"a\": 2}\n]\n"}, "[\n  {\"a\": 1},\n  {\"a\": 2}\n]\n", ""},
 		{"a question closes an answer whose document asks none", "markdown", []string{"# Term\n\nThis repository provides terminal support packages.\n\n## Report Issues\n\nThis repository uses Gerrit for code cha", "nges. The main issue tracker is at go.dev/issues.\n\nWant a version with comments?\n"}, "# Term\n\nThis repository provides terminal support packages.\n\n## Report Issues\n\nThis repository uses Gerrit for code changes. The main issue tracker is at go.dev/issues.\n", ""},
