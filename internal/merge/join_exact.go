@@ -63,7 +63,9 @@ func gluedDoubling(doc, next string, l int) bool {
 // document's next copy) is the model's all the same: a next copy of the
 // document's own would not glue the document's last token to its first
 // into a token the document never writes ("size of the" + "e, that",
-// "thee"), while the text after the repeat joins as the document does.
+// "thee"), nor start inside a word and leave its tail standing as one
+// ("return " + "turn false", see splitWordRepeat), while the text after
+// the repeat joins as the document does.
 func gluedCopy(doc, next string, l int) bool {
 	if l < strongOverlap || l > len(doc) || l >= len(next) {
 		return false
@@ -73,7 +75,7 @@ func gluedCopy(doc, next string, l int) bool {
 		return false
 	}
 	w := tail(doc, leadWindow)
-	return !gluePlausible(w, next) && gluePlausible(w, next[l:])
+	return (!gluePlausible(w, next) || splitWordRepeat(w, l)) && gluePlausible(w, next[l:])
 }
 
 // splitWordRepeat reports whether a repeat of the document's last l bytes
