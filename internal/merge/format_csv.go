@@ -243,6 +243,9 @@ func firstNumber(rec string, delim byte) int {
 	return n
 }
 
+// startsDigit reports whether s starts with a digit.
+func startsDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
+
 // restarts: the record in progress, and the line of it in progress when it
 // runs over several lines (a quoted value with line breaks): a model
 // restarts the line it was cut in as much as the record.
@@ -337,11 +340,14 @@ func (f *csvFormat) verify(doc, rest string, last bool) bool {
 		}
 		full := strings.TrimSuffix(rec+part, "\r")
 		n := countFields(full, f.delim)
-		if k == 0 && f.counted >= 2 && strings.IndexByte(rec, f.delim) < 0 && strings.IndexByte(full, f.delim) >= 0 && firstNumber(full, f.delim) != f.lastID+1 {
+		if k == 0 && f.counted >= 2 && strings.IndexByte(rec, f.delim) < 0 && strings.IndexByte(full, f.delim) >= 0 &&
+			firstNumber(full, f.delim) != f.lastID+1 && !(rec == "" && !startsDigit(full)) {
 			// The records count up in their first field (three in a
 			// row): the one across the join has the next number, unless
 			// the document already wrote its first field (no join
-			// changes it then).
+			// changes it then), or the record, whole after the join,
+			// has no number there (Debian's ",Sid,sid,…" after
+			// "15,Duke,…": the count ends).
 			return false
 		}
 		if e < 0 {

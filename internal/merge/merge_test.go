@@ -227,6 +227,10 @@ func TestCSV(t *testing.T) {
 		{"semicolon delimiter", "csv", []string{"id;name\n1;Ann\n2;B", "2;Bob\n"}, "id;name\n1;Ann\n2;Bob\n", ""},
 		{"chatter and fence", "csv", []string{hdr + "1,a,b\n2,b", "Sure, here's the rest:\n```csv\nob,c\n3,x,y\n```\n"}, hdr + "1,a,b\n2,bob,c\n3,x,y\n", ""},
 		{"several lines repeated", "csv", []string{hdr + "1,alpha,beta\n2,gamma,delta\n3,eps", "1,alpha,beta\n2,gamma,delta\n3,epsilon,zeta\n"}, hdr + "1,alpha,beta\n2,gamma,delta\n3,epsilon,zeta\n", ""},
+		// Rows that count up in their first field, then one with none
+		// there (Debian's ",Sid,sid,…"): the repeat before it is cut.
+		{"numbered rows repeated before a row without a number", "csv", []string{"version,codename\n13,Trixie\n14,Forky\n15,Duke\n", "14,Forky\n15,Duke\n,Sid\n,Experimental\n"},
+			"version,codename\n13,Trixie\n14,Forky\n15,Duke\n,Sid\n,Experimental\n", "exact"},
 	})
 }
 
