@@ -996,6 +996,11 @@ func startsOver(line string, c envCtx) bool {
 	if p == "" || !strings.HasPrefix(line, p) {
 		return false
 	}
+	if alnumCount(p) == 0 && isNote(line) {
+		// A cut line of marks alone ("*") and a note framed by them
+		// ("**Continued from above:**"): the frame is the note's.
+		return false
+	}
 	if t := strings.TrimLeft(c.partial, " \t"); t != p && !strings.HasPrefix(line, t) {
 		// The cut line ends with a space: its last word is whole, and a
 		// line that starts it over writes the space too ("I " + "I'll

@@ -219,6 +219,9 @@ func TestRemarks(t *testing.T) {
 		{"a document's last paragraph with a code span stays", "markdown", []string{releasingDoc[:len(releasingDoc)-150], releasingDoc[len(releasingDoc)-150:]}, releasingDoc, ""},
 		// A cut line that ends with a space ends with a whole word: a
 		// remark that opens with that word's letters starts nothing over.
+		// A cut line of marks alone and a note framed by the same marks.
+		{"a note framed by the cut line's marks", "markdown", []string{"*foo *bar baz*\n\n\n*", "**Continued from above:**\n\n[bar*](/url)\n\n\n_foo [bar_](/url)\n"},
+			"*foo *bar baz*\n\n\n*[bar*](/url)\n\n\n_foo [bar_](/url)\n", ""},
 		{"a remark after a whole word that it opens with", "text", []string{"The PROOF by Experiments.\n\n_Exper._ 1.\n\nI ", "I'll repeat a few sentences for context, then continue:\n\nI took a black oblong stiff Paper.\n"},
 			"The PROOF by Experiments.\n\n_Exper._ 1.\n\nI took a black oblong stiff Paper.\n", ""},
 		{"a remark that starts with the cut word's first letters", "text", []string{"This is the first part of the story, and it goes on for a while.\n\nTh", "Thanks for waiting! Here's what comes next!\nis is the second part of it.\n"}, "This is the first part of the story, and it goes on for a while.\n\nThis is the second part of it.\n", ""},
