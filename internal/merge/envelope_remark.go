@@ -958,10 +958,23 @@ func rejoins(after string, c envCtx) bool {
 
 // gluedCall reports whether a line that does not talk about the output
 // opens with a bracket right after the cut word (a call, an index:
-// "runEnv" + "(dir, mode, nil, cmd...)"), which no remark does.
+// "runEnv" + "(dir, mode, nil, cmd...)"), or right after a closing bracket
+// where the document glues the two so itself (a Markdown link: "[foo]" +
+// "(not a link)"), which no remark does.
 func gluedCall(line string, c envCtx, r remark) bool {
-	return !c.atLineStart && (strings.HasPrefix(line, "(") || strings.HasPrefix(line, "[")) &&
-		letterBefore(c.partial, len(c.partial)) && (!r.talks || ownWords(line, c.doc))
+	if c.atLineStart || !strings.HasPrefix(line, "(") && !strings.HasPrefix(line, "[") || r.talks && !ownWords(line, c.doc) {
+		return false
+	}
+	if letterBefore(c.partial, len(c.partial)) {
+		return true
+	}
+	p := strings.TrimRight(c.partial, " \t")
+	if p != c.partial || p == "" || c.doc == "" || p[len(p)-1] != ']' && p[len(p)-1] != ')' {
+		return false
+	}
+	// (The document before the cut line's last byte.)
+	before := tail(c.doc[:len(c.doc)-1], leadWindow)
+	return strings.Contains(before, p[len(p)-1:]+line[:1])
 }
 
 // ownWords reports whether every word of line stands as a whole word in

@@ -222,6 +222,10 @@ func TestRemarks(t *testing.T) {
 		// A cut line of marks alone and a note framed by the same marks.
 		{"a note framed by the cut line's marks", "markdown", []string{"*foo *bar baz*\n\n\n*", "**Continued from above:**\n\n[bar*](/url)\n\n\n_foo [bar_](/url)\n"},
 			"*foo *bar baz*\n\n\n*[bar*](/url)\n\n\n_foo [bar_](/url)\n", ""},
+		// A bracketed line right after a closing bracket, where the
+		// document glues the two itself: a Markdown link's destination.
+		{"a link's destination after its text is no note", "markdown", []string{"[foo][]\n\n[foo]: /url1\n\n\n[foo]()\n\n[foo]: /url1\n\n\n[foo]", "(not a link)\n\n[foo]: /url1\n"},
+			"[foo][]\n\n[foo]: /url1\n\n\n[foo]()\n\n[foo]: /url1\n\n\n[foo](not a link)\n\n[foo]: /url1\n", ""},
 		{"a remark after a whole word that it opens with", "text", []string{"The PROOF by Experiments.\n\n_Exper._ 1.\n\nI ", "I'll repeat a few sentences for context, then continue:\n\nI took a black oblong stiff Paper.\n"},
 			"The PROOF by Experiments.\n\n_Exper._ 1.\n\nI took a black oblong stiff Paper.\n", ""},
 		{"a remark that starts with the cut word's first letters", "text", []string{"This is the first part of the story, and it goes on for a while.\n\nTh", "Thanks for waiting! Here's what comes next!\nis is the second part of it.\n"}, "This is the first part of the story, and it goes on for a while.\n\nThis is the second part of it.\n", ""},
