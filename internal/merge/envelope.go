@@ -357,16 +357,22 @@ func (e *envelope) cutTrailerParagraph(c envCtx, first bool) bool {
 	// open; else it closes a block of the document's.
 	wrapped := c.whole || c.wrapperOpen || e.opened
 	afterFence = afterFence && wrapped
-	if blank && !c.fences.wrapsAnyAnswer() {
-		// Across a blank line, only where the format's documents hold no
-		// prose: Markdown's own block may close before its last paragraph.
+	// Across a blank line, only where the format's documents hold no
+	// prose (Markdown's own block may close before its last paragraph),
+	// or where the fence closes the answer's own wrapper as CommonMark
+	// reads it (a Markdown answer in "~~~markdown": its blocks are fenced
+	// otherwise) and the paragraph reads as a remark by itself.
+	acrossBlank := func(before string) bool {
+		return c.fences.wrapsAnyAnswer() || closesAnswerFence(before, c.answerFence)
+	}
+	if blank && !c.fences.wrapsAnyAnswer() && !(acrossBlank(t) && allRemarks(lines)) {
 		afterFence = false
 	}
 	if !afterFence && blank && wrapped {
 		// A remark of the model's may stand between the fence and this
 		// paragraph: "```" + "I stopped at the end of the article." +
 		// "It should now parse without errors."
-		afterFence = remarkAfterFence(t, c.fences.wrapsAnyAnswer())
+		afterFence = remarkAfterFence(t, acrossBlank)
 	}
 	r, ok := judgeTrailer(lines, t, afterFence, blank, c)
 	if !ok {
@@ -388,18 +394,36 @@ func (e *envelope) cutTrailerParagraph(c envCtx, first bool) bool {
 // remarkAfterFence reports whether t (the text before an answer's last
 // paragraph) ends with a fence line and then one paragraph that reads as
 // a remark by itself (looksLikeRemark), right after the fence or, where
-// the format's documents hold no prose (acrossBlank), after a blank line.
-func remarkAfterFence(t string, acrossBlank bool) bool {
-	_, lines, blank, fenced, ok := lastParagraph(t)
-	if !ok || !fenced || blank && !acrossBlank {
+// acrossBlank says so of the text before it, after a blank line.
+func remarkAfterFence(t string, acrossBlank func(before string) bool) bool {
+	before, lines, blank, fenced, ok := lastParagraph(t)
+	if !ok || !fenced || blank && !acrossBlank(before) {
 		return false
 	}
+	return allRemarks(lines)
+}
+
+// allRemarks reports whether every line reads as a closing remark by
+// itself (looksLikeRemark).
+func allRemarks(lines []string) bool {
 	for _, l := range lines {
 		if !looksLikeRemark(l, true) {
 			return false
 		}
 	}
 	return true
+}
+
+// closesAnswerFence reports whether the last line with text of t is a
+// fence line that closes the answer's wrapper f (open), as CommonMark
+// reads fences.
+func closesAnswerFence(t string, f fenceOpen) bool {
+	if !f.open() {
+		return false
+	}
+	body := strings.TrimRight(t, " \t\r\n")
+	line := body[strings.LastIndexByte(body, '\n')+1:]
+	return f.step(line) && !f.open()
 }
 
 // lastParagraph splits the last paragraph of one to three lines off t. It

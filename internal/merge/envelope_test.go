@@ -45,6 +45,10 @@ func TestWholeAnswerFence(t *testing.T) {
 		// stands between the fence and the second.
 		{"two remarks after the close", "markdown", []string{"~~~markdown\nSee [the README](h", "ttps://example.com/README.md).\n~~~\nI stopped exactly at the end of the article.\n\nThe article should now parse without errors.\n"},
 			"See [the README](https://example.com/README.md).\n", 2},
+		// A fence that closes the answer's own wrapper, then remarks a
+		// blank line apart, each reading as one by itself.
+		{"remarks a blank line after the wrapper's close", "markdown", []string{"~~~markdown\n# T\n\ntext\n~~~\n\nThe full document is above!\n\nThe document should now parse without errors.\n"},
+			"# T\n\ntext\n", 2},
 		// In Markdown a block of the document's may close before its last
 		// paragraphs: a fence, a blank line, a remark and another is the
 		// document's.
