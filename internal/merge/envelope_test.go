@@ -336,6 +336,10 @@ func TestShortRestarts(t *testing.T) {
 			"foo _____\n\n\nfoo __\\___\n\n\nfoo __*__\n\n\n__foo_\n", methodReproduction},
 		{"a cut line restarted", "markdown", []string{"[]\n\n[]: /uri\n\n\n[\n ]\n\n[\n", "[]\n[]: /uri\n\n[\n ]\n\n[\n ]: /uri\n\n\n[foo][]\n"},
 			"[]\n\n[]: /uri\n\n\n[\n ]\n\n[\n ]: /uri\n\n\n[foo][]\n", methodReproduction},
+		// A document of one whole line of words (a title), started over
+		// (re-spaced: the exact step does not read it).
+		{"a title restarted with the text after it", "markdown", []string{"# Contributing to Go\n", "#  Contributing to Go\n\nGo is an open source project.\n"},
+			"# Contributing to Go\n\nGo is an open source project.\n", methodReproduction},
 		// The document's first content is its start: a document that
 		// opens with a tab is restarted from the top all the same.
 		{"a document that opens with indentation restarted", "markdown", []string{"\tfoo\tbaz\t\tbim\n\n\n  \tfoo\tbaz\t\tbim\n\n\n    a\ta\n    ὐ\ta\n\n\n",

@@ -104,7 +104,12 @@ func shortRestart(doc, next string) (int, bool) {
 	// at every join of a document of any length.)
 	content := firstContent(doc, strongOverlap)
 	n := len(content)
-	if n < minShortRestart || n >= strongOverlap || strings.Count(strings.TrimSpace(doc), "\n") == 0 {
+	if n < minShortRestart || n >= strongOverlap {
+		return 0, false
+	}
+	if line := strings.TrimSpace(doc); !strings.Contains(line, "\n") && (!strings.HasSuffix(doc, "\n") || words(line) < 3) {
+		// A document of one line: only a whole line of words (a title),
+		// which a document does not write twice in a row.
 		return 0, false
 	}
 	for p := 1; p < n; p++ {
