@@ -1593,11 +1593,26 @@ func voiceEvidence(para, doc string, r *remark) {
 			r.add(1, "asks a question, as the document does not")
 		}
 	}
+	if strings.HasSuffix(strings.TrimRight(para, " *_"), "!") && !exclaims(recentLines(doc, proseWindow)) {
+		// Chat closes with an exclamation ("Talk soon!", "That should
+		// do it!"); documents seldom end a line with one.
+		r.add(1, "exclaims, as the document does not")
+	}
 	if _, ok := opensWith(strings.TrimLeft(l, "([*_ "), demonstratives); ok {
 		if _, ok := hasWord(l, outputWords); ok {
 			r.add(1, "points at the output")
 		}
 	}
+}
+
+// exclaims reports whether a line of w ends with an exclamation mark.
+func exclaims(w string) bool {
+	for line := range strings.Lines(w) {
+		if strings.HasSuffix(strings.TrimRight(line, " \t\r\n*_"), "!") {
+			return true
+		}
+	}
+	return false
 }
 
 // demonstratives open a sentence that points at what came before it.

@@ -77,6 +77,14 @@ func TestWholeAnswerFence(t *testing.T) {
 	}
 }
 
+// widgetsDoc is a README without an exclamation; exclaimingDoc has one.
+const (
+	widgetsDoc = "# Widgets\n\nWidgets is a small library for drawing widgets on a terminal.\nIt has no dependencies and works on every platform Go supports.\n\n" +
+		"## Install\n\nRun the usual command to install it into your module,\nthen import the package where you need it.\n"
+	exclaimingDoc = "# Widgets\n\nWidgets is fun!\nIt draws widgets on a terminal, with no dependencies, on every platform Go supports.\n\n" +
+		"## Install\n\nRun the usual command to install it into your module,\nthen import the package where you need it.\n"
+)
+
 // spanDoc is cut inside a code span at "`Q" (from getkin/kin-openapi's
 // README, MIT).
 const spanDoc = "[![Go Reference](https://pkg.go.dev/badge/github.com/getkin/kin-openapi.svg)](https://pkg.go.dev/github.com/getkin/kin-openapi)\n" +
@@ -189,6 +197,10 @@ func TestRemarks(t *testing.T) {
 		{"the same stock line at every cut", "text", []string{"The quick brown fox jumps over the la", "Thanks for your patience — more below.\n\nzy dog. A second sentence is he", "Thanks for your patience — more below.\n\nre and goes on.\n"}, "The quick brown fox jumps over the lazy dog. A second sentence is here and goes on.\n", ""},
 		{"bracketed note", "text", []string{"The quick brown fox jumps over the la", "(continued)\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
 		{"emphasised note", "text", []string{"The quick brown fox jumps over the la", "*— continued —*\n\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
+		// An exclamation closes a chat reply; where the document itself
+		// exclaims, one tells nothing.
+		{"an exclamation where the document has none", "markdown", []string{widgetsDoc[:60], widgetsDoc[60:] + "\nThat should do it!\n"}, widgetsDoc, ""},
+		{"an exclamation where the document has one", "markdown", []string{exclaimingDoc[:120], exclaimingDoc[120:] + "\nThat should do it!\n"}, exclaimingDoc + "\nThat should do it!\n", ""},
 		{"trailer in json after the document's end", "json", []string{"[1, 2,", " 3]\n\nHope that helps! The array is now complete.\n"}, "[1, 2, 3]\n", ""},
 		{"a closing line after prose broken off mid-sentence", "text", []string{"Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of", " that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that the Colours of\n\nAnd that brings us to the close of this part.\n"}, "Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that the Colours of\n", ""},
 		{"a closing line without talk after a sentence's end stays", "text", []string{"Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of", " that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that they look so.\n\nSuch was the first part of the work.\n"}, "Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that they look so.\n\nSuch was the first part of the work.\n", ""},
