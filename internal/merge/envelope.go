@@ -48,6 +48,10 @@ type envCtx struct {
 	// document's own, never a wrapper (the pipeline found it closed before
 	// the document's end).
 	keepAnswerFence bool
+	// lookahead is the head of the chunk after the answer's first, which
+	// the format reads the answer's first line against when the first
+	// chunk holds no whole line of the document after it.
+	lookahead string
 	// preamble and trailer say how an uncertain remark is read: by its
 	// evidence, or forced one way for the pipeline to verify the other.
 	preamble, trailer reading

@@ -99,6 +99,11 @@ func judgeAnswerPreamble(line, after string, blank bool, c envCtx) (remark, bool
 	// Two kinds of evidence that add up: a fence around the answer after
 	// the line, and a document (inside that fence) that the format says
 	// cannot open with it.
+	if !strings.Contains(after, "\n") {
+		// The chunk ends inside the document's first line ("exa"): the
+		// next chunk goes on with it ("mple,section,markdown,html").
+		after += c.lookahead
+	}
 	breaks := c.breaks != nil && c.breaks(line, after)
 	if breaks {
 		r.add(3, "the document cannot open with it")

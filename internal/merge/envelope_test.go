@@ -34,6 +34,10 @@ func TestWholeAnswerFence(t *testing.T) {
 		// the same character, as long at least.
 		{"a tilde fence at a chunk's end is no close of a backtick wrapper", "markdown", []string{"```markdown\n# Fences\n\nSome text.\n\n", "~~~~\n", "aaa\n~~~~\n\nMore text.\n```\n"}, "# Fences\n\nSome text.\n\n~~~~\naaa\n~~~~\n\nMore text.\n", 2},
 		{"markdown with a tilde line inside its own code block", "markdown", []string{"````markdown\n# Fences\n\n```\naaa\n~~~\n```\n\nMore te", "xt here.\n````\n"}, "# Fences\n\n```\naaa\n~~~\n```\n\nMore text here.\n", 2},
+		// The first chunk ends inside the document's first line: the
+		// next chunk's head shows the header the preamble is not.
+		{"a preamble before a header cut in the first chunk", "csv", []string{"Of course. Here is the full table:\nexa", "mple,section,markdown,html\n361,Emphasis,5_6_78,<p>5_6_78</p>\n"},
+			"example,section,markdown,html\n361,Emphasis,5_6_78,<p>5_6_78</p>\n", 0},
 		{"short preamble before a bare fence", "json", []string{"Here you go.\n```\n{\"a\": 1}\n```\n"}, "{\"a\": 1}\n", 2},
 		{"preamble with an aside before the fence", "json", []string{"Here's what you need! (It is a long one.)\n\n```json\n{\"a\": 1}\n```\n"}, "{\"a\": 1}\n", 2},
 		{"a short preamble before a fence that names markdown", "markdown", []string{"Here's what you need.\n```markdown\n# T\n\ntext\n```\n"}, "# T\n\ntext\n", 2},

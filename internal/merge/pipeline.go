@@ -127,6 +127,9 @@ func (m *mergeRun) add(i int) {
 	if i == 0 {
 		env := m.envCtx(0, "")
 		env.keepAnswerFence = m.keepAnswerFence
+		if len(m.chunks) > 1 {
+			env.lookahead = head(m.chunks[1].Text, leadWindow)
+		}
 		e := readAnswerStart(c.Text, env)
 		m.wrapperOpen, m.whole, m.answerFence = e.open, e.open, e.answerFence
 		m.record(c.Seq, e.removals)
