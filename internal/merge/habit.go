@@ -13,6 +13,26 @@ type habits struct {
 	ev []int8
 	// re, on and wraps are habitTotals of ev.
 	re, on, wraps int
+	// mid[i]: join i's repeat starts inside a line (or its start is not
+	// known: a re-wrapped one); mids counts them, lineReps the repeats
+	// that start at a line's start.
+	mid            []bool
+	mids, lineReps int
+}
+
+// wholeLines reports whether the joins other than join i that repeat, two
+// at least, all start over at a line's start (a model that restarts
+// lines), so that their habit says nothing of a short repeat from inside
+// a line.
+func (h habits) wholeLines(i int) bool {
+	mids, lines := h.mids, h.lineReps
+	switch {
+	case h.mid[i]:
+		mids--
+	case h.ev[i] == 1:
+		lines--
+	}
+	return mids == 0 && lines >= 2
 }
 
 // at is the habit the joins other than join i show, and whether they
@@ -29,9 +49,9 @@ func (h habits) at(i int) (habit int, rewraps bool) {
 // shares at most two bytes with the end goes on (-1). It reads a bounded
 // window per join.
 func readHabits(buf *buffers, tr traits, chunks []Chunk) habits {
-	ev := make([]int8, len(chunks))
+	ev, mid := make([]int8, len(chunks)), make([]bool, len(chunks))
 	if len(chunks) < 2 {
-		return habits{ev: ev}
+		return habits{ev: ev, mid: mid}
 	}
 	// prev stands for the end of the document so far: the chunks' text,
 	// each less the repeat it was seen to start with (the last habitWindow
@@ -62,6 +82,12 @@ func readHabits(buf *buffers, tr traits, chunks []Chunk) habits {
 			// shows nothing of what the model does unannounced.
 			ev[i] = 0
 		}
+		switch start := len(prev) - cut; {
+		case ev[i] == 1:
+			mid[i] = cut > 0 && start > 0 && prev[start-1] != '\n'
+		case ev[i] == rewrapped || ev[i] == weakRepeat:
+			mid[i] = true
+		}
 		add := tail(t[cut:], habitWindow)
 		if keep := habitWindow - len(add); len(win) > keep {
 			// Keep the window's last bytes at its front (prev, a view of
@@ -72,8 +98,16 @@ func readHabits(buf *buffers, tr traits, chunks []Chunk) habits {
 		win = append(win, add...)
 	}
 	buf.win = win
-	h := habits{ev: ev}
+	h := habits{ev: ev, mid: mid}
 	h.re, h.on, h.wraps = habitTotals(ev)
+	for i, m := range mid {
+		switch {
+		case m:
+			h.mids++
+		case ev[i] == 1:
+			h.lineReps++
+		}
+	}
 	return h
 }
 

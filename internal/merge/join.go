@@ -96,7 +96,10 @@ type joinCtx struct {
 	habit int
 	// rewraps: the other joins that repeat mostly re-wrap their repeat.
 	rewraps bool
-	tr      traits
+	// wholeLines: the other joins that repeat all start over at a line's
+	// start (see habits.wholeLines).
+	wholeLines bool
+	tr         traits
 	// longest is the longest exact repeat of the document's end that next
 	// starts with, 0 when none.
 	longest int

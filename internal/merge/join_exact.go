@@ -14,7 +14,13 @@ func exactStep(c *joinCtx) (overlap, bool) {
 	if b0 <= 0 {
 		return overlap{}, false
 	}
-	ok, conf := acceptExact(c.doc, b0, c.habit)
+	habit := c.habit
+	if start := len(c.doc) - b0; habit > 0 && c.wholeLines && b0 < strongOverlap && start > 0 && c.doc[start-1] != '\n' {
+		// A model that starts over whole lines at the other joins tells
+		// nothing of a short repeat from inside a line here.
+		habit = 0
+	}
+	ok, conf := acceptExact(c.doc, b0, habit)
 	if !ok && c.habit < 0 && gluedDoubling(c.doc, c.next, b0) {
 		// The other joins go on, but this one repeats: left uncut, the
 		// repeat would glue the document's cut token into one it never

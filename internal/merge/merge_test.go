@@ -453,6 +453,18 @@ func TestShortRepeats(t *testing.T) {
 	})
 }
 
+// TestWholeLineRestarts: a model that starts over whole lines at the other
+// joins says nothing of a short repeat from inside a line: ",eol" after
+// "release,eol" is the document's own text, not the model's repeat.
+func TestWholeLineRestarts(t *testing.T) {
+	runCases(t, []mergeCase{
+		{"a short repeat from inside a line, lines restarted elsewhere", "text", []string{
+			"The first line of it.\nA second line here.\nA thi", "A third line follows.\nA fourth line too.\nversion,code",
+			"version,codename,release,eol", ",eol-lts,eol-elts\n1.1,Buzz\n"},
+			"The first line of it.\nA second line here.\nA third line follows.\nA fourth line too.\nversion,codename,release,eol,eol-lts,eol-elts\n1.1,Buzz\n", ""},
+	})
+}
+
 func TestBareRestarts(t *testing.T) {
 	runCases(t, []mergeCase{
 		{"diff marker restarted", "diff", []string{"--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n+one\n+two\n+", "+three\n"}, "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n+one\n+two\n+three\n", "structural"},

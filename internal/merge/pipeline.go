@@ -191,6 +191,7 @@ func (m *mergeRun) join(i int, doc string) joined {
 	env := m.envCtx(i, doc)
 	jc := joinCtx{doc: doc, tr: m.tr, buf: m.buf}
 	jc.habit, jc.rewraps = m.habits.at(i)
+	jc.wholeLines = m.habits.wholeLines(i)
 	// Where the record in progress restarts: doc and the format's state
 	// stay as they are until the join is written.
 	m.buf.restarts = m.f.restarts(m.buf.restarts[:0], doc)
