@@ -1462,7 +1462,7 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	if blank && breaksOffMidSentence(body) {
 		r.add(3, "the prose before it breaks off mid-sentence")
 	}
-	if slices.ContainsFunc(lines, namesElsewhere) {
+	if slices.ContainsFunc(lines, namesElsewhere) && !(slices.ContainsFunc(lines, namesOutputFile) && saysDone(lines)) {
 		r.add(-2, "names a file or an address")
 	}
 	if c.markup != nil && slices.ContainsFunc(lines, c.markup) {
@@ -1503,11 +1503,44 @@ func namesElsewhere(line string) bool {
 		if at := strings.IndexByte(w, '@'); at > 0 && strings.Contains(w[at:], ".") {
 			return true
 		}
+	}
+	return namesOutputFile(line)
+}
+
+// namesOutputFile reports whether a line names a file ("README.md"): the
+// answer's own name in a remark that says it is done ("The rest of
+// README.md is above."), another document in a paragraph that sends the
+// reader there.
+func namesOutputFile(line string) bool {
+	for _, w := range strings.Fields(line) {
+		w = strings.TrimRight(w, ".,;:!?)]*_`'\"")
+		w = strings.TrimLeft(w, "([*_`'\"")
 		if dot := strings.LastIndexByte(w, '.'); dot >= 2 && dot < len(w)-1 && fileName(w[:dot], w[dot+1:]) {
 			return true
 		}
 	}
 	return false
+}
+
+// saysDone reports whether a closing paragraph says, in no other way than
+// naming a file, that the output is done or where it goes on (see
+// namesElsewhere): no address, no "see …", only words about being done or
+// going on ("The rest of README.md is above.").
+func saysDone(lines []string) bool {
+	para := strings.Join(lines, " ")
+	if strings.Contains(para, "://") || strings.Contains(para, "§") || strings.Contains(para, "@") {
+		return false
+	}
+	l := strings.ToLower(para)
+	toks := wordTokens(l)
+	if slices.Contains(toks, "see") || slices.Contains(toks, "refer") {
+		return false
+	}
+	if _, ok := findWord(toks, doneWords, nil, affirmed); ok {
+		return true
+	}
+	_, ok := hasWord(l, goOnWords)
+	return ok
 }
 
 // sentenceStarts reports whether a sentence of line after its first
