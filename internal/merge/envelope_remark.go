@@ -1445,8 +1445,18 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 			r.add(2, "an emphasised note")
 		}
 	}
+	trailerAgainstDocument(lines, body, blank, breaks, c, &r)
+	return r, true
+}
+
+// trailerAgainstDocument weighs a closing paragraph against the document
+// before it (body: the answer's last text without the paragraph): its
+// language, the format it breaks (breaks), the same paragraph written
+// before, prose broken off before it, a file or an address it sends the
+// reader to, the format's inline markup.
+func trailerAgainstDocument(lines []string, body string, blank, breaks bool, c envCtx, r *remark) {
 	if l, ok := readLanguage(c.doc, strings.Join(lines, " "), "\n", ""); ok {
-		l.foreignEvidence(&r)
+		l.foreignEvidence(r)
 	}
 	if breaks {
 		r.add(3, "breaks the format after the document")
@@ -1470,7 +1480,6 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 		// the document's links and code spans.
 		r.add(-3, "has the format's inline markup")
 	}
-	return r, true
 }
 
 // namesElsewhere reports whether a line names a file ("CONTRIBUTING.md"),
