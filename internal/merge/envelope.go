@@ -369,7 +369,7 @@ func (e *envelope) cutTrailerParagraph(c envCtx, first bool) bool {
 	acrossBlank := func(before string) bool {
 		return c.fences.wrapsAnyAnswer() || closesAnswerFence(before, c.answerFence)
 	}
-	if blank && !c.fences.wrapsAnyAnswer() && !(acrossBlank(t) && allRemarks(lines)) {
+	if blank && !c.fences.wrapsAnyAnswer() && !(closesAnswerFence(t, c.answerFence) && allRemarks(lines)) {
 		afterFence = false
 	}
 	if !afterFence && blank && wrapped {
@@ -493,7 +493,7 @@ func (e *envelope) cutClosingFence(c envCtx, opened bool) {
 	if !ok || closesOwn(u, c) {
 		return
 	}
-	if f := c.answerFence; !e.opened && f.open() && !(f.step(strings.TrimSpace(e.text[len(u):])) && !f.open()) {
+	if !e.opened && c.answerFence.open() && !closesAnswerFence(e.text, c.answerFence) {
 		// A fence line that cannot close the answer's wrapper (tildes
 		// after backticks, a shorter run) is the document's own.
 		return

@@ -1472,7 +1472,7 @@ func trailerAgainstDocument(lines []string, body string, blank, breaks bool, c e
 	if blank && breaksOffMidSentence(body) {
 		r.add(3, "the prose before it breaks off mid-sentence")
 	}
-	if slices.ContainsFunc(lines, namesElsewhere) && !(slices.ContainsFunc(lines, namesOutputFile) && saysDone(lines)) {
+	if slices.ContainsFunc(lines, sendsElsewhere) || slices.ContainsFunc(lines, namesFile) && !saysDone(lines) {
 		r.add(-2, "names a file or an address")
 	}
 	if c.markup != nil && slices.ContainsFunc(lines, c.markup) {
@@ -1482,11 +1482,11 @@ func trailerAgainstDocument(lines []string, body string, blank, breaks bool, c e
 	}
 }
 
-// namesElsewhere reports whether a line names a file ("CONTRIBUTING.md"),
-// a web or mail address, or a section ("§4"): a closing remark talks about
-// the answer it closes, while a document's last paragraph often sends the
-// reader to another ("See LICENSE.txt for details.").
-func namesElsewhere(line string) bool {
+// sendsElsewhere reports whether a line sends the reader to a web or mail
+// address, a section ("§4") or another document ("See LICENSE.txt for
+// details."): a document's last paragraph often does, while a closing
+// remark talks about the answer it closes.
+func sendsElsewhere(line string) bool {
 	if strings.Contains(line, "://") || strings.Contains(line, "§") {
 		return true
 	}
@@ -1507,23 +1507,20 @@ func namesElsewhere(line string) bool {
 		}
 	}
 	for _, w := range strings.Fields(line) {
-		w = strings.TrimRight(w, ".,;:!?)]*_`'\"")
-		w = strings.TrimLeft(w, "([*_`'\"")
+		w = bareWord(w)
 		if at := strings.IndexByte(w, '@'); at > 0 && strings.Contains(w[at:], ".") {
 			return true
 		}
 	}
-	return namesOutputFile(line)
+	return false
 }
 
-// namesOutputFile reports whether a line names a file ("README.md"): the
-// answer's own name in a remark that says it is done ("The rest of
-// README.md is above."), another document in a paragraph that sends the
-// reader there.
-func namesOutputFile(line string) bool {
+// namesFile reports whether a line names a file ("README.md"): another
+// document a last paragraph sends the reader to, or the answer's own name
+// in a remark that says it is done ("The rest of README.md is above.").
+func namesFile(line string) bool {
 	for _, w := range strings.Fields(line) {
-		w = strings.TrimRight(w, ".,;:!?)]*_`'\"")
-		w = strings.TrimLeft(w, "([*_`'\"")
+		w = bareWord(w)
 		if dot := strings.LastIndexByte(w, '.'); dot >= 2 && dot < len(w)-1 && fileName(w[:dot], w[dot+1:]) {
 			return true
 		}
@@ -1531,21 +1528,16 @@ func namesOutputFile(line string) bool {
 	return false
 }
 
-// saysDone reports whether a closing paragraph says, in no other way than
-// naming a file, that the output is done or where it goes on (see
-// namesElsewhere): no address, no "see …", only words about being done or
-// going on ("The rest of README.md is above.").
+// bareWord strips the punctuation, quotes and emphasis around a word.
+func bareWord(w string) string {
+	return strings.TrimLeft(strings.TrimRight(w, ".,;:!?)]*_`'\""), "([*_`'\"")
+}
+
+// saysDone reports whether a closing paragraph says that the output is
+// done or where it goes on: a file it names is then the output's own.
 func saysDone(lines []string) bool {
-	para := strings.Join(lines, " ")
-	if strings.Contains(para, "://") || strings.Contains(para, "§") || strings.Contains(para, "@") {
-		return false
-	}
-	l := strings.ToLower(para)
-	toks := wordTokens(l)
-	if slices.Contains(toks, "see") || slices.Contains(toks, "refer") {
-		return false
-	}
-	if _, ok := findWord(toks, doneWords, nil, affirmed); ok {
+	l := strings.ToLower(strings.Join(lines, " "))
+	if _, ok := findWord(wordTokens(l), doneWords, nil, affirmed); ok {
 		return true
 	}
 	_, ok := hasWord(l, goOnWords)
@@ -1627,15 +1619,16 @@ func voiceEvidence(para, doc string, r *remark) {
 	if _, said := hasWord(l, selfWords); !said && slices.Contains(toks, "i") && !slices.Contains(wordTokens(strings.ToLower(tail(doc, proseWindow))), "i") {
 		r.add(2, "the model speaks of itself, as the document does not")
 	}
-	if strings.HasSuffix(strings.TrimRight(para, " *_"), "?") {
+	recent := recentLines(doc, proseWindow)
+	if endsWith(para, '?') {
 		switch {
 		case slices.Contains(toks, "you") || slices.Contains(toks, "me") || slices.Contains(toks, "i"):
 			r.add(1, "asks the reader a question")
-		case !asksQuestions(recentLines(doc, proseWindow)):
+		case !endsALine(recent, '?'):
 			r.add(1, "asks a question, as the document does not")
 		}
 	}
-	if strings.HasSuffix(strings.TrimRight(para, " *_"), "!") && !exclaims(recentLines(doc, proseWindow)) {
+	if endsWith(para, '!') && !endsALine(recent, '!') {
 		// Chat closes with an exclamation ("Talk soon!", "That should
 		// do it!"); documents seldom end a line with one.
 		r.add(1, "exclaims, as the document does not")
@@ -1647,27 +1640,25 @@ func voiceEvidence(para, doc string, r *remark) {
 	}
 }
 
-// exclaims reports whether a line of w ends with an exclamation mark.
-func exclaims(w string) bool {
+// demonstratives open a sentence that points at what came before it.
+var demonstratives = []string{"this is", "that is", "that's", "this was", "these are", "those are", "here ends"}
+
+// endsALine reports whether a line of w ends with mark ('?', '!'), its
+// emphasis aside.
+func endsALine(w string, mark byte) bool {
 	for line := range strings.Lines(w) {
-		if strings.HasSuffix(strings.TrimRight(line, " \t\r\n*_"), "!") {
+		if endsWith(line, mark) {
 			return true
 		}
 	}
 	return false
 }
 
-// demonstratives open a sentence that points at what came before it.
-var demonstratives = []string{"this is", "that is", "that's", "this was", "these are", "those are", "here ends"}
-
-// asksQuestions reports whether a line of w ends with a question mark.
-func asksQuestions(w string) bool {
-	for line := range strings.Lines(w) {
-		if strings.HasSuffix(strings.TrimRight(line, " \t\r\n*_"), "?") {
-			return true
-		}
-	}
-	return false
+// endsWith reports whether s ends with mark, trailing whitespace and
+// emphasis aside.
+func endsWith(s string, mark byte) bool {
+	s = strings.TrimRight(s, " \t\r\n*_")
+	return s != "" && s[len(s)-1] == mark
 }
 
 // looksLikeRemark reports whether a line has a remark's form and words

@@ -84,7 +84,7 @@ func readHabits(buf *buffers, tr traits, chunks []Chunk) habits {
 		}
 		switch start := len(prev) - cut; {
 		case ev[i] == 1:
-			mid[i] = cut > 0 && start > 0 && prev[start-1] != '\n'
+			mid[i] = cut > 0 && !lineStartAt(prev, start)
 		case ev[i] == rewrapped || ev[i] == weakRepeat:
 			mid[i] = true
 		}

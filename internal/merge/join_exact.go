@@ -15,7 +15,7 @@ func exactStep(c *joinCtx) (overlap, bool) {
 		return overlap{}, false
 	}
 	habit := c.habit
-	if start := len(c.doc) - b0; habit > 0 && c.wholeLines && b0 < strongOverlap && start > 0 && c.doc[start-1] != '\n' {
+	if start := len(c.doc) - b0; habit > 0 && c.wholeLines && b0 < strongOverlap && !lineStartAt(c.doc, start) {
 		// A model that starts over whole lines at the other joins tells
 		// nothing of a short repeat from inside a line here.
 		habit = 0
@@ -63,8 +63,8 @@ func gluedDoubling(doc, next string, l int) bool {
 	return !gluePlausible(w, next) || splitWordRepeat(w, l)
 }
 
-// gluedCopy reports whether a long repeat of l bytes (strongOverlap of
-// content at least) that acceptExact turned down only because the document
+// gluedCopy reports whether a long repeat of l bytes (strongOverlap at
+// least, with content) that acceptExact turned down only because the document
 // wrote its text before (repeatedNearby: the continuation may be the
 // document's next copy) is the model's all the same: a next copy of the
 // document's own would not glue the document's last token to its first
@@ -172,7 +172,7 @@ func acceptExact(doc string, l, habit int) (bool, float64) {
 // elsewhere may still start over here, as the line it glues says.
 func restartsLines(doc, rep string) bool {
 	start := len(doc) - len(rep)
-	if !strings.Contains(rep, "\n") || start > 0 && doc[start-1] != '\n' {
+	if !strings.Contains(rep, "\n") || !lineStartAt(doc, start) {
 		return false
 	}
 	return gluesWords(rep) && alnumCount(rep[strings.LastIndexByte(rep, '\n')+1:]) >= 4
@@ -192,7 +192,7 @@ type exactRepeat struct {
 func readExact(doc string, l, habit int) exactRepeat {
 	x := exactRepeat{doc: doc, rep: doc[len(doc)-l:], l: l, habit: habit, start: len(doc) - l}
 	x.atSpace = x.start == 0 || isSpace(doc[x.start-1])
-	x.lineStart = x.start == 0 || doc[x.start-1] == '\n'
+	x.lineStart = lineStartAt(doc, x.start)
 	x.nonSpace, x.distinct = contentBytes(x.rep)
 	x.body = strings.TrimRight(x.rep, " \t\r\n")
 	x.inner = strings.ContainsAny(x.body, " \t\r\n") // a separator inside the repeat

@@ -33,7 +33,7 @@ const leadWindow = 32 << 10
 // emphasis, a diff's headers and hunk lines.
 func leadRestart(doc string, lineStart int, next string, tr traits) bool {
 	partial := doc[lineStart:]
-	if partial == "" || lineStart > 0 && doc[lineStart-1] != '\n' || strings.ContainsAny(partial, "\n\r") || restartable(partial, false) {
+	if partial == "" || !lineStartAt(doc, lineStart) || strings.ContainsAny(partial, "\n\r") || restartable(partial, false) {
 		return false
 	}
 	first := next

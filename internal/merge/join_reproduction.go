@@ -66,7 +66,7 @@ func reproduction(c *joinCtx) (overlap, bool) {
 			// indentations), and the continuation may be its next copy.
 			return overlap{}, false
 		}
-		if cb.n < minReproduction && cb.start > docStart(doc) {
+		if cb.n < minReproduction && cb.start > firstContentOffset(doc) {
 			// Shorter, only a restart from the document's very start
 			// (its first content: "\tfoo" starts at "foo").
 			continue
@@ -82,9 +82,9 @@ func reproduction(c *joinCtx) (overlap, bool) {
 	return overlap{cut: trailingRun(doc, next, end), method: methodReproduction, confidence: confReproduction}, true
 }
 
-// docStart is the offset of the document's first content: the whitespace
-// before it is no content for a reproduction to match.
-func docStart(doc string) int {
+// firstContentOffset is the offset of the document's first content: the
+// whitespace before it is no content for a reproduction to match.
+func firstContentOffset(doc string) int {
 	return len(doc) - len(strings.TrimLeft(doc, " \t\r\n"))
 }
 
@@ -141,7 +141,7 @@ func shortRestart(doc, next string) (int, bool) {
 // with the same block (the cut in its last copy) does not go on by
 // writing itself again whole.
 func wholeRestart(doc string, start, n int) bool {
-	if start > docStart(doc) || n < 4*minReproduction {
+	if start > firstContentOffset(doc) || n < 4*minReproduction {
 		return false
 	}
 	content := firstContent(doc, len(doc))
@@ -546,11 +546,10 @@ var repeatWords = []string{
 func toldRepeat(removals []Removal) bool { return preambleSays(removals, repeatWords) }
 
 // preambleSays reports whether a preamble removed says one of ws, and does
-// not deny it (see saysWord: "I'll continue without repeating"); with ws
-// nil, whether a preamble was removed at all.
+// not deny it (see saysWord: "I'll continue without repeating").
 func preambleSays(removals []Removal, ws []string) bool {
 	for _, r := range removals {
-		if r.Why == WhyPreamble && (ws == nil || saysWord(strings.ToLower(r.Removed), ws)) {
+		if r.Why == WhyPreamble && saysWord(strings.ToLower(r.Removed), ws) {
 			return true
 		}
 	}

@@ -117,7 +117,7 @@ func restartsAt(c *joinCtx, r int) bool {
 		return true
 	case c.tr.indentRestart && c.habit == 0 && indentRestart(doc, r, next):
 		return true
-	case line && c.habit > 0 && has && (r == 0 || doc[r-1] == '\n'):
+	case line && c.habit > 0 && has && lineStartAt(doc, r):
 		// A model that starts over at the other joins restarts this line
 		// too, unless keeping it makes the header line, or the
 		// indentation, the line before calls for.

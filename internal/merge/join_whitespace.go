@@ -300,7 +300,7 @@ func foreignIndent(doc, rep string) bool {
 // document's own, as for exact repeats (one broken into several lines is a
 // re-wrap).
 func ownLine(doc string, docStart int, rep string) bool {
-	return strings.HasSuffix(doc, "\n") && (docStart == 0 || doc[docStart-1] == '\n') && strings.Count(doc[docStart:], "\n") < 2 && strings.Count(strings.TrimSpace(rep), "\n") == 0
+	return strings.HasSuffix(doc, "\n") && lineStartAt(doc, docStart) && strings.Count(doc[docStart:], "\n") < 2 && strings.Count(strings.TrimSpace(rep), "\n") == 0
 }
 
 // splitRun decides how much of the whitespace run that ends a repeat

@@ -345,7 +345,7 @@ func (m *mergeRun) joinReading(jc joinCtx, e envelope, last bool) joined {
 		t = echoText(jc.doc, e.echo) + t
 	}
 	jd.ov = overlap{method: methodMarkers, confidence: confCertain}
-	jc.next, jc.toldOver, jc.afterRemark = t, toldOver(e.removals), preambleSays(e.removals, nil)
+	jc.next, jc.toldOver, jc.afterRemark = t, toldOver(e.removals), e.preamble.removed
 	if jc.toldOver || toldRepeat(e.removals) {
 		// The model says it repeats here, or starts over, whatever it
 		// does at the other joins.

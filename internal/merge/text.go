@@ -124,6 +124,9 @@ func contentBytes(s string) (int, int) {
 	return n, distinct
 }
 
+// lineStartAt reports whether offset i of s starts a line.
+func lineStartAt(s string, i int) bool { return i == 0 || s[i-1] == '\n' }
+
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // bytesView reads b as a string without copying; the caller keeps b
