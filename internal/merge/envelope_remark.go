@@ -1472,7 +1472,7 @@ func trailerAgainstDocument(lines []string, body string, blank, breaks bool, c e
 	if blank && breaksOffMidSentence(body) {
 		r.add(3, "the prose before it breaks off mid-sentence")
 	}
-	if slices.ContainsFunc(lines, sendsElsewhere) || slices.ContainsFunc(lines, namesFile) && !saysDone(lines) {
+	if slices.ContainsFunc(lines, namesElsewhere) {
 		r.add(-2, "names a file or an address")
 	}
 	if c.markup != nil && slices.ContainsFunc(lines, c.markup) {
@@ -1482,11 +1482,11 @@ func trailerAgainstDocument(lines []string, body string, blank, breaks bool, c e
 	}
 }
 
-// sendsElsewhere reports whether a line sends the reader to a web or mail
-// address, a section ("§4") or another document ("See LICENSE.txt for
-// details."): a document's last paragraph often does, while a closing
-// remark talks about the answer it closes.
-func sendsElsewhere(line string) bool {
+// namesElsewhere reports whether a line names a file ("CONTRIBUTING.md"),
+// a web or mail address, or a section ("§4"): a closing remark talks about
+// the answer it closes, while a document's last paragraph often sends the
+// reader to another ("See LICENSE.txt for details.").
+func namesElsewhere(line string) bool {
 	if strings.Contains(line, "://") || strings.Contains(line, "§") {
 		return true
 	}
@@ -1507,41 +1507,16 @@ func sendsElsewhere(line string) bool {
 		}
 	}
 	for _, w := range strings.Fields(line) {
-		w = bareWord(w)
+		w = strings.TrimRight(w, ".,;:!?)]*_`'\"")
+		w = strings.TrimLeft(w, "([*_`'\"")
 		if at := strings.IndexByte(w, '@'); at > 0 && strings.Contains(w[at:], ".") {
 			return true
 		}
-	}
-	return false
-}
-
-// namesFile reports whether a line names a file ("README.md"): another
-// document a last paragraph sends the reader to, or the answer's own name
-// in a remark that says it is done ("The rest of README.md is above.").
-func namesFile(line string) bool {
-	for _, w := range strings.Fields(line) {
-		w = bareWord(w)
 		if dot := strings.LastIndexByte(w, '.'); dot >= 2 && dot < len(w)-1 && fileName(w[:dot], w[dot+1:]) {
 			return true
 		}
 	}
 	return false
-}
-
-// bareWord strips the punctuation, quotes and emphasis around a word.
-func bareWord(w string) string {
-	return strings.TrimLeft(strings.TrimRight(w, ".,;:!?)]*_`'\""), "([*_`'\"")
-}
-
-// saysDone reports whether a closing paragraph says that the output is
-// done or where it goes on: a file it names is then the output's own.
-func saysDone(lines []string) bool {
-	l := strings.ToLower(strings.Join(lines, " "))
-	if _, ok := findWord(wordTokens(l), doneWords, nil, affirmed); ok {
-		return true
-	}
-	_, ok := hasWord(l, goOnWords)
-	return ok
 }
 
 // sentenceStarts reports whether a sentence of line after its first

@@ -205,9 +205,9 @@ func TestRemarks(t *testing.T) {
 		// exclaims, one tells nothing.
 		{"an exclamation where the document has none", "markdown", []string{widgetsDoc[:60], widgetsDoc[60:] + "\nThat should do it!\n"}, widgetsDoc, ""},
 		{"an exclamation where the document has one", "markdown", []string{exclaimingDoc[:120], exclaimingDoc[120:] + "\nThat should do it!\n"}, exclaimingDoc + "\nThat should do it!\n", ""},
-		// A file named in a remark that says the output is done is the
-		// output's own name; one a paragraph sends the reader to stays.
-		{"a remark naming the output's file", "markdown", []string{widgetsDoc[:60], widgetsDoc[60:] + "\nThe rest of README.md is above.\n"}, widgetsDoc, ""},
+		// A last paragraph that names a file stays, whatever it says:
+		// "full" and "complete" describe documents too.
+		{"a last paragraph naming a file in words about being done", "markdown", []string{widgetsDoc[:60], widgetsDoc[60:] + "\nThe full changelog lives in CHANGES.md.\n"}, widgetsDoc + "\nThe full changelog lives in CHANGES.md.\n", ""},
 		{"a last paragraph naming a file, saying nothing is done", "markdown", []string{widgetsDoc[:60], widgetsDoc[60:] + "\nAny questions go to SUPPORT.md.\n"}, widgetsDoc + "\nAny questions go to SUPPORT.md.\n", ""},
 		{"a last paragraph sending the reader to a file", "markdown", []string{widgetsDoc[:60], widgetsDoc[60:] + "\nSee CONTRIBUTING.md for details.\n"}, widgetsDoc + "\nSee CONTRIBUTING.md for details.\n", ""},
 		{"trailer in json after the document's end", "json", []string{"[1, 2,", " 3]\n\nHope that helps! The array is now complete.\n"}, "[1, 2, 3]\n", ""},
