@@ -1594,19 +1594,13 @@ func voiceEvidence(para, doc string, r *remark) {
 	if _, said := hasWord(l, selfWords); !said && slices.Contains(toks, "i") && !slices.Contains(wordTokens(strings.ToLower(tail(doc, proseWindow))), "i") {
 		r.add(2, "the model speaks of itself, as the document does not")
 	}
-	recent := recentLines(doc, proseWindow)
-	if endsWith(para, '?') {
+	if strings.HasSuffix(strings.TrimRight(para, " *_"), "?") {
 		switch {
 		case slices.Contains(toks, "you") || slices.Contains(toks, "me") || slices.Contains(toks, "i"):
 			r.add(1, "asks the reader a question")
-		case !endsALine(recent, '?'):
+		case !asksQuestions(recentLines(doc, proseWindow)):
 			r.add(1, "asks a question, as the document does not")
 		}
-	}
-	if endsWith(para, '!') && !endsALine(recent, '!') {
-		// Chat closes with an exclamation ("Talk soon!", "That should
-		// do it!"); documents seldom end a line with one.
-		r.add(1, "exclaims, as the document does not")
 	}
 	if _, ok := opensWith(strings.TrimLeft(l, "([*_ "), demonstratives); ok {
 		if _, ok := hasWord(l, outputWords); ok {
@@ -1618,22 +1612,14 @@ func voiceEvidence(para, doc string, r *remark) {
 // demonstratives open a sentence that points at what came before it.
 var demonstratives = []string{"this is", "that is", "that's", "this was", "these are", "those are", "here ends"}
 
-// endsALine reports whether a line of w ends with mark ('?', '!'), its
-// emphasis aside.
-func endsALine(w string, mark byte) bool {
+// asksQuestions reports whether a line of w ends with a question mark.
+func asksQuestions(w string) bool {
 	for line := range strings.Lines(w) {
-		if endsWith(line, mark) {
+		if strings.HasSuffix(strings.TrimRight(line, " \t\r\n*_"), "?") {
 			return true
 		}
 	}
 	return false
-}
-
-// endsWith reports whether s ends with mark, trailing whitespace and
-// emphasis aside.
-func endsWith(s string, mark byte) bool {
-	s = strings.TrimRight(s, " \t\r\n*_")
-	return s != "" && s[len(s)-1] == mark
 }
 
 // looksLikeRemark reports whether a line has a remark's form and words

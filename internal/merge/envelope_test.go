@@ -81,13 +81,9 @@ func TestWholeAnswerFence(t *testing.T) {
 	}
 }
 
-// widgetsDoc is a README without an exclamation; exclaimingDoc has one.
-const (
-	widgetsDoc = "# Widgets\n\nWidgets is a small library for drawing widgets on a terminal.\nIt has no dependencies and works on every platform Go supports.\n\n" +
-		"## Install\n\nRun the usual command to install it into your module,\nthen import the package where you need it.\n"
-	exclaimingDoc = "# Widgets\n\nWidgets is fun!\nIt draws widgets on a terminal, with no dependencies, on every platform Go supports.\n\n" +
-		"## Install\n\nRun the usual command to install it into your module,\nthen import the package where you need it.\n"
-)
+// widgetsDoc is a short README.
+const widgetsDoc = "# Widgets\n\nWidgets is a small library for drawing widgets on a terminal.\nIt has no dependencies and works on every platform Go supports.\n\n" +
+	"## Install\n\nRun the usual command to install it into your module,\nthen import the package where you need it.\n"
 
 // spanDoc is cut inside a code span at "`Q" (from getkin/kin-openapi's
 // README, MIT).
@@ -201,10 +197,8 @@ func TestRemarks(t *testing.T) {
 		{"the same stock line at every cut", "text", []string{"The quick brown fox jumps over the la", "Thanks for your patience — more below.\n\nzy dog. A second sentence is he", "Thanks for your patience — more below.\n\nre and goes on.\n"}, "The quick brown fox jumps over the lazy dog. A second sentence is here and goes on.\n", ""},
 		{"bracketed note", "text", []string{"The quick brown fox jumps over the la", "(continued)\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
 		{"emphasised note", "text", []string{"The quick brown fox jumps over the la", "*— continued —*\n\nzy dog.\n"}, "The quick brown fox jumps over the lazy dog.\n", ""},
-		// An exclamation closes a chat reply; where the document itself
-		// exclaims, one tells nothing.
-		{"an exclamation where the document has none", "markdown", []string{widgetsDoc[:60], widgetsDoc[60:] + "\nThat should do it!\n"}, widgetsDoc, ""},
-		{"an exclamation where the document has one", "markdown", []string{exclaimingDoc[:120], exclaimingDoc[120:] + "\nThat should do it!\n"}, exclaimingDoc + "\nThat should do it!\n", ""},
+		// A README may close with an exclamation of its own.
+		{"a document's own closing exclamation", "markdown", []string{widgetsDoc[:60], widgetsDoc[60:] + "\nNow go build something great!\n"}, widgetsDoc + "\nNow go build something great!\n", ""},
 		// A last paragraph that names a file stays, whatever it says:
 		// "full" and "complete" describe documents too.
 		{"a last paragraph naming a file in words about being done", "markdown", []string{widgetsDoc[:60], widgetsDoc[60:] + "\nThe full changelog lives in CHANGES.md.\n"}, widgetsDoc + "\nThe full changelog lives in CHANGES.md.\n", ""},
