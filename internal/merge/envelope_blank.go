@@ -72,7 +72,14 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 		return keep
 	}
 	// Text that would make the cut line much longer than any line the
-	// document has written (wrapped prose) starts a line of its own.
+	// document has written (wrapped prose) starts a line of its own —
+	// unless it goes on with a word the cut split ("indented c" + "ode
+	// block"): a document of short lines that wraps none (lengthVote reads
+	// those that do) writes a longer line more often than it ends one in
+	// the middle of a word.
+	if isLetter(ctx.end) && isLetter(r[0]) {
+		return false
+	}
 	return muchLongerThanLines(ctx.doc, "", utf8.RuneCountInString(ctx.partial)+utf8.RuneCountInString(first))
 }
 
@@ -122,8 +129,9 @@ func lineMarker(lead string) (byte, bool) {
 // firstByteVote decides the line break by the byte the text after it (r)
 // starts with, given the document's last: indentation starts a line; a
 // capital or a line marker after a sentence's end does, unless the
-// document glues the two; so does a run of marker characters after a word,
-// as the format reads such runs.
+// document glues the two; so does a run of marker characters after a word
+// ("--", "**", a pair of backticks: a fence's or a code span's), as the format
+// reads such runs.
 func firstByteVote(r string, ctx envCtx) (keep, decided bool) {
 	c := r[0]
 	switch {
@@ -137,7 +145,7 @@ func firstByteVote(r string, ctx envCtx) (keep, decided bool) {
 		// Unless the document already glues that punctuation to a word
 		// ("types." + "Signature", "::)?" + "Unlock").
 		return !isWordByte(c) || !gluePlausible(tail(ctx.doc, leadWindow), r), true
-	case isWordByte(ctx.end) && len(r) >= 2 && r[1] == c && strings.IndexByte("-+@#/*=", c) >= 0:
+	case isWordByte(ctx.end) && len(r) >= 2 && r[1] == c && strings.IndexByte("-+@#/*=`", c) >= 0:
 		// In Markdown, unless the document already closes emphasis that
 		// way ("foo bar" + "**"); in prose, only when the document starts
 		// lines that way ("C" + "++ and Rust" goes on).

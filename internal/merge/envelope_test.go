@@ -497,21 +497,32 @@ func TestLineBreakAfterPreamble(t *testing.T) {
 	paragraphs := strings.Repeat("The queue hands each chunk to a worker, which asks the model for the rest\n"+
 		"of the answer and stores what it wrote before it hands the next one over\nto the queue again.\n\n"+
 		"- one item\n\n- another item\n\n- a third item, longer\n\n", 3)
+	examples := strings.Repeat("Foo\nbar\n---\nbaz\n\n\n", 5)
 	cases := []struct {
 		name, doc, text string
 		keep            bool
+		markdown        bool
 	}{
-		{"after a comma the document breaks its lines", wrapped + "On the second machine,", "\nthe totals held.\n", true},
-		{"after a comma prose goes on with a space", prose + "Later, once the run ended,", "\n the note was written.\n", false},
+		{"after a comma the document breaks its lines", wrapped + "On the second machine,", "\nthe totals held.\n", true, false},
+		{"after a comma prose goes on with a space", prose + "Later, once the run ended,", "\n the note was written.\n", false, false},
 		// Paragraphs wrapped at a width, each ending short, between
 		// one-line items: the text after the break would make the cut line
 		// twice as long as the paragraphs' lines.
-		{"after a scope's \"::\" a name goes on", prose + "However, ThreadContext::", "\nOnFinished uses the head, assuming it is set.\n", false},
-		{"wrapped paragraphs ending short", paragraphs + "The workers keep every chunk of the answer in the store there", "\nare no other copies of it anywhere, so the store is where to look for them\n" + paragraphs, true},
+		{"after a scope's \"::\" a name goes on", prose + "However, ThreadContext::", "\nOnFinished uses the head, assuming it is set.\n", false, false},
+		{"wrapped paragraphs ending short", paragraphs + "The workers keep every chunk of the answer in the store there", "\nare no other copies of it anywhere, so the store is where to look for them\n" + paragraphs, true, false},
+		// Lines all short, none wrapped: a word cut in two goes on, however
+		// long that makes its line.
+		{"a cut word goes on in a line longer than the others", examples + "    a simple\n      indented c", "\node block\n\n\n  - foo\n", false, true},
+		// Backticks glued to a word close a code span; this document writes
+		// them at line starts only.
+		{"a run of backticks after a word starts its line", "```\n<\n >\n```\n\n\n~~~\n<\n >\n~~~\n\n\n``\nfoo", "\n``\n\n\n```\naaa\n```\n", true, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &textFormat{}
+			var f format = &textFormat{}
+			if tc.markdown {
+				f = &markdownFormat{}
+			}
 			f.observe(tc.doc, 0)
 			c := envCtx{site: f.site(tc.doc), blank: f.traits().blank}
 			if got := blankLineIsNew(tc.text, c); got != tc.keep {
