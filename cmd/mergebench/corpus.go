@@ -58,7 +58,10 @@ func moduleDir(path string) (string, error) {
 
 // debianDir fetches Debian binary packages with apt-get download and unpacks
 // them under cache; it returns "" (and no error) when apt is unavailable, so
-// the benchmark still runs from the Go sources alone.
+// the benchmark still runs from the Go sources alone. It works in a
+// directory of its own and renames the unpacked tree into place only when
+// every package unpacked, so runs started side by side (one per seed) never
+// read a tree another is still writing, nor keep one that lost a package.
 func debianDir(cache string, pkgs ...string) string {
 	dir := filepath.Join(cache, "debian")
 	root := filepath.Join(dir, "root")
@@ -68,16 +71,30 @@ func debianDir(cache string, pkgs ...string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return ""
 	}
+	work, err := os.MkdirTemp(dir, "fetch-")
+	if err != nil {
+		return ""
+	}
+	defer os.RemoveAll(work)
 	cmd := exec.Command("apt-get", append([]string{"download"}, pkgs...)...)
-	cmd.Dir = dir
+	cmd.Dir = work
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "mergebench: apt-get download %v: %v (skipping Debian documents)\n", pkgs, err)
 		return ""
 	}
-	debs, _ := filepath.Glob(filepath.Join(dir, "*.deb"))
+	debs, _ := filepath.Glob(filepath.Join(work, "*.deb"))
+	unpacked := filepath.Join(work, "root")
 	for _, d := range debs {
-		if err := exec.Command("dpkg-deb", "-x", d, root).Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "mergebench: dpkg-deb -x %s: %v\n", d, err)
+		if err := exec.Command("dpkg-deb", "-x", d, unpacked).Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "mergebench: dpkg-deb -x %s: %v (skipping Debian documents)\n", d, err)
+			return ""
+		}
+	}
+	if err := os.Rename(unpacked, root); err != nil {
+		// Another run put its tree in place first: the same packages.
+		if _, statErr := os.Stat(root); statErr != nil {
+			fmt.Fprintf(os.Stderr, "mergebench: %v (skipping Debian documents)\n", err)
+			return ""
 		}
 	}
 	return root
