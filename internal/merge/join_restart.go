@@ -109,11 +109,13 @@ func restartsAt(c *joinCtx, r int) bool {
 	has := strings.HasPrefix(next, partial)
 	line := c.tr.lines
 	switch {
-	case has && restartable(partial, c.bias) && !(c.habit < 0 && !c.bias && (line && alnumCount(partial) == 0 || len(partial) < strongOverlap)):
+	case has && restartable(partial, c.bias) && !(c.habit < 0 && !c.bias && (line && alnumCount(partial) == 0 || len(partial) < strongOverlap && words(partial) < 3)):
 		// (From a model that goes on at the other joins, a bare partial
 		// line, or one too short to rule out coincidence, that the
 		// continuation starts with is the document's doubling: "Ελλάδα "
-		// + "Ελλάδα Zürich".)
+		// + "Ελλάδα Zürich". Not three words or more, a phrase no document
+		// writes twice in a row: "reflect one sort of " + "reflect one
+		// sort of them".)
 		return true
 	case c.tr.indentRestart && c.habit == 0 && indentRestart(doc, r, next):
 		return true

@@ -666,6 +666,12 @@ func TestHabit(t *testing.T) {
 		{"doubled word at a line start kept by a model that goes on", "text", []string{
 			"First line of it.\n\nΕλλάδα ", "Ελλάδα Zürich and mo", "re words, then the en", "d of the text.\n"},
 			"First line of it.\n\nΕλλάδα Ελλάδα Zürich and more words, then the end of the text.\n", ""},
+		// The same join with a cut line of four words: a phrase doubled
+		// in a row is no document's, whatever the other joins do.
+		{"cut line of words restarted by a model that goes on", "text", []string{
+			"The Paper, if held very oblique to the Rays, might\nreflect one sort of ", "reflect one sort of them more than the ot",
+			"her sort, and by that Means the Li", "ght would be tinged.\n"},
+			"The Paper, if held very oblique to the Rays, might\nreflect one sort of them more than the other sort, and by that Means the Light would be tinged.\n", ""},
 		// A fence line that starts with the cut one ("```" + "```sql") is
 		// no evidence that the model goes on: the restarted line before
 		// decides it.
