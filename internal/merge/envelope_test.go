@@ -345,6 +345,7 @@ func TestRestartsOfAnyLength(t *testing.T) {
 // restarted from the top with its blank lines changed; one that is a block
 // written over twice may be going on with its next copy, and stays whole.
 func TestShortRestarts(t *testing.T) {
+	goLoop := "package trace\n\nfunc (g *generator) finish(ctx *context) {\n\tfor _, gs := range g.states {\n\t\tgs.finish(ctx)\n\t\tif gs.focus {\n\t\t\tctx.focus = gs\n\t\t}\n\t\tctx.count++\n\t\tctx.total += gs.total\n\t\tctx.last = gs.id\n\t\tctx.done = true\n\t\tctx.seen[gs.id] = true\n"
 	runCases(t, []mergeCase{
 		{"blank lines dropped", "markdown", []string{"foo _____\n\n\nfoo __\\___\n\n\nfoo", "foo _____\n\nfoo __\\___\n\n\nfoo __*__\n\n\n__foo_\n"},
 			"foo _____\n\n\nfoo __\\___\n\n\nfoo __*__\n\n\n__foo_\n", methodReproduction},
@@ -379,6 +380,13 @@ func TestShortRestarts(t *testing.T) {
 			"-one\n\n2.two\n\n\n- foo\n\n\n  bar\n", methodStructural},
 		{"a badge's opening restarted from the blank line before it", "markdown", []string{"# Go terminal/console support\n\n[!", "\n[![Go Reference](https://pkg.go.dev/badge/golang.org/x/term.svg)](https://pkg.go.dev/golang.org/x/term)\n"},
 			"# Go terminal/console support\n\n[![Go Reference](https://pkg.go.dev/badge/golang.org/x/term.svg)](https://pkg.go.dev/golang.org/x/term)\n", methodStructural},
+		// A cut line of indentation alone, in code that writes no line of
+		// blanks: kept, the repeat would leave one.
+		{"indentation restarted from the blank line before it", "code", []string{goLoop + "\n\t", "\n\t\t// Tell the emitter.\n\t\temit(gs)\n\t}\n}\n"},
+			goLoop + "\n\t\t// Tell the emitter.\n\t\temit(gs)\n\t}\n}\n", methodStructural},
+		// Where the document writes such lines, the blank one may be its own.
+		{"indentation in code that writes lines of blanks goes on", "code", []string{strings.Replace(goLoop, "\n\n", "\n\t\n", 1) + "\n\t", "\n\t\t// Tell the emitter.\n\t\temit(gs)\n\t}\n}\n"},
+			strings.Replace(goLoop, "\n\n", "\n\t\n", 1) + "\n\t\n\t\t// Tell the emitter.\n\t\temit(gs)\n\t}\n}\n", ""},
 		// After a preamble, the line break the text opens with may be the
 		// preamble's separator: punctuation alone tells nothing there.
 		{"punctuation after a preamble's blank line goes on", "markdown", []string{"* Foo\n* * *\n* Bar\n\n\n- Foo\n- * * *\n\n\n# foo\n## foo\n### foo\n#### foo\n##### foo\n###### foo\n\n\n##",

@@ -61,7 +61,7 @@ func blankLineRestart(c *joinCtx) (overlap, bool) {
 	}
 	partial := c.doc[r:]
 	s := len(c.doc) - c.longest // where the repeat starts
-	if s < 1 || s >= r || c.doc[s-1] != '\n' || strings.Trim(c.doc[s:r], "\n") != "" || !restartsBare(partial, c.afterRemark) ||
+	if s < 1 || s >= r || c.doc[s-1] != '\n' || strings.Trim(c.doc[s:r], "\n") != "" || !restartsBare(c.doc[:r], partial, c.afterRemark) ||
 		writesKeptReading(c.doc[:r], partial, r-s-1) {
 		return overlap{}, false
 	}
@@ -71,9 +71,31 @@ func blankLineRestart(c *joinCtx) (overlap, bool) {
 // restartsBare reports whether a partial line restarted from the blank
 // line before it tells a restart: one with a letter or a digit; one of
 // punctuation alone ("-", "[!") only where no preamble stood before the
-// text, whose separator is a line break the text may open with too.
-func restartsBare(partial string, afterRemark bool) bool {
-	return alnumCount(partial) > 0 || !afterRemark && strings.TrimSpace(partial) != ""
+// text, whose separator is a line break the text may open with too; one of
+// indentation alone, there too, where the document (doc, before the cut
+// line) writes no line of blanks, which kept, the repeat would leave ("\t" + "\n\t\t//
+// Tell the emitter" in gofmt'd code).
+func restartsBare(doc, partial string, afterRemark bool) bool {
+	if strings.TrimSpace(partial) == "" {
+		return !afterRemark && !writesBlankLines(doc)
+	}
+	return alnumCount(partial) > 0 || !afterRemark
+}
+
+// writesBlankLines reports whether the document's recent lines hold a
+// line of spaces or tabs alone, or are too few (eight with text) to tell.
+func writesBlankLines(doc string) bool {
+	text := 0
+	for line := range strings.Lines(recentLines(doc, 4<<10)) {
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case line != "" && strings.TrimLeft(line, " \t") == "":
+			return true
+		case line != "":
+			text++
+		}
+	}
+	return text < 8
 }
 
 // writesKeptReading reports whether the document's recent lines (before
