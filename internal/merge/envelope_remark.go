@@ -1413,6 +1413,17 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	if len(lines) == 1 && words(lines[0]) < 3 {
 		r.add(-2, "a word or two")
 	}
+	if len(lines) > 1 && strings.IndexByte(".!?", end1) >= 0 && talked.score > 0 {
+		var opening remark
+		if talkAgainst(lines[0], true, own, &opening); opening.score <= 0 {
+			// A sentence of its own that says nothing of the output, over
+			// the words that do: the document's last line, and the model
+			// wrote its remark right under it ("... (17 U.S.C. 105)." +
+			// "Enjoy!"). Not the whole paragraph, whichever way: a remark
+			// left standing is a seam to see, a line lost is not.
+			return r, false
+		}
+	}
 	if len(lines) > 1 && end1 == ')' {
 		// An emphasised label over a line of text ("**Expected
 		// behavior**" + "A clear and concise description…") heads a

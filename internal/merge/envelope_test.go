@@ -85,6 +85,11 @@ func TestWholeAnswerFence(t *testing.T) {
 const widgetsDoc = "# Widgets\n\nWidgets is a small library for drawing widgets on a terminal.\nIt has no dependencies and works on every platform Go supports.\n\n" +
 	"## Install\n\nRun the usual command to install it into your module,\nthen import the package where you need it.\n"
 
+// vectorsDoc ends without a line break (as Go's
+// crypto/x509/testdata/nist-pkits/README.md does).
+const vectorsDoc = "# Test vectors\n\nVectors are extracted from the provided PDF of the test suite.\n\n" +
+	"Vectors and test material are public domain (United States Government Work under 17 U.S.C. 105)."
+
 // spanDoc is cut inside a code span at "`Q" (from getkin/kin-openapi's
 // README, MIT).
 const spanDoc = "[![Go Reference](https://pkg.go.dev/badge/github.com/getkin/kin-openapi.svg)](https://pkg.go.dev/github.com/getkin/kin-openapi)\n" +
@@ -203,6 +208,10 @@ func TestRemarks(t *testing.T) {
 		// "full" and "complete" describe documents too.
 		{"a last paragraph naming a file in words about being done", "markdown", []string{widgetsDoc[:60], widgetsDoc[60:] + "\nThe full changelog lives in CHANGES.md.\n"}, widgetsDoc + "\nThe full changelog lives in CHANGES.md.\n", ""},
 		{"a last paragraph naming a file, saying nothing is done", "markdown", []string{widgetsDoc[:60], widgetsDoc[60:] + "\nAny questions go to SUPPORT.md.\n"}, widgetsDoc + "\nAny questions go to SUPPORT.md.\n", ""},
+		// A document that ends without a line break, and a remark right
+		// under its last line: one paragraph, whose first line says
+		// nothing of the output. The remark stays rather than the line.
+		{"a remark right under the document's last line", "markdown", []string{vectorsDoc[:40], vectorsDoc[40:] + "\nLet me know if you need anything else.\n"}, vectorsDoc + "\nLet me know if you need anything else.\n", ""},
 		{"trailer in json after the document's end", "json", []string{"[1, 2,", " 3]\n\nHope that helps! The array is now complete.\n"}, "[1, 2, 3]\n", ""},
 		{"a closing line after prose broken off mid-sentence", "text", []string{"Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of", " that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that the Colours of\n\nAnd that brings us to the close of this part.\n"}, "Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that the Colours of\n", ""},
 		{"a closing line without talk after a sentence's end stays", "text", []string{"Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of", " that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that they look so.\n\nSuch was the first part of the work.\n"}, "Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that they look so.\n\nSuch was the first part of the work.\n", ""},
