@@ -497,6 +497,7 @@ var (
 		"that's everything", "is everything", "be everything", "everything you need", "that should be it",
 		"remainder", "in its entirety", "start to finish",
 		"top to bottom", "the lot", "omitted", "left out", "brings us to", "wrapping up", "wrap up",
+		"wraps it up", "wrap it up", "wraps things up",
 	}
 	// outputWords name the output itself.
 	outputWords = []string{
