@@ -664,9 +664,13 @@ func languageVote(t string, ctx envCtx) (keep, decided bool) {
 		// words stands for a space: how likely it is there is how likely a
 		// space is, times the document's share of line breaks among the
 		// gaps between its words (the model alone, which reads the line
-		// break after these very bytes, has seldom seen one there).
-		if share := wrapShare(w); share > 0 {
-			keepLP = max(keepLP, m.logProb(ctx.doc, " "+x)+math.Log(share))
+		// break after these very bytes, has seldom seen one there). Only
+		// there: in code or records a line break stands for no space
+		// ("findXCOFFSymbol" + "(f *xcoff.File", not "Symbol (f").
+		if _, wraps := wrapsLines(ctx.doc, ""); wraps {
+			if share := wrapShare(w); share > 0 {
+				keepLP = max(keepLP, m.logProb(ctx.doc, " "+x)+math.Log(share))
+			}
 		}
 	}
 	d := keepLP - m.logProb(ctx.doc, x)

@@ -85,6 +85,11 @@ func TestWholeAnswerFence(t *testing.T) {
 const widgetsDoc = "# Widgets\n\nWidgets is a small library for drawing widgets on a terminal.\nIt has no dependencies and works on every platform Go supports.\n\n" +
 	"## Install\n\nRun the usual command to install it into your module,\nthen import the package where you need it.\n"
 
+// goMethods is Go code that writes a space before parentheses often
+// ("func (f *File)") and a line break between two of them never.
+var goMethods = strings.Repeat("func (f *File) Name() string {\n\tif f.open {\n\t\treturn f.name\n\t}\n\treturn \"\"\n}\n\n"+
+	"func (f *File) Size() (int64, error) {\n\treturn f.size, nil\n}\n\n", 4)
+
 // vectorsDoc ends without a line break (as Go's
 // crypto/x509/testdata/nist-pkits/README.md does).
 const vectorsDoc = "# Test vectors\n\nVectors are extracted from the provided PDF of the test suite.\n\n" +
@@ -519,27 +524,34 @@ func TestLineBreakAfterPreamble(t *testing.T) {
 	cases := []struct {
 		name, doc, text string
 		keep            bool
-		markdown        bool
+		kind            string // the format: text unless "markdown" or "code"
 	}{
-		{"after a comma the document breaks its lines", wrapped + "On the second machine,", "\nthe totals held.\n", true, false},
-		{"after a comma prose goes on with a space", prose + "Later, once the run ended,", "\n the note was written.\n", false, false},
+		{"after a comma the document breaks its lines", wrapped + "On the second machine,", "\nthe totals held.\n", true, ""},
+		{"after a comma prose goes on with a space", prose + "Later, once the run ended,", "\n the note was written.\n", false, ""},
 		// Paragraphs wrapped at a width, each ending short, between
 		// one-line items: the text after the break would make the cut line
 		// twice as long as the paragraphs' lines.
-		{"after a scope's \"::\" a name goes on", prose + "However, ThreadContext::", "\nOnFinished uses the head, assuming it is set.\n", false, false},
-		{"wrapped paragraphs ending short", paragraphs + "The workers keep every chunk of the answer in the store there", "\nare no other copies of it anywhere, so the store is where to look for them\n" + paragraphs, true, false},
+		{"after a scope's \"::\" a name goes on", prose + "However, ThreadContext::", "\nOnFinished uses the head, assuming it is set.\n", false, ""},
+		{"wrapped paragraphs ending short", paragraphs + "The workers keep every chunk of the answer in the store there", "\nare no other copies of it anywhere, so the store is where to look for them\n" + paragraphs, true, ""},
 		// Lines all short, none wrapped: a word cut in two goes on, however
 		// long that makes its line.
-		{"a cut word goes on in a line longer than the others", examples + "    a simple\n      indented c", "\node block\n\n\n  - foo\n", false, true},
+		{"a cut word goes on in a line longer than the others", examples + "    a simple\n      indented c", "\node block\n\n\n  - foo\n", false, "markdown"},
 		// Backticks glued to a word close a code span; this document writes
 		// them at line starts only.
-		{"a run of backticks after a word starts its line", "```\n<\n >\n```\n\n\n~~~\n<\n >\n~~~\n\n\n``\nfoo", "\n``\n\n\n```\naaa\n```\n", true, true},
+		// In code a line break stands for no space: a name cut before its
+		// parameters goes on with them, though the document writes
+		// "func (f *File)" often.
+		{"a name's parameters go on after a preamble in code", goMethods + "func findSymbol", "\n(f *File, name string) (*Symbol, error) {\n\treturn nil, nil\n}\n", false, "code"},
+		{"a run of backticks after a word starts its line", "```\n<\n >\n```\n\n\n~~~\n<\n >\n~~~\n\n\n``\nfoo", "\n``\n\n\n```\naaa\n```\n", true, "markdown"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var f format = &textFormat{}
-			if tc.markdown {
+			switch tc.kind {
+			case "markdown":
 				f = &markdownFormat{}
+			case "code":
+				f = &codeFormat{}
 			}
 			f.observe(tc.doc, 0)
 			c := envCtx{site: f.site(tc.doc), blank: f.traits().blank}
