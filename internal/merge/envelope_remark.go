@@ -445,11 +445,12 @@ var (
 		"as promised", "as follows", "follows",
 	}
 	// selfWords are the model speaking of itself: "I've kept", "I'll go
-	// on", "we".
+	// on". Not "we": a project's documents speak so ("issues we've
+	// processed", "we'll do our best"), a model of itself as "I".
 	selfWords = []string{
 		"i'll", "i will", "i've", "i have", "i'm", "i am", "i can", "i'd", "i kept", "i stopped", "i left",
 		"i added", "i used", "i made", "i wrote", "i continued", "i included", "i omitted", "i preserved",
-		"i did", "i didn't", "me", "my", "we'll", "we've", "let me", "let's", "i trust", "i believe",
+		"i did", "i didn't", "me", "my", "let me", "let's", "i trust", "i believe",
 		"i checked", "i double-checked", "i verified", "i reproduced", "i copied", "i formatted", "i converted",
 		"i corrected", "i retained", "i maintained", "i completed", "i ensured", "i made sure", "i went ahead",
 		"i could", "i would", "i might",
@@ -574,7 +575,7 @@ var openers = []string{
 	"continuing", "continued", "continuation", "resuming", "picking", "carrying",
 	"proceeding", "let", "let's", "i'll", "i've", "as requested", "now", "hope", "feel", "please", "that's",
 	"this", "that", "all", "end", "if", "would", "should", "shall", "do", "is there", "happy", "enjoy",
-	"want", "good", "we'll", "we've",
+	"want", "good",
 }
 
 // talk scores the words of line that talk about the output; atEnd: the line

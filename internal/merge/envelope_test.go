@@ -85,6 +85,12 @@ func TestWholeAnswerFence(t *testing.T) {
 const widgetsDoc = "# Widgets\n\nWidgets is a small library for drawing widgets on a terminal.\nIt has no dependencies and works on every platform Go supports.\n\n" +
 	"## Install\n\nRun the usual command to install it into your module,\nthen import the package where you need it.\n"
 
+// roadmapDoc closes in its project's voice (as go-openapi/testify's
+// ROADMAP.md does).
+const roadmapDoc = "# Roadmap\n\nThe fork tracks upstream closely.\n\n## Goals\n\nKeep the API stable across releases.\n\n" +
+	"## Status\n\nMost of the planned work has landed on main.\n\n" +
+	"For a complete catalog of all upstream PRs and issues we've processed, see the [Upstream Tracking](../../usage/TRACKING.md).\n"
+
 // goMethods is Go code that writes a space before parentheses often
 // ("func (f *File)") and a line break between two of them never.
 var goMethods = strings.Repeat("func (f *File) Name() string {\n\tif f.open {\n\t\treturn f.name\n\t}\n\treturn \"\"\n}\n\n"+
@@ -217,6 +223,8 @@ func TestRemarks(t *testing.T) {
 		// under its last line: one paragraph, whose first line says
 		// nothing of the output. The remark stays rather than the line.
 		{"a remark right under the document's last line", "markdown", []string{vectorsDoc[:40], vectorsDoc[40:] + "\nLet me know if you need anything else.\n"}, vectorsDoc + "\nLet me know if you need anything else.\n", ""},
+		// A project speaks as "we"; a model of itself as "I".
+		{"a last paragraph in the project's voice", "markdown", []string{roadmapDoc[:60], roadmapDoc[60:]}, roadmapDoc, ""},
 		{"a closing line saying the answer wraps up", "markdown", []string{widgetsDoc[:60], widgetsDoc[60:] + "\nAnd that wraps it up.\n"}, widgetsDoc, ""},
 		{"trailer in json after the document's end", "json", []string{"[1, 2,", " 3]\n\nHope that helps! The array is now complete.\n"}, "[1, 2, 3]\n", ""},
 		{"a closing line after prose broken off mid-sentence", "text", []string{"Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of", " that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that the Colours of\n\nAnd that brings us to the close of this part.\n"}, "Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that the Colours of\n", ""},
