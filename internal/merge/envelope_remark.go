@@ -1488,12 +1488,20 @@ func trailerAgainstDocument(lines []string, body string, blank, breaks bool, c e
 	if slices.ContainsFunc(lines, namesElsewhere) {
 		r.add(-2, "names a file or an address")
 	}
+	if _, ok := hasWord(strings.ToLower(strings.Join(lines, " ")), licenseWords); ok {
+		r.add(-3, "a licence notice, as documents close")
+	}
 	if c.markup != nil && slices.ContainsFunc(lines, c.markup) {
 		// A closing remark talks about the document; it does not write
 		// the document's links and code spans.
 		r.add(-3, "has the format's inline markup")
 	}
 }
+
+// licenseWords are a licence notice's: a document's last paragraph often
+// states its terms ("This code is published under an MIT license."); a
+// model's remark about its answer has no terms to state.
+var licenseWords = []string{"license*", "licence*", "licensing", "copyright*"}
 
 // namesElsewhere reports whether a line names a file ("CONTRIBUTING.md"),
 // a web or mail address, or a section ("§4"): a closing remark talks about

@@ -91,6 +91,12 @@ const roadmapDoc = "# Roadmap\n\nThe fork tracks upstream closely.\n\n## Goals\n
 	"## Status\n\nMost of the planned work has landed on main.\n\n" +
 	"For a complete catalog of all upstream PRs and issues we've processed, see the [Upstream Tracking](../../usage/TRACKING.md).\n"
 
+// cpuidDoc is a README of code that closes with its licence (as
+// klauspost/cpuid's does).
+var cpuidDoc = "# cpuid\n\n```go\n" + strings.Repeat("if cpuid.CPU.Supports(cpuid.SSE, cpuid.SSE2) {\n\tfmt.Println(\"We have Streaming SIMD 2 Extensions\")\n}\n", 8) + "```\n\n" +
+	"```\n" + strings.Repeat("Name: Intel(R) Core(TM) i7-5600U CPU @ 2.60GHz\nPhysicalCores: 2\nThreadsPerCore: 2\n", 4) + "```\n\n" +
+	"This code is published under an MIT license. See LICENSE file for more information.\n"
+
 // goMethods is Go code that writes a space before parentheses often
 // ("func (f *File)") and a line break between two of them never.
 var goMethods = strings.Repeat("func (f *File) Name() string {\n\tif f.open {\n\t\treturn f.name\n\t}\n\treturn \"\"\n}\n\n"+
@@ -225,6 +231,7 @@ func TestRemarks(t *testing.T) {
 		{"a remark right under the document's last line", "markdown", []string{vectorsDoc[:40], vectorsDoc[40:] + "\nLet me know if you need anything else.\n"}, vectorsDoc + "\nLet me know if you need anything else.\n", ""},
 		// A project speaks as "we"; a model of itself as "I".
 		{"a last paragraph in the project's voice", "markdown", []string{roadmapDoc[:60], roadmapDoc[60:]}, roadmapDoc, ""},
+		{"a last paragraph stating the licence", "markdown", []string{cpuidDoc[:len(cpuidDoc)-100], cpuidDoc[len(cpuidDoc)-100:]}, cpuidDoc, ""},
 		{"a closing line saying the answer wraps up", "markdown", []string{widgetsDoc[:60], widgetsDoc[60:] + "\nAnd that wraps it up.\n"}, widgetsDoc, ""},
 		{"trailer in json after the document's end", "json", []string{"[1, 2,", " 3]\n\nHope that helps! The array is now complete.\n"}, "[1, 2, 3]\n", ""},
 		{"a closing line after prose broken off mid-sentence", "text", []string{"Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of", " that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that the Colours of\n\nAnd that brings us to the close of this part.\n"}, "Of the Colours of natural Bodies, and the Light that falls\non them, it is to be observed that they reflect one sort of\nLight more copiously than another, and so appear of the colour of that sort,\nwhich they reflect most, and all others in less quantity and\nwhence it happens that the Colours of\n", ""},
