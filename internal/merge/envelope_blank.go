@@ -659,18 +659,17 @@ func languageVote(t string, ctx envCtx) (keep, decided bool) {
 	m := newLangModel(w)
 	m.learn(more)
 	keepLP := m.logProb(ctx.doc, "\n"+x)
-	if last := ctx.doc[len(ctx.doc)-1]; !isSpace(last) && !isSpace(x[0]) {
+	if last := ctx.doc[len(ctx.doc)-1]; isWordByte(last) && isWordByte(x[0]) {
 		// Where the document wraps its lines, a line break between two
 		// words stands for a space: how likely it is there is how likely a
 		// space is, times the document's share of line breaks among the
 		// gaps between its words (the model alone, which reads the line
 		// break after these very bytes, has seldom seen one there). Only
-		// there: in code or records a line break stands for no space
-		// ("findXCOFFSymbol" + "(f *xcoff.File", not "Symbol (f").
-		if _, wraps := wrapsLines(ctx.doc, ""); wraps {
-			if share := wrapShare(w); share > 0 {
-				keepLP = max(keepLP, m.logProb(ctx.doc, " "+x)+math.Log(share))
-			}
+		// between two words: before a bracket or after one, a space is
+		// code's ("func (f"), no stand-in for a line break
+		// ("findXCOFFSymbol" + "(f *xcoff.File").
+		if share := wrapShare(w); share > 0 {
+			keepLP = max(keepLP, m.logProb(ctx.doc, " "+x)+math.Log(share))
 		}
 	}
 	d := keepLP - m.logProb(ctx.doc, x)
