@@ -1415,16 +1415,10 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	if len(lines) == 1 && words(lines[0]) < 3 {
 		r.add(-2, "a word or two")
 	}
-	if len(lines) > 1 && strings.IndexByte(".!?", end1) >= 0 && talked.score > 0 {
-		var opening remark
-		if talkAgainst(lines[0], true, own, &opening); opening.score <= 0 {
-			// A sentence of its own that says nothing of the output, over
-			// the words that do: the document's last line, and the model
-			// wrote its remark right under it ("... (17 U.S.C. 105)." +
-			// "Enjoy!"). Not the whole paragraph, whichever way: a remark
-			// left standing is a seam to see, a line lost is not.
-			return r, false
-		}
+	if opensWithOwnSentence(lines, end1, talked.score, own) {
+		// Not the whole paragraph, whichever way: a remark left standing
+		// is a seam to see, a line lost is not.
+		return r, false
 	}
 	if len(lines) > 1 && end1 == ')' {
 		// An emphasised label over a line of text ("**Expected
@@ -1460,6 +1454,20 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	}
 	trailerAgainstDocument(lines, body, blank, breaks, c, &r)
 	return r, true
+}
+
+// opensWithOwnSentence reports whether a closing paragraph of several
+// lines that talks about the output (talked, its score) opens with a
+// sentence of its own (its first line ends as one: end1) that says nothing
+// of the output: the document's last line, and the model wrote its remark
+// right under it ("... (17 U.S.C. 105)." + "Enjoy!").
+func opensWithOwnSentence(lines []string, end1 byte, talked int, own []string) bool {
+	if len(lines) < 2 || strings.IndexByte(".!?", end1) < 0 || talked <= 0 {
+		return false
+	}
+	var opening remark
+	talkAgainst(lines[0], true, own, &opening)
+	return opening.score <= 0
 }
 
 // trailerAgainstDocument weighs a closing paragraph against the document

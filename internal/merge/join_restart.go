@@ -73,8 +73,8 @@ func blankLineRestart(c *joinCtx) (overlap, bool) {
 // punctuation alone ("-", "[!") only where no preamble stood before the
 // text, whose separator is a line break the text may open with too; one of
 // indentation alone, there too, where the document (doc, before the cut
-// line) writes no line of blanks, which kept, the repeat would leave ("\t" + "\n\t\t//
-// Tell the emitter" in gofmt'd code).
+// line) writes no line of blanks, which the repeat, kept, would leave
+// ("\t" + "\n\t\t// Tell the emitter" in gofmt'd code).
 func restartsBare(doc, partial string, afterRemark bool) bool {
 	if strings.TrimSpace(partial) == "" {
 		return !afterRemark && !writesBlankLines(doc)
