@@ -687,13 +687,14 @@ func languageVote(t string, ctx envCtx) (keep, decided bool) {
 const langDecides = 3
 
 // wrapShare is the share of line breaks among the single gaps between two
-// non-space bytes in w: a line break or a space alone between them. In
-// wrapped prose about one gap in ten; in text whose line breaks end
-// statements or records, a space seldom stands where they do.
+// words in w (word bytes on both sides, as where languageVote asks): a
+// line break or a space alone between them. In wrapped prose about one
+// gap in ten; in text whose line breaks end statements or records, a
+// space seldom stands where they do.
 func wrapShare(w string) float64 {
 	breaks, spaces := 0, 0
 	for i := 1; i+1 < len(w); i++ {
-		if c := w[i]; (c == '\n' || c == ' ') && !isSpace(w[i-1]) && !isSpace(w[i+1]) {
+		if c := w[i]; (c == '\n' || c == ' ') && isWordByte(w[i-1]) && isWordByte(w[i+1]) {
 			if c == '\n' {
 				breaks++
 			} else {
