@@ -291,12 +291,48 @@ func (e *envelope) cutOpeningFence(c envCtx) bool {
 			wrapper = cut < keep
 		}
 	}
-	if !wrapper {
+	if !wrapper || closedAtCutIndent(t, c) {
 		return false
 	}
 	e.remove(t[:i+1], WhyWrapperFence, "code fence")
 	e.text = t[i+1:]
 	return true
+}
+
+// closedAtCutIndent reports whether a fence line opening a chunk (t) after
+// a cut line of indentation alone is the document's own, as its close
+// shows: the first line of t that can close it stands at the cut line's
+// indentation, as a list item's code fence closes ("- a\n  " + "```\n
+// c\n  ```\n- d"), and the document goes on after it. A wrapper closes at
+// the chunk's end, where the model puts it, not at the document's
+// indentation.
+func closedAtCutIndent(t string, c envCtx) bool {
+	fl, rest, _ := strings.Cut(t, "\n")
+	if c.atLineStart || c.inFence || c.partial == "" || strings.Trim(c.partial, " ") != "" {
+		return false
+	}
+	if info, _ := fenceLine(fl); c.fences.named(info) {
+		// A fence that names the document's format is the model's.
+		return false
+	}
+	var f fenceOpen
+	if !f.step(c.partial + fl) {
+		return false
+	}
+	for rest != "" {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		line = strings.TrimRight(line, "\r")
+		if !f.step(line) {
+			continue
+		}
+		if f.open() || !strings.HasPrefix(line, c.partial) || isSpace(line[len(c.partial)]) {
+			return false
+		}
+		after, _, _ := strings.Cut(strings.TrimLeft(rest, "\r\n"), "\n")
+		return strings.TrimSpace(after) != "" && !looksLikeRemark(strings.TrimRight(after, "\r"), false)
+	}
+	return false
 }
 
 // underlines reports whether a bare fence line opening a chunk underlines
@@ -486,11 +522,13 @@ func paragraphStart(before string) (stay string, blank, afterFence, ok bool) {
 	return "", false, false, false
 }
 
-// cutClosingFence removes the wrapper's closing fence, unless it closes a
-// fence of the document's own.
+// cutClosingFence removes the wrapper's closing fence from the answer's
+// last chunk, unless it closes a fence of the document's own.
 func (e *envelope) cutClosingFence(c envCtx, opened bool) {
 	u, ok := stripClosingFence(e.text)
-	if !ok || closesOwn(u, c) {
+	if !ok || !c.last || closesOwn(u, c) {
+		// (A chunk the length limit cut never got to close its wrapper:
+		// a fence line it ends with is the document's.)
 		return
 	}
 	if !e.opened && c.answerFence.open() && !closesAnswerFence(e.text, c.answerFence) {
@@ -521,11 +559,6 @@ func (e *envelope) removeNote(removed, why, note string) {
 		e.removals = append(e.removals, Removal{Removed: removed, Why: why})
 	}
 }
-
-// preambleStarts are how models open a reply that talks about the document
-// instead of continuing it. A first line only counts as chatter when it is
-// short, ends like a sentence introducing something and starts with one of
-// these, so a document line such as "Here is the list of ..." inside a
 
 // lineBreakLen is the length of the line break t ends with after its last
 // non-blank line: 2 for CRLF, 1 for LF, 0 for none.

@@ -131,10 +131,10 @@ func closedMidway(doc string, inValues, typed bool) bool {
 	for at := 0; at < len(doc); {
 		line, _, _ := strings.Cut(doc[at:], "\n")
 		next := at + len(line) + 1
-		info, ok := fenceLine(strings.TrimRight(line, "\r"))
-		if was := block.open(); ok && (!inValues || quotes%2 == 0) && block.step(line) && !was {
+		if was := block.open(); (!inValues || quotes%2 == 0) && block.step(line) && !was {
 			bareAt = -1
-			if info == "" {
+			rest, _, _ := container(strings.TrimRight(line, "\r"))
+			if info, _ := fenceLine(rest); info == "" {
 				bareAt = min(next, len(doc))
 			}
 		}

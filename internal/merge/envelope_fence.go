@@ -178,10 +178,16 @@ func (f *fenceOpen) stepLines(text string) {
 // fenceOpen is the code fence a document stands in: its character and its
 // length (n 0: none). As CommonMark reads fences, only a bare fence line of
 // the same character, at least as long, closes it: "~~~" inside a
-// "```" block, or "```" inside a "````" one, is text.
+// "```" block, or "```" inside a "````" one, is text. A fence may open
+// inside a list item or a block quote ("1. ```", "> ```"): its lines then
+// carry the container's indentation or markers, and a line that does not
+// ends the container and the fence with it.
 type fenceOpen struct {
 	char byte
 	n    int
+	// quotes and indent are the container the fence opened in: its
+	// block-quote markers and the column a list item's text starts at.
+	quotes, indent int
 }
 
 // open reports whether a fence is open.
@@ -190,7 +196,21 @@ func (f fenceOpen) open() bool { return f.n > 0 }
 // step reads one line (its line break gone), which opens or closes the
 // fence when it is a fence line that can; it reports whether it did.
 func (f *fenceOpen) step(line string) bool {
-	info, ok := fenceLine(strings.TrimRight(line, "\r"))
+	line = strings.TrimRight(line, "\r")
+	if f.n > 0 && (f.quotes > 0 || f.indent > 0) {
+		rest, inside := f.inside(line)
+		if !inside {
+			// The container ended, and the fence with it.
+			*f = fenceOpen{}
+			return f.step(line)
+		}
+		line = rest
+	}
+	quotes, indent := 0, 0
+	if f.n == 0 {
+		line, quotes, indent = container(line)
+	}
+	info, ok := fenceLine(line)
 	if !ok {
 		return false
 	}
@@ -198,13 +218,84 @@ func (f *fenceOpen) step(line string) bool {
 	k := len(l) - len(strings.TrimLeft(l, l[:1]))
 	switch {
 	case f.n == 0:
-		f.char, f.n = l[0], k
+		*f = fenceOpen{char: l[0], n: k, quotes: quotes, indent: indent}
 	case l[0] == f.char && k >= f.n && info == "":
-		f.n = 0
+		*f = fenceOpen{}
 	default:
 		return false
 	}
 	return true
+}
+
+// inside reads a line of a fence opened in a container: the line less the
+// container's markers and indentation, and whether it still stands in the
+// container (a blank line does, in a list item).
+func (f fenceOpen) inside(line string) (string, bool) {
+	for q := 0; q < f.quotes; q++ {
+		t := strings.TrimLeft(line, " ")
+		if len(line)-len(t) > 3 || !strings.HasPrefix(t, ">") {
+			return "", false
+		}
+		line = strings.TrimPrefix(t[1:], " ")
+	}
+	if strings.TrimSpace(line) == "" {
+		return "", true
+	}
+	t := strings.TrimLeft(line, " ")
+	if len(line)-len(t) < f.indent {
+		return "", false
+	}
+	return line[f.indent:], true
+}
+
+// container reads the block-quote markers and list-item markers a line
+// opens with, as CommonMark nests them, and returns the rest of the line,
+// the number of quote markers and the column (after them) the list item's
+// text starts at, 0 when the line opens no list item.
+func container(line string) (rest string, quotes, indent int) {
+	for {
+		t := strings.TrimLeft(line, " ")
+		lead := len(line) - len(t)
+		if lead > 3 || t == "" {
+			return line, quotes, indent
+		}
+		if t[0] == '>' && indent == 0 {
+			quotes++
+			line = strings.TrimPrefix(t[1:], " ")
+			continue
+		}
+		m := listMarkerLen(t)
+		if m == 0 {
+			return line, quotes, indent
+		}
+		sp := len(t[m:]) - len(strings.TrimLeft(t[m:], " "))
+		if sp > 4 {
+			sp = 1
+		}
+		indent += lead + m + sp
+		line = t[m+sp:]
+	}
+}
+
+// listMarkerLen is the length of the list item marker t opens with ("-",
+// "*", "+", "1.", "1)"), followed by a space; 0 when it opens with none.
+func listMarkerLen(t string) int {
+	i := 0
+	for i < len(t) && i < 9 && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	switch {
+	case i > 0 && i < len(t) && (t[i] == '.' || t[i] == ')'):
+		i++
+	case i == 0 && t != "" && strings.IndexByte("-*+", t[0]) >= 0:
+		i = 1
+	default:
+		return 0
+	}
+	if i < len(t) && t[i] == ' ' {
+		return i
+	}
+	return 0
 }
 
 // languageInfo reports whether a fence's info string may be a wrapper's:

@@ -28,6 +28,8 @@ func TestWholeAnswerFence(t *testing.T) {
 		{"markdown's own code block stays", "markdown", []string{"```go\nx := 1\n```\n"}, "```go\nx := 1\n```\n", 0},
 		{"prose keeps its fence", "text", []string{"```\nplain\n```\n"}, "```\nplain\n```\n", 0},
 		{"multi chunk json", "json", []string{"```json\n{\"items\": [1, 2,", " 3]}\n```\n"}, "{\"items\": [1, 2, 3]}\n", 2},
+		// A last chunk with nothing in it: the answer ended before it.
+		{"an empty last chunk", "json", []string{"```json\n{\"items\": [1, 2,", " 3]}\n```\n", ""}, "{\"items\": [1, 2, 3]}\n", 2},
 		{"preamble before the fence", "csv", []string{"Here is the CSV you asked for:\n\n```csv\n" + csv + "```\n"}, csv, 2},
 		{"a code block that closes before the end is the document's", "code", []string{"```go\nf", "unc a() {", "}\n```\n| a | ", "b |\n"}, "```go\nfunc a() {}\n```\n| a | b |\n", 0},
 		// A fence line closes the wrapper only if it can by CommonMark:

@@ -753,7 +753,50 @@ func TestFencesAndHeaders(t *testing.T) {
 			"\"\"\"\noauthlib.oauth2.rfc6749\n~~~~~~~~~~~~~~~~~~~~~~~\n\nThis module is an implementation.\n\"\"\"\n", ""},
 		{"tildes going on with the cut line's", "text", []string{"#~", "~~~~0\n-PLR-0V0E-"}, "#~~~~~0\n-PLR-0V0E-", ""},
 		{"tilde wrapper naming the format after a cut in tildes", "markdown", []string{"Intro.\n\n~~", "~~~~~md\n~~ ruby\nx\n~~~~\n~~~~~\n"}, "Intro.\n\n~~~~ ruby\nx\n~~~~\n", ""},
+		// A bare fence after a cut in a list item's indentation, closed
+		// at that indentation with the list going on after it, is the
+		// item's code block.
+		{"a list item's fence after a cut in its indentation", "markdown", []string{"- a\n  > b\n  ", "```\n  c\n  ```\n- d\n"},
+			"- a\n  > b\n  ```\n  c\n  ```\n- d\n", ""},
+		// A chunk the length limit cut never got to close its wrapper: the
+		// fence line it ends with opens the document's block.
+		{"a fence line that ends a cut chunk", "markdown", []string{"# T\n\nSome text.\n", "```markdown\nMore text.\n\n```", "go\nx := 1\n```\n"},
+			"# T\n\nSome text.\nMore text.\n\n```go\nx := 1\n```\n", ""},
+		// The list item's block closes at the item's indentation, so the
+		// tildes at the end close the wrapper.
+		{"a wrapper around a list item's code block", "markdown", []string{"~~~markdown\n- a\n- ```\n  b\n  ```\n- c\n", "\nMore text.\n~~~\n"},
+			"- a\n- ```\n  b\n  ```\n- c\n\nMore text.\n", ""},
 	})
+}
+
+// TestFenceInContainers: a fence opened in a list item or a block quote
+// closes at the container's indentation, or with the container.
+func TestFenceInContainers(t *testing.T) {
+	cases := []struct {
+		name, doc string
+		open      bool
+	}{
+		{"top level", "```\ncode\n", true},
+		{"top level closed", "```\ncode\n```\n", false},
+		{"ordered item", "1. ```\n   foo\n   ```\n", false},
+		{"bullet item with blank lines", "- ```\n  b\n\n\n  ```\n", false},
+		{"bullet item still open", "- ```\n  code\n\n", true},
+		{"the item ends", "- ```\n  code\n- next\n", false},
+		{"quote", "> ```\n> aaa\n> ```\n", false},
+		{"quote still open", "> ```\n> aaa\n", true},
+		{"the quote ends", "> ```\n> aaa\n\nbbb\n", false},
+		{"a marker line inside a top-level block is text", "```\n- ```\n", true},
+		{"emphasis is no list item", "*```\n", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var f fenceOpen
+			f.stepLines(strings.TrimSuffix(tc.doc, "\n"))
+			if f.open() != tc.open {
+				t.Errorf("open %v, want %v (%+v)", f.open(), tc.open, f)
+			}
+		})
+	}
 }
 
 // TestWrapperHabit: inside a CSV value of a document that carries fences,

@@ -303,10 +303,21 @@ func (jd *joined) evidenced(why, evidence string) {
 	}
 }
 
+// endsAnswer reports whether chunk i is the last with any text: a model
+// that had nothing left to write ended the answer in the chunk before.
+func (m *mergeRun) endsAnswer(i int) bool {
+	for _, c := range m.chunks[i+1:] {
+		if strings.TrimSpace(c.Text) != "" {
+			return false
+		}
+	}
+	return true
+}
+
 // envCtx is the envelope step's context for chunk i of a document doc.
 func (m *mergeRun) envCtx(i int, doc string) envCtx {
 	c := envCtx{site: m.f.site(doc), fences: m.tr.fences, blank: m.tr.blank, wrapperOpen: m.wrapperOpen, whole: m.whole, answerFence: m.answerFence}
-	c.last = i == len(m.chunks)-1 && !m.partial
+	c.last = m.endsAnswer(i) && !m.partial
 	c.syntax, c.markup, c.proseAt, c.endBlanks = m.tr.syntax, m.tr.markup, m.tr.proseAt, m.tr.endBlanks
 	c.breaks = func(line, after string) bool { return m.f.breaks(doc, line, after) }
 	c.endBreaks = func(body, line string) bool { return m.f.endBreaks(doc, body, line) }
