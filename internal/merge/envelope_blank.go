@@ -287,8 +287,8 @@ func wrapsLines(doc, more string) (int, bool) {
 // byte there are e+m-1 line breaks or e+m. Cuts fall anywhere, so the
 // document's own text says how likely each is: the number of places where
 // it writes the same bytes with that many line breaks between them (two
-// bytes on each side, then one). It does not decide without evidence or
-// on a tie.
+// bytes on each side, then one). It does not decide without evidence, on
+// a tie, or between two letters of a cut line.
 func junctionVote(t string, ctx envCtx) (keep, decided bool) {
 	if ctx.doc == "" || ctx.end == 0 {
 		return false, false
@@ -303,6 +303,14 @@ func junctionVote(t string, ctx envCtx) (keep, decided bool) {
 		return false, false
 	}
 	w := body[max(0, len(body)-leadWindow):]
+	if e == 0 && isLetter(w[len(w)-1]) && isLetter(r[0]) {
+		// Between two letters of a cut line the counts are the document's
+		// spelling: a word's letters follow each other far more often than
+		// a line break parts two words, wherever the cut fell ("system
+		// call" + "implementations"). Whether the cut split a word is for
+		// the votes that read words to tell.
+		return false, false
+	}
 	for _, k := range []int{2, 1} {
 		if len(w) < k+1 || len(r) < k {
 			continue

@@ -538,6 +538,20 @@ func TestLineBreakAfterPreamble(t *testing.T) {
 		"of the answer and stores what it wrote before it hands the next one over\nto the queue again.\n\n"+
 		"- one item\n\n- another item\n\n- a third item, longer\n\n", 3)
 	examples := strings.Repeat("Foo\nbar\n---\nbaz\n\n\n", 5)
+	// Go's crypto/internal/boring/README.md, cut inside "their".
+	boring := "We have been working inside Google on a fork of Go that uses\n" +
+		"BoringCrypto (the core of [BoringSSL](https://boringssl.googlesource.com/boringssl/))\n" +
+		"for various crypto primitives, in furtherance of some work related to FIPS 140.\n" +
+		"We have heard that some external users of Go would be\n" +
+		"interested in this code as well, so we have published this code\n" +
+		"here in the main Go repository behind the setting GOEXPERIMENT=boringcrypto.\n\n" +
+		"Use of GOEXPERIMENT=boringcrypto outside Google is _unsupported_.\n" +
+		"This mode is not part of the [Go 1 compatibility rules](https://go.dev/doc/go1compat),\n" +
+		"and it may change incompatibly or break in other ways at any time.\n\n" +
+		"To be clear, we are not making any statements or representations about\n" +
+		"the suitability of this code in relation to the FIPS 140 standard.\n" +
+		"Interested users will have to evaluate for themselves whether the code\n" +
+		"is useful for the"
 	cases := []struct {
 		name, doc, text string
 		keep            bool
@@ -559,6 +573,9 @@ func TestLineBreakAfterPreamble(t *testing.T) {
 		// parameters goes on with them, though the document writes
 		// "func (f *File)" often.
 		{"a name's parameters go on after a preamble in code", goMethods + "func findSymbol", "\n(f *File, name string) (*Symbol, error) {\n\treturn nil, nil\n}\n", false, "code"},
+		// How often the document writes "he" + "ir" with a line break
+		// between them or none is its spelling, not where it breaks lines.
+		{"a word cut between two letters goes on", boring, "\nir own purposes.\n\n---\n\nThis directory holds the core of the BoringCrypto implementation\n", false, "markdown"},
 		{"a run of backticks after a word starts its line", "```\n<\n >\n```\n\n\n~~~\n<\n >\n~~~\n\n\n``\nfoo", "\n``\n\n\n```\naaa\n```\n", true, "markdown"},
 	}
 	for _, tc := range cases {
