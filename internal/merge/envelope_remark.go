@@ -1456,6 +1456,35 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	return r, true
 }
 
+// commonWords are English words of five letters or more that any text
+// writes, whatever its subject: no evidence of one.
+var commonWords = strings.Fields(`about above after again against along already although always among
+another anything around because become before began being below between bring cannot could doing
+during either enough every everything first found further given going great having however itself
+known large later least little longer might never often other others otherwise perhaps place please
+point quite rather really right second seems several shall should since small something sometimes
+still taken their themselves there therefore these thing things think those though three through
+today together under until using usually various whatever where whether which while whole whose
+within without would years yours yourself`)
+
+// subjectWords counts the distinct words of a paragraph that the document
+// before it (doc) writes, of five letters or more and not commonWords: the
+// subject it speaks of.
+func subjectWords(para, doc string) int {
+	seen := map[string]bool{}
+	for _, w := range wordTokens(strings.ToLower(doc)) {
+		seen[w] = true
+	}
+	n := 0
+	for _, w := range wordTokens(strings.ToLower(para)) {
+		if utf8.RuneCountInString(w) >= 5 && seen[w] && !slices.Contains(commonWords, w) {
+			n++
+			seen[w] = false
+		}
+	}
+	return n
+}
+
 // opensWithOwnSentence reports whether a closing paragraph of several
 // lines that talks about the output (talked, its score) opens with a
 // sentence of its own (its first line ends as one: end1) that says nothing
@@ -1495,6 +1524,13 @@ func trailerAgainstDocument(lines []string, body string, blank, breaks bool, c e
 	}
 	if slices.ContainsFunc(lines, namesElsewhere) {
 		r.add(-2, "names a file or an address")
+	}
+	if subjectWords(strings.Join(lines, " "), tail(c.doc, proseWindow)+"\n"+tail(body, proseWindow)) >= 3 {
+		// A model's closing remark speaks of the exchange (the answer,
+		// more help); a document's last paragraph goes on with its
+		// subject, in its words ("When you write a pool fix, add a
+		// regression test …" closing a spec of the pool).
+		r.add(-2, "speaks of the document's subject in its words")
 	}
 	if _, ok := hasWord(strings.ToLower(strings.Join(lines, " ")), licenseWords); ok {
 		r.add(-3, "a licence notice, as documents close")

@@ -776,7 +776,17 @@ func TestDocumentEndingsThatTalk(t *testing.T) {
 	long := "When an experimental feature is promoted to a stable feature, a migration path will be included in the changelog entry of the release.\n" +
 		"There is no guarantee that any environment variable feature flags that enabled the experimental feature will be supported by the stable version.\n" +
 		"If they are supported, they may be accompanied with a deprecation notice stating a timeline for the removal of that support.\n"
+	pool := "# Connection pool\n\nThe pool hands each caller a connection and takes it back when the caller is done.\n\n" +
+		"A change to the pool's behaviour under load once caused a regression that no test caught.\n\n" +
+		"Every fix since then comes with a test that reproduces the bug it fixes.\n\n" +
+		"Careful inspection of the code found the rest of the stale connections.\n\n"
+	poolEnd := "When you write a pool fix, add a regression test that fails without your change. The pool's behaviour is too easy to verify by inspection only.\n"
 	runCases(t, []mergeCase{
+		// The last paragraph goes on with the document's subject, in its
+		// words (go-redis's pool spec): a model's remark speaks of the
+		// answer.
+		{"a closing paragraph about the document's subject", "markdown", []string{pool[:50], pool[50:] + poolEnd}, pool + poolEnd, ""},
+		{"a remark that names the subject in passing", "markdown", []string{pool[:50], pool[50:] + "Let me know if you need more examples of the pool's behaviour.\n"}, strings.TrimSuffix(pool, "\n"), ""},
 		{"a licence line that sends the reader to a file", "markdown", []string{readme[:40], readme[40:] + "BSD licensed. See the included LICENSE file for details.\n"}, readme + "BSD licensed. See the included LICENSE file for details.\n", ""},
 		{"a line that names a file", "markdown", []string{readme[:40], readme[40:] + "Please see CONTRIBUTING.md for general contribution guidelines.\n"}, readme + "Please see CONTRIBUTING.md for general contribution guidelines.\n", ""},
 		{"a paragraph longer than a closing remark", "markdown", []string{readme[:40], readme[40:] + long}, readme + long, ""},
