@@ -299,10 +299,17 @@ func listMarkerLen(t string) int {
 }
 
 // languageInfo reports whether a fence's info string may be a wrapper's:
-// a wrapper names a language, if anything, so a fence line with words after
-// it ("```  with  the  relevant") or a number ("0" + "~~~~~0") is text.
+// a wrapper names a language, if anything ("go", "c++", "objective-c"), so a
+// fence line with words after it ("```  with  the  relevant"), a number
+// ("0" + "~~~~~0") or punctuation ("```uname -a" + "```)") is text.
 func languageInfo(info string) bool {
-	return !strings.ContainsAny(info, " \t") && (info == "" || info[0] < '0' || info[0] > '9')
+	for i := 0; i < len(info); i++ {
+		c := info[i]
+		if !isLetter(c) && (i == 0 || !isWordByte(c) && strings.IndexByte("+#.-", c) < 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // wrapperFence decides whether a fence opening a continuation was added

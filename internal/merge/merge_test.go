@@ -753,6 +753,10 @@ func TestFencesAndHeaders(t *testing.T) {
 			"\"\"\"\noauthlib.oauth2.rfc6749\n~~~~~~~~~~~~~~~~~~~~~~~\n\nThis module is an implementation.\n\"\"\"\n", ""},
 		{"tildes going on with the cut line's", "text", []string{"#~", "~~~~0\n-PLR-0V0E-"}, "#~~~~~0\n-PLR-0V0E-", ""},
 		{"tilde wrapper naming the format after a cut in tildes", "markdown", []string{"Intro.\n\n~~", "~~~~~md\n~~ ruby\nx\n~~~~\n~~~~~\n"}, "Intro.\n\n~~~~ ruby\nx\n~~~~\n", ""},
+		// A run of backticks that closes a code span after a cut is no
+		// wrapper: no language is named ")".
+		{"a code span's closing backticks after a cut", "markdown", []string{"# Bugs\n\nTell us your platform:\n * Operating system (i.e., ```uname -a", "```)\n\n# How to contribute\n"},
+			"# Bugs\n\nTell us your platform:\n * Operating system (i.e., ```uname -a```)\n\n# How to contribute\n", ""},
 		// A bare fence after a cut in a list item's indentation, closed
 		// at that indentation with the list going on after it, is the
 		// item's code block.
