@@ -46,7 +46,8 @@ func checkInvariants(t *testing.T, format string, parts []string) {
 	for i, p := range parts {
 		// JSON and JSON Lines (asked for, or chosen by auto) escape raw text
 		// into the string it continues.
-		if i == 0 || res.Format == "json" || res.Format == "jsonl" || chatterOnly(p, i == len(parts)-1) {
+		last := endsParts(parts, i)
+		if i == 0 || res.Format == "json" || res.Format == "jsonl" || chatterOnly(p, last) {
 			continue
 		}
 		before := strings.Join(parts[:i], "")
@@ -58,23 +59,35 @@ func checkInvariants(t *testing.T, format string, parts []string) {
 		// as text where they are not markers. Either reading of the chunk
 		// must keep its end.
 		stripped := strings.ReplaceAll(strings.ReplaceAll(p, beginOverlap, ""), endOverlap, "")
-		if !chunkEndKept(res, i, p, before) && (stripped == p || !chunkEndKept(res, i, stripped, before)) {
-			t.Fatalf("chunk %d's end %q lost from %q (parts %q)", i, chunkEnd(res, i, p), res.Content, parts)
+		if !chunkEndKept(res, i, last, p, before) && (stripped == p || !chunkEndKept(res, i, last, stripped, before)) {
+			t.Fatalf("chunk %d's end %q lost from %q (parts %q)", i, chunkEnd(res, i, last, p), res.Content, parts)
 		}
 	}
 }
 
+// endsParts reports whether part i is the answer's last with any text, as
+// the merge reads it: the parts after it hold whitespace at most.
+func endsParts(parts []string, i int) bool {
+	for _, p := range parts[i+1:] {
+		if strings.TrimSpace(p) != "" {
+			return false
+		}
+	}
+	return true
+}
+
 // chunkEnd is the end of chunk i's content that the merge must keep: its
 // last 4 bytes (of the last line), less a closing fence that may be the
-// wrapper the merge removes or, in the last chunk, a line in a remark's
-// form; after a near repeat or a reproduction, only its last rune.
-func chunkEnd(res Result, i int, p string) string {
+// wrapper the merge removes or, in the answer's last chunk (ends), a line
+// in a remark's form; after a near repeat or a reproduction, only its last
+// rune.
+func chunkEnd(res Result, i int, ends bool, p string) string {
 	p = strings.TrimSpace(p)
 	if k := strings.LastIndexByte(p, '\n'); k >= 0 {
 		last := strings.TrimSpace(p[k+1:])
 		_, fence := fenceLine(last)
 		_, remark := remarkForm(last)
-		if fence || remark && i == len(res.Joins) {
+		if fence || remark && ends {
 			// A closing fence, or the answer's last line read as a
 			// closing remark, may go.
 			p = strings.TrimSpace(p[:k])
@@ -100,13 +113,13 @@ func chunkEnd(res Result, i int, p string) string {
 
 // chunkEndKept: only new text must survive; a tail the document already
 // holds may be a repeat the merge rightly removed.
-func chunkEndKept(res Result, i int, p, before string) bool {
+func chunkEndKept(res Result, i int, last bool, p, before string) bool {
 	if s := strings.TrimSpace(p); len(s) >= 4 && strings.HasSuffix(strings.TrimSpace(res.Content), s[len(s)-4:]) && !strings.Contains(before, s[len(s)-4:]) {
 		// The chunk's last bytes end the merge as they are: what a line
 		// before them lost is no end of the chunk's.
 		return true
 	}
-	tailOf := chunkEnd(res, i, p)
+	tailOf := chunkEnd(res, i, last, p)
 	return tailOf == "" || strings.Contains(res.Content, tailOf) || strings.Contains(before, tailOf)
 }
 
