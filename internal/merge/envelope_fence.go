@@ -208,6 +208,9 @@ func (f *fenceOpen) step(line string) bool {
 	}
 	quotes, indent := 0, 0
 	if f.n == 0 {
+		if !maybeOpens(line) {
+			return false
+		}
 		line, quotes, indent = container(line)
 	}
 	info, ok := fenceLine(line)
@@ -225,6 +228,21 @@ func (f *fenceOpen) step(line string) bool {
 		return false
 	}
 	return true
+}
+
+// maybeOpens reports whether line could open a fence: after at most three
+// spaces, a fence's character or a container's marker. It is step's quick
+// first test, for the lines of text that make up most documents.
+func maybeOpens(line string) bool {
+	i := 0
+	for i < len(line) && i < 4 && line[i] == ' ' {
+		i++
+	}
+	if i == len(line) {
+		return false
+	}
+	c := line[i]
+	return c == '`' || c == '~' || c == '>' || c == '-' || c == '*' || c == '+' || c >= '0' && c <= '9'
 }
 
 // inside reads a line of a fence opened in a container: the line less the
