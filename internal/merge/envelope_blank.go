@@ -556,8 +556,9 @@ func startsCapital(line string) bool {
 }
 
 // blankUsuallyFollows reports whether, in the document's recent lines, a
-// line that starts the way its last line does is more often followed by a
-// blank line than by another line.
+// line that starts the way its last line does (as the gap votes read leads:
+// "1.  What" and "2.  Where" alike) is more often followed by a blank line
+// than by another line.
 func blankUsuallyFollows(doc string) bool {
 	body := strings.TrimSuffix(doc, "\n")
 	i := strings.LastIndexByte(body, '\n')
@@ -565,7 +566,7 @@ func blankUsuallyFollows(doc string) bool {
 	if strings.TrimSpace(last) == "" {
 		return false
 	}
-	lead := lineLead(last)
+	lead := voteLead(last)
 	blank, other := 0, 0
 	rest := body[max(0, i+1-leadWindow) : i+1]
 	prevLead, havePrev := "", false
@@ -585,7 +586,7 @@ func blankUsuallyFollows(doc string) bool {
 		}
 		havePrev = strings.TrimSpace(line) != ""
 		if havePrev {
-			prevLead = lineLead(line)
+			prevLead = voteLead(line)
 		}
 	}
 	return blank > other

@@ -576,6 +576,13 @@ func TestLineBreakAfterPreamble(t *testing.T) {
 		// How often the document writes "he" + "ir" with a line break
 		// between them or none is its spelling, not where it breaks lines.
 		{"a word cut between two letters goes on", boring, "\nir own purposes.\n\n---\n\nThis directory holds the core of the BoringCrypto implementation\n", false, "markdown"},
+		// Go's CONTRIBUTING.md: its paragraphs end in blank lines, its
+		// numbered questions do not; the cut fell after the first one.
+		{"a tight numbered list goes on", "# Contributing to Go\n\nGo is an open source project.\n\n" +
+			"It is the work of hundreds of contributors. We appreciate your help!\n\n## Filing issues\n\n" +
+			"When [filing an issue](https://golang.org/issue/new), make sure to answer these\nfive questions:\n\n" +
+			"1.  What version of Go are you using (`go version`)?\n",
+			"\n2.  What operating system and processor architecture are you using?\n3.  What did you do?\n", false, "markdown"},
 		{"a run of backticks after a word starts its line", "```\n<\n >\n```\n\n\n~~~\n<\n >\n~~~\n\n\n``\nfoo", "\n``\n\n\n```\naaa\n```\n", true, "markdown"},
 	}
 	for _, tc := range cases {
