@@ -90,11 +90,22 @@ func fenceLine(line string) (info string, ok bool) {
 // maybeFence reports whether line could be a fence line: at most three
 // spaces, then a backtick or a tilde. It is fenceLine's quick first test.
 func maybeFence(line string) bool {
+	c, ok := leadByte(line)
+	return ok && (c == '`' || c == '~')
+}
+
+// leadByte returns the byte a line's block starts with, after the spaces
+// of its indentation (four at most: a fourth makes it no block the quick
+// tests look for); false when the line holds no more.
+func leadByte(line string) (byte, bool) {
 	i := 0
 	for i < len(line) && i < 4 && line[i] == ' ' {
 		i++
 	}
-	return i < len(line) && (line[i] == '`' || line[i] == '~')
+	if i == len(line) {
+		return 0, false
+	}
+	return line[i], true
 }
 
 // closesOwn reports whether a fence line after body belongs to the
@@ -234,15 +245,8 @@ func (f *fenceOpen) step(line string) bool {
 // spaces, a fence's character or a container's marker. It is step's quick
 // first test, for the lines of text that make up most documents.
 func maybeOpens(line string) bool {
-	i := 0
-	for i < len(line) && i < 4 && line[i] == ' ' {
-		i++
-	}
-	if i == len(line) {
-		return false
-	}
-	c := line[i]
-	return c == '`' || c == '~' || c == '>' || c == '-' || c == '*' || c == '+' || c >= '0' && c <= '9'
+	c, ok := leadByte(line)
+	return ok && (c == '`' || c == '~' || c == '>' || c == '-' || c == '*' || c == '+' || c >= '0' && c <= '9')
 }
 
 // inside reads a line of a fence opened in a container: the line less the

@@ -1395,9 +1395,10 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	// before the paragraph (the chunk's and the document's before it);
 	// a paragraph in the model's voice (to the reader, of itself) names
 	// the output as the model does, in whatever words.
+	recent := wordTokens(strings.ToLower(tail(c.doc, proseWindow) + "\n" + tail(body, proseWindow)))
 	var own []string
 	if para := strings.ToLower(strings.Join(lines, " ")); !inVoice(para) {
-		own = wordTokens(strings.ToLower(tail(c.doc, proseWindow) + "\n" + tail(body, proseWindow)))
+		own = recent
 	}
 	var talked remark
 	talkAgainst(strings.Join(lines, " "), true, own, &talked)
@@ -1452,6 +1453,13 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 			r.add(2, "an emphasised note")
 		}
 	}
+	if subjectWords(strings.Join(lines, " "), recent) >= 3 {
+		// A model's closing remark speaks of the exchange (the answer,
+		// more help); a document's last paragraph goes on with its
+		// subject, in its words ("When you write a pool fix, add a
+		// regression test …" closing a spec of the pool).
+		r.add(-2, "speaks of the document's subject in its words")
+	}
 	trailerAgainstDocument(lines, body, blank, breaks, c, &r)
 	return r, true
 }
@@ -1468,21 +1476,16 @@ today together under until using usually various whatever where whether which wh
 within without would years yours yourself`)
 
 // subjectWords counts the distinct words of a paragraph that the document
-// before it (doc) writes, of five letters or more and not commonWords: the
-// subject it speaks of.
-func subjectWords(para, doc string) int {
-	seen := map[string]bool{}
-	for _, w := range wordTokens(strings.ToLower(doc)) {
-		seen[w] = true
-	}
-	n := 0
+// before it writes (recent, its word tokens), of five letters or more and
+// not commonWords: the subject it speaks of.
+func subjectWords(para string, recent []string) int {
+	var counted []string
 	for _, w := range wordTokens(strings.ToLower(para)) {
-		if utf8.RuneCountInString(w) >= 5 && seen[w] && !slices.Contains(commonWords, w) {
-			n++
-			seen[w] = false
+		if utf8.RuneCountInString(w) >= 5 && !slices.Contains(counted, w) && !slices.Contains(commonWords, w) && slices.Contains(recent, w) {
+			counted = append(counted, w)
 		}
 	}
-	return n
+	return len(counted)
 }
 
 // opensWithOwnSentence reports whether a closing paragraph of several
@@ -1524,13 +1527,6 @@ func trailerAgainstDocument(lines []string, body string, blank, breaks bool, c e
 	}
 	if slices.ContainsFunc(lines, namesElsewhere) {
 		r.add(-2, "names a file or an address")
-	}
-	if subjectWords(strings.Join(lines, " "), tail(c.doc, proseWindow)+"\n"+tail(body, proseWindow)) >= 3 {
-		// A model's closing remark speaks of the exchange (the answer,
-		// more help); a document's last paragraph goes on with its
-		// subject, in its words ("When you write a pool fix, add a
-		// regression test …" closing a spec of the pool).
-		r.add(-2, "speaks of the document's subject in its words")
 	}
 	if _, ok := hasWord(strings.ToLower(strings.Join(lines, " ")), licenseWords); ok {
 		r.add(-3, "a licence notice, as documents close")

@@ -66,8 +66,11 @@ type mergeRun struct {
 	// partial: the answer is still being written (Options.Partial), so its
 	// last chunk is not its end.
 	partial bool
-	res     Result
-	errs    []string
+	// end is the answer's last chunk with any text: a model that had
+	// nothing left to write ended the answer in the chunk before.
+	end  int
+	res  Result
+	errs []string
 }
 
 // run merges chunks with the pipeline. newFormat returns fresh format
@@ -111,6 +114,10 @@ func newRun(name string, f format, chunks []Chunk, partial bool, buf *buffers) *
 		}
 	}
 	m.alike = opensAlike(chunks)
+	m.end = len(chunks) - 1
+	for m.end > 0 && strings.TrimSpace(chunks[m.end].Text) == "" {
+		m.end--
+	}
 	return m
 }
 
@@ -303,21 +310,10 @@ func (jd *joined) evidenced(why, evidence string) {
 	}
 }
 
-// endsAnswer reports whether chunk i is the last with any text: a model
-// that had nothing left to write ended the answer in the chunk before.
-func (m *mergeRun) endsAnswer(i int) bool {
-	for _, c := range m.chunks[i+1:] {
-		if strings.TrimSpace(c.Text) != "" {
-			return false
-		}
-	}
-	return true
-}
-
 // envCtx is the envelope step's context for chunk i of a document doc.
 func (m *mergeRun) envCtx(i int, doc string) envCtx {
 	c := envCtx{site: m.f.site(doc), fences: m.tr.fences, blank: m.tr.blank, wrapperOpen: m.wrapperOpen, whole: m.whole, answerFence: m.answerFence}
-	c.last = m.endsAnswer(i) && !m.partial
+	c.last = i == m.end && !m.partial
 	c.syntax, c.markup, c.proseAt, c.endBlanks = m.tr.syntax, m.tr.markup, m.tr.proseAt, m.tr.endBlanks
 	c.breaks = func(line, after string) bool { return m.f.breaks(doc, line, after) }
 	c.endBreaks = func(body, line string) bool { return m.f.endBreaks(doc, body, line) }
