@@ -124,9 +124,9 @@ func chunkEndKept(res Result, i int, last bool, p, before string) bool {
 }
 
 // chatterOnly reports whether a chunk is one line of chatter between
-// nothing but whitespace: a line introducing a continuation, or a fence
-// the model wrapped around it. The merge may drop that line, so its last
-// bytes need not survive. The line must end with a line break unless the
+// nothing but whitespace or overlap markers: a line introducing a
+// continuation, or a fence the model wrapped around it. The merge may drop
+// that line, so its last bytes need not survive. The line must end with a line break unless the
 // chunk is the answer's last: elsewhere the next chunk may go on with it.
 func chatterOnly(p string, last bool) bool {
 	if fencesOnly(p) || markersOnly(p) {
@@ -139,7 +139,9 @@ func chatterOnly(p string, last bool) bool {
 	if i < 0 && last {
 		i = len(p)
 	}
-	if i <= 0 || strings.TrimSpace(p[i:]) != "" {
+	if i <= 0 || strings.TrimSpace(p[i:]) != "" && !markersOnly(p[i:]) {
+		// (After the line, the overlap prompt's markers are no content
+		// either: "-OVERLAP---" + "\n---END_OVERLAP---".)
 		return false
 	}
 	if _, fence := fenceLine(strings.TrimRight(p[:i], "\r")); fence {
