@@ -3,7 +3,7 @@
 # -mod=mod lets that module follow changes of the main go.mod.
 MERGEBENCH = cd cmd/mergebench && GOWORK=off GOFLAGS=-mod=mod go run .
 
-.PHONY: bench-fidelity bench-clean bench-merge merge-compare fuzz-short
+.PHONY: bench-fidelity bench-clean bench-clean-habits bench-merge merge-compare fuzz-short
 
 ## bench-fidelity: reconstruct real documents (fetched now) from misbehaving continuations,
 ## tuning half and evaluation half (cmd/mergebench/split.go)
@@ -14,6 +14,11 @@ bench-fidelity:
 ## the model left alone, whole and cut once; lists every document the merge changed
 bench-clean:
 	$(MERGEBENCH) clean
+
+## bench-clean-habits: the same documents continued with the tuning half's habits and
+## phrasings, one case per document and habit: a third set of documents to tune on
+bench-clean-habits:
+	$(MERGEBENCH) clean -habits
 
 # BASE is the commit whose merge merge-compare holds today's against.
 BASE ?= ed831b8

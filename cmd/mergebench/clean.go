@@ -6,10 +6,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/carryover/carryover/internal/merge"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
 )
 
 // clean merges documents the model left alone, whole and cut once, and
@@ -102,4 +105,62 @@ func removedText(res merge.Result) string {
 		parts = append(parts, e.Removed)
 	}
 	return strings.Join(parts, " | ")
+}
+
+// cleanHabits runs the tuning half's Markdown habits (its phrasings, its
+// cuttings) on the documents clean reads, one case per document and
+// habit, and prints the share merged exactly per habit. The documents are
+// in neither half of the fidelity benchmark: a third set to tune on, many
+// times larger than the tuning half's Markdown, whose failures say how
+// the merge does on documents it was not tuned on without looking at the
+// evaluation half. only (comma-separated habit names) narrows the habits;
+// every takes every n-th document.
+func cleanHabits(only string, every int, verbose bool) error {
+	goroot, err := goEnv("GOROOT")
+	if err != nil {
+		return err
+	}
+	book := phrasebooks()[tuning]
+	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
+	tab := newTable()
+	for i, f := range cleanFiles(goroot) {
+		if i%max(every, 1) != 0 {
+			continue
+		}
+		b, err := os.ReadFile(f.path)
+		if err != nil || len(b) < 200 || len(b) > 200<<10 {
+			continue
+		}
+		d := doc{name: "clean:" + f.key, format: "markdown", text: capLines(string(b), maxDoc)}
+		for _, h := range habits() {
+			if !h.appliesTo(d) || only != "" && !slices.Contains(strings.Split(only, ","), h.name) {
+				continue
+			}
+			for tr := 0; tr < 5; tr++ {
+				r := rand.New(rand.NewPCG(3, caseStream(d.name, h.name, tr)))
+				pos := []int{0, len(d.text)}
+				if !h.single {
+					pos = cutPositions(r, d)
+				}
+				texts, ok := h.build(newEnv(r, d, book), pos)
+				if !ok {
+					continue
+				}
+				c := benchCase{tuning, d, h.name, tr, asChunks(texts), pos}
+				res, err := merge.Merge(merge.Options{Format: d.format}, c.chunks)
+				if err != nil {
+					return err
+				}
+				ok = same(md, d.format, d.text, res.Content)
+				tab.add(d.format, h.name, ok, same(md, d.format, d.text, concat(c.chunks)))
+				if verbose && !ok {
+					reportFailure(c, res)
+				}
+				break
+			}
+		}
+	}
+	fmt.Printf("\n== Markdown documents outside the corpus, the tuning half's habits and phrasings\n")
+	tab.print()
+	return nil
 }

@@ -4,7 +4,8 @@
 // tuning and an evaluation half; "speed" merges a large document and
 // compares the throughput with a plain concatenation of the same chunks;
 // "clean" merges Markdown documents outside the corpus that the model
-// left alone and lists every one the merge changed (silent loss);
+// left alone and lists every one the merge changed (silent loss), and
+// with -habits continues them with the tuning half's habits;
 // "compare" (built with -tags compare, see make merge-compare) runs the
 // merge of an earlier commit and today's over the same cases and lists what
 // changed.
@@ -42,7 +43,17 @@ func main() {
 		fs.Parse(os.Args[2:])
 		err = speed(*size<<20, *chunks)
 	case "clean":
-		err = clean()
+		fs := flag.NewFlagSet("clean", flag.ExitOnError)
+		habits := fs.Bool("habits", false, "continue the documents with the tuning half's habits instead (a third set of documents to tune on)")
+		only := fs.String("only", "", "with -habits: run only these habits (comma-separated)")
+		verbose := fs.Bool("v", false, "with -habits: print each failing case")
+		every := fs.Int("every", 1, "with -habits: take every n-th document")
+		fs.Parse(os.Args[2:])
+		if *habits {
+			err = cleanHabits(*only, *every, *verbose)
+		} else {
+			err = clean()
+		}
 	case "compare":
 		fs := flag.NewFlagSet("compare", flag.ExitOnError)
 		cache := fs.String("cache", defaultCache(), "directory for fetched documents")
