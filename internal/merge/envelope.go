@@ -61,6 +61,9 @@ type envCtx struct {
 	// markup reports whether a line has the format's inline markup (a
 	// Markdown link or code span); nil where the format has none.
 	markup func(line string) bool
+	// heading reports whether a line heads a section (see traits); nil
+	// where the format has no headings.
+	heading func(above, line string) int
 	// proseAt reports whether the cut line opened a place where the format
 	// writes prose (a code comment).
 	proseAt func(partial string) bool

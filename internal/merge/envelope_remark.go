@@ -1052,12 +1052,13 @@ var spanMarks = []string{"`", "**", "__"}
 
 // closesSpan reports whether line closes an inline span that the cut line
 // partial left open ("the HTTP `Q" + "UERY` method) and ...", "- **Run " +
-// "Benchmarks:** Run ..."): each holds an odd number of the span's marks,
-// so the line goes on with the cut line. A remark stands apart from the
-// document's spans.
+// "Benchmarks:** Run ...", or a mark cut in two: "*" + "*please report it
+// privately**"): the line holds an odd number of the span's marks, which
+// the cut line and it together hold an even number of, so the line goes
+// on with the cut line. A remark stands apart from the document's spans.
 func closesSpan(partial, line string) bool {
 	for _, m := range spanMarks {
-		if strings.Count(partial, m)%2 == 1 && strings.Count(line, m)%2 == 1 {
+		if strings.Count(line, m)%2 == 1 && strings.Count(partial+line, m)%2 == 0 {
 			return true
 		}
 	}
@@ -1427,8 +1428,25 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 		// section of the document; a model's note stands alone.
 		r.add(-3, "a label over its text")
 	}
-	if framedLikeDocument(lines[0], tail(c.doc, proseWindow)+tail(body, proseWindow)) {
+	framed := framedLikeDocument(lines[0], tail(c.doc, proseWindow)+tail(body, proseWindow))
+	if framed {
 		r.add(-3, "the document frames lines so")
+	}
+	if blank && underHeading(body, c) {
+		// A model closes an answer after the document's last section,
+		// not as the text of a heading with nothing under it.
+		r.add(-3, "the only text under a heading")
+	}
+	if lowerStart(lines[0]) {
+		// A model's remark is a sentence of its own; a paragraph in lower
+		// case goes on with the document's ("...and we'll do our best").
+		r.add(-3, "opens in lower case")
+	}
+	if !blank && !afterFence && !breaks {
+		// Right under a block of the document's (its code block's closing
+		// fence), with no blank line: the block's own remark. A model
+		// sets its closing remark apart.
+		r.add(-2, "right under the document's block")
 	}
 	if _, ok := cutLeadingPictographs(strings.TrimSpace(lines[0])); ok {
 		r.add(1, "opens with an emoji, as chat does")
@@ -1447,7 +1465,7 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	unlikeDocument(c.doc, c.syntax, &r)
 	if len(lines) == 1 {
 		paragraphShape(c.doc, &r)
-		if isNote(lines[0]) && end1 != ')' {
+		if isNote(lines[0]) && end1 != ')' && !framed {
 			// Framed by emphasis as a whole ("**Done.**", "_That's the
 			// whole file._"), as a bracketed note is.
 			r.add(2, "an emphasised note")
@@ -1462,6 +1480,40 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	}
 	trailerAgainstDocument(lines, body, blank, breaks, c, &r)
 	return r, true
+}
+
+// underHeading reports whether the last line with text of body (the
+// answer's last text before a closing paragraph, after the document
+// before it) heads a section, as the format reads headings, in a document
+// that leaves no section empty: where no heading stands right over
+// another of its level or a higher one (a template's, a specification's
+// examples), a heading with nothing under it is the document's as well.
+func underHeading(body string, c envCtx) bool {
+	if c.heading == nil {
+		return false
+	}
+	w := strings.TrimRight(recentLines(c.doc+body, proseWindow), " \t\r\n")
+	above, level := "", 0
+	for l := range strings.Lines(w) {
+		l = strings.TrimRight(l, "\r\n")
+		if strings.TrimSpace(l) != "" {
+			h := c.heading(above, l)
+			if h > 0 && level > 0 && h <= level {
+				return false
+			}
+			level = h
+		}
+		above = l
+	}
+	return level > 0
+}
+
+// lowerStart reports whether a line's first letter, after the marks a
+// note may open with, is a lower-case one.
+func lowerStart(line string) bool {
+	s := strings.TrimLeft(line, " \t([*_.…—–-\"'")
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsLower(r)
 }
 
 // commonWords are English words of five letters or more that any text

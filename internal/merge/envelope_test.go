@@ -803,3 +803,85 @@ func TestDocumentEndingsThatTalk(t *testing.T) {
 		{"a remark that talks more than any paragraph of the document", "markdown", []string{spec[:len(spec)-30], spec[len(spec)-30:] + "\nI believe nothing was skipped this time.\n"}, spec, ""},
 	})
 }
+
+// TestDocumentEndingsByShape: a document's last paragraph that its shape
+// says is its own stays, whatever its words: the only text under the
+// document's last heading (where the document leaves no section empty),
+// a paragraph in lower case going on with the document's sentence, a
+// question framed as the document frames its own, a line right under the
+// document's code block. Each is a real document's ending (CHANGES.md,
+// README.md, an issue template) that the merge took for a model's
+// closing remark. Where the document leaves sections empty, a remark
+// under its last heading still goes.
+func TestDocumentEndingsByShape(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Changes\n\n")
+	for _, v := range []string{"0.9.0", "0.8.4", "0.8.3", "0.8.2", "0.8.1", "0.8.0", "0.7.0", "0.6.0", "0.5.0", "0.4.0", "0.3.0", "0.2.3", "0.2.2"} {
+		fmt.Fprintf(&b, "## [%s](https://github.com/googleapis/google-cloud-go/compare/compute/metadata/v%s) (2024-07-10)\n\n\n### Bug Fixes\n\n", v, v)
+		fmt.Fprintf(&b, "* **compute/metadata:** Switch DNS lookup to an absolute lookup ([119b410](https://github.com/googleapis/google-cloud-go/commit/119b410)), refs [#7165](https://github.com/googleapis/google-cloud-go/issues/7165)\n\n")
+	}
+	b.WriteString("## [0.1.0] (2022-10-26)\n\nInitial release of metadata being it's own module.\n")
+	changes := b.String()
+	readme := "# keyring\n\nKeyring provides a common interface to a range of secure credential storage services.\n\n## Contributing\n\n" +
+		"Contributions to the keyring package are most welcome from engineers of all backgrounds and skill levels.\n\n" +
+		"  * Fork the repo\n  * Ensure your PR passes all current (and new) tests\n  * Ideally verify that [aws-vault](https://github.com/99designs/aws-vault) works with your changes (optional)\n\n" +
+		"...and we'll do our best to get your work merged in\n"
+	template := "**What version of protobuf and what language are you using?**\nVersion: (e.g., `v1.1.0`, `89a0c16f`, etc)\n\n" +
+		"**What did you do?**\nIf possible, provide a recipe for reproducing the error.\n\n**What did you expect to see?**\n\n**What did you see instead?**\n\n" +
+		"Make sure you include information that can help us debug (full error message, exception listing, stack trace, logs).\n\n" +
+		"**Anything else we should know about your project / environment?**\n"
+	e2e := "Build client and server binaries.\n\n```sh\ngo build -o ./binaries/client ../../../../interop/xds/client/\n" +
+		"go build -o ./binaries/server ../../../../interop/xds/server/\n```\n\nRun the test\n\n```sh\ngo test . -v\n```\n\n" +
+		"The client/server paths are flags\n\n```sh\ngo test . -v -client=$HOME/grpc-java/interop-testing/build/install/grpc-interop-testing/bin/xds-test-client\n```\n" +
+		"Note that grpc logs are only turned on for Go.\n"
+	examples := "# foo\n\n\n## foo\n\n\n### foo\n\n\n#### foo\n\n\n##### foo\n\n\n###### foo\n\n\n# foo#\n"
+	at := func(doc, from string) int { return strings.Index(doc, from) }
+	runCases(t, []mergeCase{
+		{"the only text under the last heading", "markdown", []string{changes[:at(changes, "## [0.2.2]")-300], changes[at(changes, "## [0.2.2]")-300:]}, changes, ""},
+		{"a paragraph in lower case", "markdown", []string{readme[:at(readme, "ks with your")], readme[at(readme, "ks with your"):]}, readme, ""},
+		{"a question framed as the document's", "markdown", []string{template[:at(template, "ack trace")], template[at(template, "ack trace"):]}, template, ""},
+		{"a line right under the document's code block", "markdown", []string{e2e[:at(e2e, "-client\n")], e2e[at(e2e, "-client\n"):]}, e2e, ""},
+		{"a remark under the last heading of a document of empty sections", "markdown", []string{examples[:30], examples[30:] + "\nPlease review it before using it in production.\n"}, examples, ""},
+	})
+}
+
+// TestMarkCutInTwo: a cut between the two stars of a strong emphasis
+// ("*" + "*please report it privately**") leaves a first line that no
+// remark is: with the cut line it closes the span it opens.
+func TestMarkCutInTwo(t *testing.T) {
+	doc := "# Security Policy\n\nThis policy outlines the commitment and practices of the go-openapi maintainers regarding security.\n\n" +
+		"## Vulnerability checks in place\n\nThis repository uses automated vulnerability scans, at every merged commit and at least once a week.\n\n" +
+		"Reports are centralized in github security reports and visible only to the maintainers.\n\n## Reporting a vulnerability\n\n" +
+		"If you become aware of a security vulnerability that affects the current repository,\n" +
+		"**please report it privately to the maintainers**\nrather than opening a publicly visible GitHub issue.\n\n" +
+		"Please follow the instructions provided by github to [Privately report a security vulnerability][github-guidance-url].\n\n" +
+		"> [!NOTE]\n> On Github, navigate to the project's \"Security\" tab then click on \"Report a vulnerability\".\n\n" +
+		"[codeql-url]: https://github.com/github/codeql\n[github-guidance-url]: https://docs.github.com/en/code-security/security-advisories\n"
+	k, l := strings.Index(doc, "*please"), strings.Index(doc, "[github-guidance-url]:")+11
+	runCases(t, []mergeCase{{"strong emphasis cut between its stars", "markdown", []string{doc[:k], doc[k:l], doc[l:]}, doc, ""}})
+}
+
+func TestMarkdownHeading(t *testing.T) {
+	cases := []struct {
+		above, line string
+		want        int
+	}{
+		{"", "## Usage", 2},
+		{"", "# foo#", 1},
+		{"", "#", 1},
+		{"", "####### seven", 0},
+		{"", "#hashtag", 0},
+		{"", "    # indented code", 0},
+		{"Library", "=======", 1},
+		{"Title", "---", 2},
+		{"", "----", 0},      // a thematic break after a blank line
+		{"- item", "---", 0}, // a thematic break after a list item
+		{"Title", "-- -", 0}, // no underline
+		{"text", "plain", 0},
+	}
+	for _, tc := range cases {
+		if got := markdownHeading(tc.above, tc.line); got != tc.want {
+			t.Errorf("markdownHeading(%q, %q) = %d, want %d", tc.above, tc.line, got, tc.want)
+		}
+	}
+}

@@ -110,6 +110,11 @@ type traits struct {
 	// writes prose (a code comment): a line that goes on with it there is
 	// the document's. nil where prose stands anywhere, or nowhere.
 	proseAt func(partial string) bool
+	// heading returns the level of a line that heads a section of the
+	// document (read with the line above it, for an underline), 0 for
+	// other lines: the paragraph under a heading is its section's text.
+	// nil where the format has no headings.
+	heading func(above, line string) int
 	// endBlanks: the format's documents may end with blank lines of their
 	// own (prose, Markdown); others end with their last line's break.
 	endBlanks bool

@@ -17,7 +17,7 @@ func (f *markdownFormat) traits() traits {
 	t.fences = fenceRules{names: []string{"markdown", "md"}, tracked: true, lineStart: wrapNamed, answer: wrapNamed}
 	t.blank.markers = markersEmphasis
 	t.lead = markdownRestart
-	t.syntax, t.markup = markdownSyntax, markdownMarkup
+	t.syntax, t.markup, t.heading = markdownSyntax, markdownMarkup, markdownHeading
 	t.endBlanks = true
 	return t
 }
@@ -215,6 +215,34 @@ func markdownSyntax(line string) bool {
 		i++
 	}
 	return i > 0 && i+1 < len(s) && (s[i] == '.' || s[i] == ')') && s[i+1] == ' '
+}
+
+// markdownHeading returns the level of a Markdown heading line: an ATX
+// heading ("## Usage" is 2), or a setext underline under a line of text
+// (above), which makes that line one ("=====" 1, "-----" 2); 0 for any
+// other line.
+func markdownHeading(above, line string) int {
+	s := strings.TrimRight(line, " \t\r")
+	if n := len(s) - len(strings.TrimLeft(s, " ")); n > 3 {
+		return 0
+	}
+	s = strings.TrimLeft(s, " ")
+	if h := strings.TrimLeft(s, "#"); len(s)-len(h) >= 1 && len(s)-len(h) <= 6 {
+		if h == "" || h[0] == ' ' || h[0] == '\t' {
+			return len(s) - len(h)
+		}
+		return 0
+	}
+	if s == "" || strings.Trim(s, s[:1]) != "" || s[0] != '=' && s[0] != '-' {
+		return 0
+	}
+	if a := strings.TrimSpace(above); a == "" || markdownSyntax(a) {
+		return 0
+	}
+	if s[0] == '=' {
+		return 1
+	}
+	return 2
 }
 
 // markdownMarkup reports whether a line has Markdown's inline markup: a

@@ -315,6 +315,7 @@ func (m *mergeRun) envCtx(i int, doc string) envCtx {
 	c := envCtx{site: m.f.site(doc), fences: m.tr.fences, blank: m.tr.blank, wrapperOpen: m.wrapperOpen, whole: m.whole, answerFence: m.answerFence}
 	c.last = i == m.end && !m.partial
 	c.syntax, c.markup, c.proseAt, c.endBlanks = m.tr.syntax, m.tr.markup, m.tr.proseAt, m.tr.endBlanks
+	c.heading = m.tr.heading
 	c.breaks = func(line, after string) bool { return m.f.breaks(doc, line, after) }
 	c.endBreaks = func(body, line string) bool { return m.f.endBreaks(doc, body, line) }
 	last := c.last
