@@ -464,6 +464,7 @@ var (
 		"any changes", "any issues", "any adjustments", "further changes", "further help", "more help",
 		"have a great", "have a good", "have a nice", "have fun", "take care", "best of luck", "all the best",
 		"happy reading", "happy writing", "happy hacking", "regards", "best wishes", "ciao", "bye", "goodbye",
+		"other questions", "if that's easier", "if it's easier", "if you prefer", "if you'd prefer",
 		"good day", "good night", "over to you", "your turn", "whenever you", "any feedback", "sorry", "apolog*",
 		"ping me", "shout", "say the word", "any tweaks", "another pass", "looks off", "look off",
 		"come through", "came through", "your patience",
@@ -499,6 +500,8 @@ var (
 		"remainder", "in its entirety", "start to finish",
 		"top to bottom", "the lot", "omitted", "left out", "brings us to", "wrapping up", "wrap up",
 		"wraps it up", "wrap it up", "wraps things up",
+		"the last of it", "been provided", "been included", "been appended", "been reproduced", "been copied",
+		"skipped",
 	}
 	// outputWords name the output itself.
 	outputWords = []string{
@@ -718,7 +721,7 @@ func affirmed(before []string, w string) bool {
 var negations = []string{"without", "not", "no", "never", "nor", "won't", "don't", "cannot", "can't"}
 
 // denials are the words of a list that say what is not there.
-var denials = []string{"omitted", "left out", "untouched", "unchanged", "intact"}
+var denials = []string{"omitted", "left out", "untouched", "unchanged", "intact", "skipped"}
 
 // saysWord reports whether the lower-case line l holds one of the patterns
 // ws as whole words with no negation among the three words before it.
@@ -1392,6 +1395,10 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	}
 	r.score++
 	r.evidence = append([]string{"last paragraph of the answer"}, r.evidence...)
+	// The document's voice is read from all of it before the paragraph:
+	// what the merge holds, and the chunk's own text before it (all of a
+	// single-chunk answer's).
+	doc := c.doc + body
 	// The document's own names for its subject are read from the text
 	// before the paragraph (the chunk's and the document's before it);
 	// a paragraph in the model's voice (to the reader, of itself) names
@@ -1461,7 +1468,7 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	if afterFence {
 		r.add(4, "after the fence that closed the answer")
 	}
-	voiceEvidence(strings.Join(lines, " "), c.doc, &r)
+	voiceEvidence(strings.Join(lines, " "), doc, &r)
 	unlikeDocument(c.doc, c.syntax, &r)
 	if len(lines) == 1 {
 		paragraphShape(c.doc, &r)

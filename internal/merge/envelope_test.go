@@ -840,6 +840,9 @@ func TestDocumentEndingsByShape(t *testing.T) {
 		{"the only text under the last heading", "markdown", []string{changes[:at(changes, "## [0.2.2]")-300], changes[at(changes, "## [0.2.2]")-300:]}, changes, ""},
 		{"a paragraph in lower case", "markdown", []string{readme[:at(readme, "ks with your")], readme[at(readme, "ks with your"):]}, readme, ""},
 		{"a question framed as the document's", "markdown", []string{template[:at(template, "ack trace")], template[at(template, "ack trace"):]}, template, ""},
+		// A single-chunk answer's document is all of its text before the
+		// paragraph: it asks questions of its own.
+		{"a question in a single-chunk answer that asks questions", "markdown", []string{template}, template, ""},
 		{"a line right under the document's code block", "markdown", []string{e2e[:at(e2e, "-client\n")], e2e[at(e2e, "-client\n"):]}, e2e, ""},
 		{"a remark under the last heading of a document of empty sections", "markdown", []string{examples[:30], examples[30:] + "\nPlease review it before using it in production.\n"}, examples, ""},
 	})
@@ -884,4 +887,26 @@ func TestMarkdownHeading(t *testing.T) {
 			t.Errorf("markdownHeading(%q, %q) = %d, want %d", tc.above, tc.line, got, tc.want)
 		}
 	}
+}
+
+// TestClosingRemarksInOtherWords: closing remarks in wordings the
+// benchmark's phrasings do not hold, after a README (written as a check on
+// the trailer judge's words, not taken from either half): that the answer
+// is complete ("been provided", "the last of it", "nothing was skipped"),
+// offers to the reader ("any other questions", "if that's easier").
+func TestClosingRemarksInOtherWords(t *testing.T) {
+	readme := "# Widgets\n\nWidgets is a small library for drawing widgets on a terminal.\nIt has no dependencies and works on every platform Go supports.\n\n" +
+		"## Install\n\nRun the usual command to install it into your module,\nthen import the package where you need it.\n"
+	var cases []mergeCase
+	for _, remark := range []string{
+		"All sections have now been provided.",
+		"That's the last of it!",
+		"Nothing was skipped or summarized.",
+		"Any other questions?",
+		"I can split it into smaller parts if that's easier.",
+		"The remaining content has been appended.",
+	} {
+		cases = append(cases, mergeCase{remark, "markdown", []string{readme[:60], readme[60:] + "\n" + remark + "\n"}, readme, ""})
+	}
+	runCases(t, cases)
 }
