@@ -48,7 +48,7 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 		// write, here the document's last line break.
 		return true
 	}
-	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, fenceCloseVote, lengthVote, wordVote, languageVote, junctionVote, gapVote} {
+	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, itemVote, fenceCloseVote, lengthVote, wordVote, languageVote, junctionVote, gapVote} {
 		if keep, decided := vote(t, ctx); decided {
 			return keep
 		}
@@ -90,6 +90,49 @@ func formatVote(t string, ctx envCtx) (keep, decided bool) {
 		return false, false
 	}
 	return ctx.lineBreak(t)
+}
+
+// itemVote: after a cut line, text that opens with the next number of
+// the document's ordered list ("3. Active operations transfer" + "4. Old
+// connections close") starts a line of its own: the list's next item.
+func itemVote(t string, ctx envCtx) (keep, decided bool) {
+	if ctx.atLineStart || ctx.end == 0 || isSpace(ctx.end) {
+		// (After indentation alone, the item is the cut line's own rest.)
+		return false, false
+	}
+	r, ok := cutLineBreak(t)
+	if !ok {
+		return false, false
+	}
+	n, delim, ok := itemNumber(r)
+	if !ok {
+		return false, false
+	}
+	w := recentLines(ctx.doc, leadWindow)
+	for w != "" {
+		i := strings.LastIndexByte(strings.TrimSuffix(w, "\n"), '\n')
+		line := w[i+1:]
+		w = w[:i+1]
+		if m, d, ok := itemNumber(line); ok {
+			return true, m+1 == n && d == delim
+		}
+	}
+	return false, false
+}
+
+// itemNumber reads the ordered list marker a line opens with ("12. ",
+// "3) "): its number and delimiter.
+func itemNumber(line string) (n int, delim byte, ok bool) {
+	s := strings.TrimLeft(line, " \t")
+	i := 0
+	for i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9' {
+		n = 10*n + int(s[i]-'0')
+		i++
+	}
+	if i == 0 || i+1 >= len(s) || s[i] != '.' && s[i] != ')' || s[i+1] != ' ' {
+		return 0, 0, false
+	}
+	return n, s[i], true
 }
 
 // startsLikeCutLine reports whether the text after the line break (r, its

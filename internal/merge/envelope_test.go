@@ -910,3 +910,19 @@ func TestClosingRemarksInOtherWords(t *testing.T) {
 	}
 	runCases(t, cases)
 }
+
+// TestNextListItemAfterPreamble: a preamble, one line break, and the next
+// number of the document's ordered list: the item starts a line of its
+// own (go-redis's maintnotifications README); after a cut line of
+// indentation alone, the item is that line's rest.
+func TestNextListItemAfterPreamble(t *testing.T) {
+	doc := "## How It Works\n\n1. Redis sends push notifications about cluster maintenance operations\n2. Client creates new connections to updated endpoints\n" +
+		"3. Active operations transfer to new connections\n4. Old connections close gracefully\n\n\n## For more information, see the features\n"
+	k := strings.Index(doc, "\n4. Old")
+	nested := "1. a\n\n  2. b\n\n    3. c\n\n\n- a\n- b\n"
+	j := strings.Index(nested, "3. c")
+	runCases(t, []mergeCase{
+		{"the next item after a preamble", "markdown", []string{doc[:k], "Here is the remainder.\n" + doc[k:]}, doc, ""},
+		{"an item after a cut line of indentation", "markdown", []string{nested[:j], "Let me finish the article for you:\n\n" + nested[j:]}, nested, ""},
+	})
+}
