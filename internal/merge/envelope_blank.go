@@ -48,7 +48,7 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 		// write, here the document's last line break.
 		return true
 	}
-	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, itemVote, fenceCloseVote, lengthVote, wordVote, languageVote, junctionVote, gapVote} {
+	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, itemVote, fenceCloseVote, lengthVote, wordVote, languageVote, junctionVote, blockVote, gapVote} {
 		if keep, decided := vote(t, ctx); decided {
 			return keep
 		}
@@ -482,6 +482,103 @@ func gapVote(t string, ctx envCtx) (keep, decided bool) {
 		}
 	}
 	return false, false
+}
+
+// blockVote decides the line breaks between a preamble and the text
+// after it where the format's block structure says how many blank lines
+// stand between the document's last line (a) and the text's first (x):
+// one after a heading and before one, none between a heading's text and
+// its "=====" underline, and one between a list item and a paragraph that is not
+// the item's (unindented, no list marker: without the blank line
+// Markdown would read it as the item's lazy continuation). It decides
+// only where one reading gives that number; not inside a code block, nor
+// where the format has no headings.
+func blockVote(t string, ctx envCtx) (keep, decided bool) {
+	if ctx.heading == nil || ctx.doc == "" || ctx.end == 0 || ctx.inFence {
+		return false, false
+	}
+	m, r := leadingBreaks(t)
+	if m == 0 || r == "" || r[0] == '\r' {
+		return false, false
+	}
+	x, _, _ := strings.Cut(r, "\n")
+	x = strings.TrimRight(x, "\r")
+	if strings.TrimSpace(x) == "" {
+		return false, false
+	}
+	a, body, keepGap := gapEnds(ctx.site, m)
+	if a == "" {
+		return false, false
+	}
+	if f := ctx.fence; f.step(a) || f.open() {
+		// a opens a code block (or stands in one): x is code.
+		return false, false
+	}
+	b := strings.TrimSuffix(body, "\n")
+	above := strings.TrimRight(b[strings.LastIndexByte(b, '\n')+1:], "\r")
+	want := -1
+	switch {
+	case ctx.heading("", x) == 0 && ctx.heading(a, x) == 1:
+		// x underlines a ("=====": a rule of dashes after a blank line
+		// is a thematic break).
+		want = 0
+	case (ctx.heading(above, a) > 0 || ctx.heading("", x) > 0) && headingsSetApart(ctx.doc, ctx.heading):
+		want = 1
+	case listItem(a) && !isSpace(x[0]) && !ctx.syntax(x) && startsCapital(x):
+		want = 1
+	}
+	switch want {
+	case keepGap:
+		return true, true
+	case keepGap - 1:
+		return false, true
+	}
+	return false, false
+}
+
+// headingsSetApart reports whether the document's recent headings, one
+// at least with a line after it, all stand apart, a blank line (or the
+// document's start) before each and a blank line after: where one touches
+// a line of text, the document does not set its headings apart, and a
+// heading is no evidence of a blank line (goldmark's "# foo" + "## foo").
+func headingsSetApart(doc string, heading func(above, line string) int) bool {
+	lines := strings.Split(recentLines(doc, leadWindow), "\n")
+	seen := 0 // headings with a line after them
+	for i, l := range lines {
+		l = strings.TrimRight(l, "\r")
+		above := ""
+		if i > 0 {
+			above = strings.TrimRight(lines[i-1], "\r")
+		}
+		if strings.TrimSpace(l) == "" || heading(above, l) == 0 {
+			continue
+		}
+		if heading("", l) == 0 {
+			// A setext underline: the heading is the line above it.
+			if i > 1 && strings.TrimSpace(lines[i-2]) != "" {
+				return false
+			}
+		} else if strings.TrimSpace(above) != "" {
+			return false
+		}
+		if i+1 < len(lines)-1 {
+			if strings.TrimSpace(lines[i+1]) != "" {
+				return false
+			}
+			seen++
+		}
+	}
+	return seen > 0
+}
+
+// listItem reports whether a line opens a list item ("- x", "2. y").
+func listItem(line string) bool {
+	s := strings.TrimLeft(line, " \t")
+	if len(s) > 1 && strings.IndexByte("-*+", s[0]) >= 0 && s[1] == ' ' {
+		return true
+	}
+	_, _, ok := itemNumber(s)
+	return ok
 }
 
 // gapEnds returns the document's last line with text (a; "" when gapVote

@@ -926,3 +926,28 @@ func TestNextListItemAfterPreamble(t *testing.T) {
 		{"an item after a cut line of indentation", "markdown", []string{nested[:j], "Let me finish the article for you:\n\n" + nested[j:]}, nested, ""},
 	})
 }
+
+// TestBlockStructureAfterPreamble: the line breaks after a preamble, where
+// Markdown's blocks say how many blank lines stand between the document's
+// last line and the text's first: one between a list and a paragraph that
+// is not its item's (testify's SECURITY.md), one after a heading; none
+// where the cut line opens a code block whose first line reads like a
+// heading (go-openapi's testing rules).
+func TestBlockStructureAfterPreamble(t *testing.T) {
+	security := "# Security Policy\n\nThis policy outlines the commitment and practices of the go-openapi maintainers regarding security.\n\n" +
+		"## Vulnerability checks in place\n\nThis repository uses automated vulnerability scans, at every merged commit and at least once a week.\n\nWe use:\n\n" +
+		"* [`GitHub CodeQL`][codeql-url]\n* [`trivy`][trivy-url]\n* [`govulncheck`][govulncheck-url]\n\n" +
+		"Reports are centralized in github security reports and visible only to the maintainers.\n"
+	k := strings.Index(security, "\n\nReports")
+	heading := "# Security Policy\n\n## Supported Versions\n\nOnly the latest release is supported.\n\n## Reporting a Vulnerability\n\n" +
+		"The maintainers take security seriously. If you discover a vulnerability, please report it privately.\n"
+	h := strings.Index(heading, "\nThe maintainers")
+	testing := "## Running tests\n\n**Single module repos:**\n\n```sh\ngo test ./...\n```\n\n**Mono-repos (with `go.work`):**\n\n```sh\n" +
+		"# All modules\ngo test work ./...\n\n# Single module\ngo test ./conv/...\n```\n"
+	c := strings.Index(testing, "\n# All modules")
+	runCases(t, []mergeCase{
+		{"a paragraph after a list", "markdown", []string{security[:k], "*— continued —*\n" + security[k:]}, security, ""},
+		{"text after a heading", "markdown", []string{heading[:h], "Here's the rest.\n" + heading[h:]}, heading, ""},
+		{"code after the fence line that opens it", "markdown", []string{testing[:c], "Sure. Here's the continuation.\n\n" + testing[c:]}, testing, ""},
+	})
+}
