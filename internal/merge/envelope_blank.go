@@ -459,20 +459,8 @@ func gapVote(t string, ctx envCtx) (keep, decided bool) {
 	if ctx.doc == "" || ctx.end == 0 {
 		return false, false
 	}
-	m, r := leadingBreaks(t)
-	if m == 0 || r == "" || r[0] == '\r' {
-		return false, false
-	}
-	x := r
-	if i := strings.IndexByte(x, '\n'); i >= 0 {
-		x = x[:i]
-	}
-	x = strings.TrimRight(x, "\r")
-	if strings.TrimSpace(x) == "" {
-		return false, false
-	}
-	a, body, keepGap := gapEnds(ctx.site, m)
-	if a == "" {
+	a, body, x, keepGap, ok := gapLines(t, ctx)
+	if !ok {
 		return false, false
 	}
 	n := countGaps(body, a, x, keepGap)
@@ -497,17 +485,8 @@ func blockVote(t string, ctx envCtx) (keep, decided bool) {
 	if ctx.heading == nil || ctx.doc == "" || ctx.end == 0 || ctx.inFence {
 		return false, false
 	}
-	m, r := leadingBreaks(t)
-	if m == 0 || r == "" || r[0] == '\r' {
-		return false, false
-	}
-	x, _, _ := strings.Cut(r, "\n")
-	x = strings.TrimRight(x, "\r")
-	if strings.TrimSpace(x) == "" {
-		return false, false
-	}
-	a, body, keepGap := gapEnds(ctx.site, m)
-	if a == "" {
+	a, body, x, keepGap, ok := gapLines(t, ctx)
+	if !ok {
 		return false, false
 	}
 	if f := ctx.fence; f.step(a) || f.open() {
@@ -579,6 +558,25 @@ func listItem(line string) bool {
 	}
 	_, _, ok := itemNumber(s)
 	return ok
+}
+
+// gapLines reads the two lines whose gap the votes weigh: the document's
+// last line with text (a, see gapEnds) and the first line of the text
+// after the preamble's line breaks (x), with the document before a and
+// the gap if every line break is kept; ok false where there is no such
+// pair.
+func gapLines(t string, ctx envCtx) (a, body, x string, keepGap int, ok bool) {
+	m, r := leadingBreaks(t)
+	if m == 0 || r == "" || r[0] == '\r' {
+		return "", "", "", 0, false
+	}
+	x, _, _ = strings.Cut(r, "\n")
+	x = strings.TrimRight(x, "\r")
+	if strings.TrimSpace(x) == "" {
+		return "", "", "", 0, false
+	}
+	a, body, keepGap = gapEnds(ctx.site, m)
+	return a, body, x, keepGap, a != ""
 }
 
 // gapEnds returns the document's last line with text (a; "" when gapVote
