@@ -120,19 +120,27 @@ func itemVote(t string, ctx envCtx) (keep, decided bool) {
 	return false, false
 }
 
-// itemNumber reads the ordered list marker a line opens with ("12. ",
-// "3) "): its number and delimiter.
+// itemNumber reads the ordered list marker a line opens with after its
+// indentation ("12. ", "3) "): its number and delimiter.
 func itemNumber(line string) (n int, delim byte, ok bool) {
-	s := strings.TrimLeft(line, " \t")
+	n, delim, size := orderedMarker(strings.TrimLeft(line, " \t"))
+	return n, delim, size > 0
+}
+
+// orderedMarker reads the ordered list marker t opens with: up to nine
+// digits and '.' or ')', a space after them ("12. ", "3) "). It returns
+// the number, the delimiter and the marker's length without the space; 0
+// where t opens with none.
+func orderedMarker(t string) (n int, delim byte, size int) {
 	i := 0
-	for i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9' {
-		n = 10*n + int(s[i]-'0')
+	for i < len(t) && i < 9 && t[i] >= '0' && t[i] <= '9' {
+		n = 10*n + int(t[i]-'0')
 		i++
 	}
-	if i == 0 || i+1 >= len(s) || s[i] != '.' && s[i] != ')' || s[i+1] != ' ' {
-		return 0, 0, false
+	if i == 0 || i+1 >= len(t) || t[i] != '.' && t[i] != ')' || t[i+1] != ' ' {
+		return 0, 0, 0
 	}
-	return n, s[i], true
+	return n, t[i], i + 1
 }
 
 // startsLikeCutLine reports whether the text after the line break (r, its
@@ -503,7 +511,8 @@ func blockVote(t string, ctx envCtx) (keep, decided bool) {
 		want = 0
 	case (ctx.heading(above, a) > 0 || ctx.heading("", x) > 0) && headingsSetApart(ctx.doc, ctx.heading):
 		want = 1
-	case listItem(a) && !isSpace(x[0]) && !ctx.syntax(x) && startsCapital(x):
+	case listMarkerLen(strings.TrimLeft(a, " \t")) > 0 && !isSpace(x[0]) && (ctx.syntax == nil || !ctx.syntax(x)) && startsCapital(x):
+		// a opens a list item ("- x", "2. y").
 		want = 1
 	}
 	switch want {
@@ -548,16 +557,6 @@ func headingsSetApart(doc string, heading func(above, line string) int) bool {
 		}
 	}
 	return seen > 0
-}
-
-// listItem reports whether a line opens a list item ("- x", "2. y").
-func listItem(line string) bool {
-	s := strings.TrimLeft(line, " \t")
-	if len(s) > 1 && strings.IndexByte("-*+", s[0]) >= 0 && s[1] == ' ' {
-		return true
-	}
-	_, _, ok := itemNumber(s)
-	return ok
 }
 
 // gapLines reads the two lines whose gap the votes weigh: the document's
@@ -671,12 +670,8 @@ func roomFor(a, x string, width int) bool {
 // marker ("2.  What" and "3. Why" lead alike), for the votes on gaps.
 func voteLead(line string) string {
 	t := strings.TrimLeft(line, " \t")
-	i := 0
-	for i < len(t) && i < 9 && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	if i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && t[i+1] == ' ' {
-		return line[:len(line)-len(t)] + "1" + t[i:i+1] + " "
+	if _, d, size := orderedMarker(t); size > 0 {
+		return line[:len(line)-len(t)] + "1" + string(d) + " "
 	}
 	return lineLead(line)
 }

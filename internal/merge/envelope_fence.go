@@ -302,20 +302,11 @@ func container(line string) (rest string, quotes, indent int) {
 // listMarkerLen is the length of the list item marker t opens with ("-",
 // "*", "+", "1.", "1)"), followed by a space; 0 when it opens with none.
 func listMarkerLen(t string) int {
-	i := 0
-	for i < len(t) && i < 9 && t[i] >= '0' && t[i] <= '9' {
-		i++
+	if _, _, size := orderedMarker(t); size > 0 {
+		return size
 	}
-	switch {
-	case i > 0 && i < len(t) && (t[i] == '.' || t[i] == ')'):
-		i++
-	case i == 0 && t != "" && strings.IndexByte("-*+", t[0]) >= 0:
-		i = 1
-	default:
-		return 0
-	}
-	if i < len(t) && t[i] == ' ' {
-		return i
+	if len(t) > 1 && strings.IndexByte("-*+", t[0]) >= 0 && t[1] == ' ' {
+		return 1
 	}
 	return 0
 }
@@ -427,14 +418,11 @@ func containerMarkers(p string) bool {
 		case strings.IndexByte("-*+", p[0]) >= 0 && len(p) > 1 && p[1] == ' ':
 			p = p[2:]
 		case p[0] >= '0' && p[0] <= '9':
-			i := 0
-			for i < len(p) && i < 9 && p[i] >= '0' && p[i] <= '9' {
-				i++
-			}
-			if i+1 >= len(p) || p[i] != '.' && p[i] != ')' || p[i+1] != ' ' {
+			_, _, size := orderedMarker(p)
+			if size == 0 {
 				return false
 			}
-			p = p[i+2:]
+			p = p[size+1:]
 		default:
 			return false
 		}

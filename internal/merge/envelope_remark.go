@@ -1395,10 +1395,10 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	}
 	r.score++
 	r.evidence = append([]string{"last paragraph of the answer"}, r.evidence...)
-	// The document's voice is read from all of it before the paragraph:
-	// what the merge holds, and the chunk's own text before it (all of a
-	// single-chunk answer's).
-	doc := c.doc + body
+	// The document's recent text before the paragraph: what the merge
+	// holds, then the chunk's own text before it (all of a single-chunk
+	// answer's document). Its voice, frames and headings are read from it.
+	before := tailJoin(c.doc, body, proseWindow+1)
 	// The document's own names for its subject are read from the text
 	// before the paragraph (the chunk's and the document's before it);
 	// a paragraph in the model's voice (to the reader, of itself) names
@@ -1435,11 +1435,11 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 		// section of the document; a model's note stands alone.
 		r.add(-3, "a label over its text")
 	}
-	framed := framedLikeDocument(lines[0], tail(c.doc, proseWindow)+tail(body, proseWindow))
+	framed := framedLikeDocument(lines[0], before)
 	if framed {
 		r.add(-3, "the document frames lines so")
 	}
-	if blank && underHeading(body, c) {
+	if blank && underHeading(before, c.heading) {
 		// A model closes an answer after the document's last section,
 		// not as the text of a heading with nothing under it.
 		r.add(-3, "the only text under a heading")
@@ -1468,7 +1468,7 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	if afterFence {
 		r.add(4, "after the fence that closed the answer")
 	}
-	voiceEvidence(strings.Join(lines, " "), doc, &r)
+	voiceEvidence(strings.Join(lines, " "), before, &r)
 	unlikeDocument(c.doc, c.syntax, &r)
 	if len(lines) == 1 {
 		paragraphShape(c.doc, &r)
@@ -1489,22 +1489,22 @@ func judgeTrailer(lines []string, body string, afterFence, blank bool, c envCtx)
 	return r, true
 }
 
-// underHeading reports whether the last line with text of body (the
-// answer's last text before a closing paragraph, after the document
-// before it) heads a section, as the format reads headings, in a document
-// that leaves no section empty: where no heading stands right over
-// another of its level or a higher one (a template's, a specification's
-// examples), a heading with nothing under it is the document's as well.
-func underHeading(body string, c envCtx) bool {
-	if c.heading == nil {
+// underHeading reports whether the last line with text of before (the
+// document's recent text before a closing paragraph) heads a section, as
+// the format reads headings (nil: it has none), in a document that leaves
+// no section empty: where a heading stands right over another of its
+// level or a higher one (a template's, a specification's examples), a
+// heading with nothing under it is the document's as well.
+func underHeading(before string, heading func(above, line string) int) bool {
+	if heading == nil {
 		return false
 	}
-	w := strings.TrimRight(recentLines(c.doc+body, proseWindow), " \t\r\n")
+	w := strings.TrimRight(recentLines(before, proseWindow), " \t\r\n")
 	above, level := "", 0
 	for l := range strings.Lines(w) {
 		l = strings.TrimRight(l, "\r\n")
 		if strings.TrimSpace(l) != "" {
-			h := c.heading(above, l)
+			h := heading(above, l)
 			if h > 0 && level > 0 && h <= level {
 				return false
 			}

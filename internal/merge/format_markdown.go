@@ -210,11 +210,8 @@ func markdownSyntax(line string) bool {
 	if _, ok := fenceLine(s); ok {
 		return true
 	}
-	i := 0
-	for i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return i > 0 && i+1 < len(s) && (s[i] == '.' || s[i] == ')') && s[i+1] == ' '
+	_, _, size := orderedMarker(s)
+	return size > 0
 }
 
 // markdownHeading returns the level of a Markdown heading line: an ATX

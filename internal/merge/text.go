@@ -32,6 +32,15 @@ func recentLines(s string, n int) string {
 	return w
 }
 
+// tailJoin returns the last n bytes of a+b (all when shorter) without
+// copying the rest of a.
+func tailJoin(a, b string, n int) string {
+	if len(b) >= n {
+		return b[len(b)-n:]
+	}
+	return tail(a, n-len(b)) + b
+}
+
 // head returns the first n bytes of s (all of s when shorter).
 func head(s string, n int) string {
 	if len(s) <= n {
