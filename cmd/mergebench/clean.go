@@ -137,16 +137,10 @@ func cleanHabits(only string, every int, verbose bool) error {
 				continue
 			}
 			for tr := 0; tr < 5; tr++ {
-				r := rand.New(rand.NewPCG(3, caseStream(d.name, h.name, tr)))
-				pos := []int{0, len(d.text)}
-				if !h.single {
-					pos = cutPositions(r, d)
-				}
-				texts, ok := h.build(newEnv(r, d, book), pos)
+				c, ok := buildCase(tuning, d, h, tr, 3, book)
 				if !ok {
 					continue
 				}
-				c := benchCase{tuning, d, h.name, tr, asChunks(texts), pos}
 				res, err := merge.Merge(merge.Options{Format: d.format}, c.chunks)
 				if err != nil {
 					return err

@@ -129,17 +129,12 @@ func habitCases(docs []doc, trials int, seed int64, only string, yield func(benc
 				k := per[[2]string{d.format, h.name}]
 				n := max(trials, (minCell+k-1)/k)
 				for tr, done := 0, 0; done < n && tr < 5*n; tr++ {
-					r := rand.New(rand.NewPCG(uint64(seed), caseStream(d.name, h.name, tr)))
-					pos := []int{0, len(d.text)}
-					if !h.single {
-						pos = cutPositions(r, d)
-					}
-					texts, ok := h.build(newEnv(r, d, books[half]), pos)
+					c, ok := buildCase(half, d, h, tr, uint64(seed), books[half])
 					if !ok {
 						continue
 					}
 					done++
-					if err := yield(benchCase{half, d, h.name, tr, asChunks(texts), pos}); err != nil {
+					if err := yield(c); err != nil {
 						return err
 					}
 				}
@@ -147,6 +142,22 @@ func habitCases(docs []doc, trials int, seed int64, only string, yield func(benc
 		}
 	}
 	return nil
+}
+
+// buildCase cuts d and continues it with habit h for trial tr, drawing
+// from the case's own random stream and the half's phrasings; false when
+// the habit finds nothing to do in this cutting.
+func buildCase(half int, d doc, h habit, tr int, seed uint64, book *phrasebook) (benchCase, bool) {
+	r := rand.New(rand.NewPCG(seed, caseStream(d.name, h.name, tr)))
+	pos := []int{0, len(d.text)}
+	if !h.single {
+		pos = cutPositions(r, d)
+	}
+	texts, ok := h.build(newEnv(r, d, book), pos)
+	if !ok {
+		return benchCase{}, false
+	}
+	return benchCase{half, d, h.name, tr, asChunks(texts), pos}, true
 }
 
 // caseStream numbers a case's random stream.
