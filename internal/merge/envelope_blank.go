@@ -48,7 +48,7 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 		// write, here the document's last line break.
 		return true
 	}
-	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, itemVote, fenceCloseVote, lengthVote, wordVote, languageVote, junctionVote, blockVote, gapVote} {
+	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, fenceLineVote, itemVote, fenceCloseVote, lengthVote, wordVote, languageVote, junctionVote, blockVote, gapVote} {
 		if keep, decided := vote(t, ctx); decided {
 			return keep
 		}
@@ -80,6 +80,9 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 	if isLetter(ctx.end) && isLetter(r[0]) {
 		return false
 	}
+	if proseBreak(r, ctx) {
+		return true
+	}
 	return muchLongerThanLines(ctx.doc, "", utf8.RuneCountInString(ctx.partial)+utf8.RuneCountInString(first))
 }
 
@@ -90,6 +93,51 @@ func formatVote(t string, ctx envCtx) (keep, decided bool) {
 		return false, false
 	}
 	return ctx.lineBreak(t)
+}
+
+// fenceLineVote: a cut line that is a whole fence line ends there when
+// the text cannot go on with it. A line that closes the code block the
+// document stands in can have nothing after it: glued to it, the text
+// would turn the rest of the document into code. A line that opens a
+// block takes the text as the rest of its info string only where that
+// makes one word ("```" + "json"); a first line with spaces in it ("```"
+// + "go run main.go", "```sh" + "go install …") is the block's first line
+// of code. It does not decide text that starts with a space or with the
+// fence's own character, nor after an info string of several words or a
+// space (the fence line may go on).
+func fenceLineVote(t string, ctx envCtx) (keep, decided bool) {
+	if !ctx.docFenced || ctx.atLineStart {
+		return false, false
+	}
+	r, ok := cutLineBreak(t)
+	if !ok || r == "" || isSpace(r[0]) {
+		return false, false
+	}
+	info, ok := fenceLine(ctx.partial)
+	if !ok {
+		return false, false
+	}
+	char := strings.TrimLeft(ctx.partial, " ")[0]
+	if r[0] == char {
+		return false, false
+	}
+	f := ctx.fence
+	wasOpen := f.open()
+	if !f.step(ctx.partial) {
+		return false, false
+	}
+	if wasOpen {
+		return true, true
+	}
+	if strings.ContainsAny(info, " \t") || isSpace(ctx.end) {
+		// The info string has words already, or the cut fell after the
+		// space before one ("~~~ " + "aa ``` ~~~"): more may follow.
+		return false, false
+	}
+	first, _, _ := strings.Cut(r, "\n")
+	first = strings.TrimRight(first, " \t\r")
+	glued := info + first
+	return strings.ContainsAny(glued, " \t") || char == '`' && strings.Contains(glued, "`"), true
 }
 
 // itemVote: after a cut line, text that opens with the next number of
@@ -210,6 +258,20 @@ func firstByteVote(r string, ctx envCtx) (keep, decided bool) {
 		return true, true
 	}
 	return false, false
+}
+
+// proseBreak reports whether a prose line cut right after a comma, a
+// semicolon or a closing bracket ("your contribution," + "this simply",
+// "(see <https://…>" + "or `go doc`") ends there: prose puts a space
+// between such a mark and the word after it, so the text after it starts
+// a line, unless the document itself glues that mark to a letter
+// somewhere (code, a URL's "a,b").
+func proseBreak(r string, ctx envCtx) bool {
+	if strings.IndexByte(",;)>", ctx.end) < 0 || !isLetter(r[0]) || ctx.inFence || !strings.Contains(ctx.partial, " ") {
+		return false
+	}
+	glued, _ := classJunctions(tail(ctx.doc, leadWindow), ctx.end, 'a', 0, 1)
+	return glued == 0
 }
 
 // listMarker reports whether a cut line is a list item's marker and

@@ -951,3 +951,34 @@ func TestBlockStructureAfterPreamble(t *testing.T) {
 		{"code after the fence line that opens it", "markdown", []string{testing[:c], "Sure. Here's the continuation.\n\n" + testing[c:]}, testing, ""},
 	})
 }
+
+// A document cut right at the end of a line, the continuation opening with
+// a remark and then the document's own line break: where the cut line is a
+// whole fence line, or prose ended by a comma or a bracket, the text after
+// it starts a line.
+func TestCutLineEndsAfterPreamble(t *testing.T) {
+	install := "## Install\n\n```sh\ngo install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@latest\n```\n\nThen run it.\n"
+	i := strings.Index(install, "\ngo install")
+	run := "Build the example:\n\n```\ngo run main.go\n```\n"
+	r := strings.Index(run, "\ngo run")
+	json := "The response:\n\n```json\n{\"ok\": true}\n```\n"
+	j := strings.Index(json, "json\n")
+	titled := "Save it as:\n\n~~~ python title=main.py\nprint(\"hi\")\n~~~\n"
+	w, p := strings.Index(titled, "n.py"), strings.Index(titled, "python")
+	closing := "Check you have the latest version. Run\n```\ngo get -u golang.org/x/lint/golint\n```\nIf you still have problems, consider filing an issue.\n"
+	c := strings.Index(closing, "\nIf you still")
+	cla := "Contributions to this project must be accompanied by a Contributor License\nAgreement. You (or your employer) retain the copyright to your contribution,\nthis simply gives us permission to use and redistribute your contributions as\npart of the project.\n"
+	k := strings.Index(cla, "\nthis simply")
+	txtar := "Each text file is a txtar archive (see <https://pkg.go.dev/golang.org/x/tools/txtar>\nor `go doc txtar`).\n\nThe comment at the top of the archive is a JSON object.\n"
+	x := strings.Index(txtar, "\nor `go doc")
+	runCases(t, []mergeCase{
+		{"code after the fence line that opens a block", "markdown", []string{install[:i], "Continuing from where I left off.\n" + install[i:]}, install, ""},
+		{"a command after a bare fence line", "markdown", []string{run[:r], "Here's the rest.\n" + run[r:]}, run, ""},
+		{"an info string's word goes on", "markdown", []string{json[:j], "Here's the rest:\n\n" + json[j:]}, json, ""},
+		{"an info string of words goes on", "markdown", []string{titled[:w], "Here's the rest:\n\n" + titled[w:]}, titled, ""},
+		{"an info string after its space goes on", "markdown", []string{titled[:p], "Here's the rest:\n\n" + titled[p:]}, titled, ""},
+		{"text after the fence line that closes a block", "markdown", []string{closing[:c], "Continuing.\n" + closing[c:]}, closing, ""},
+		{"prose after a comma", "markdown", []string{cla[:k], "Picking up where I stopped.\n" + cla[k:]}, cla, ""},
+		{"prose after a bracket", "markdown", []string{txtar[:x], "Let me continue.\n" + txtar[x:]}, txtar, ""},
+	})
+}
