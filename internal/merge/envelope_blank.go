@@ -48,7 +48,7 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 		// write, here the document's last line break.
 		return true
 	}
-	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, fenceLineVote, itemVote, fenceCloseVote, lengthVote, wordVote, languageVote, junctionVote, blockVote, gapVote} {
+	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, fenceLineVote, spanVote, itemVote, fenceCloseVote, lengthVote, wordVote, languageVote, junctionVote, blockVote, gapVote} {
 		if keep, decided := vote(t, ctx); decided {
 			return keep
 		}
@@ -138,6 +138,26 @@ func fenceLineVote(t string, ctx envCtx) (keep, decided bool) {
 	first = strings.TrimRight(first, " \t\r")
 	glued := info + first
 	return strings.ContainsAny(glued, " \t") || char == '`' && strings.Contains(glued, "`"), true
+}
+
+// spanVote: text whose first line closes an inline span the cut line
+// opened ("[`io." + "WriterTo`](…)", "*   **Security:" + "** A security
+// issue…") goes on with the cut line. A span may also cross a line break,
+// but a cut falls inside a line far more often than at its end. Not in a
+// code block, where the marks are text.
+func spanVote(t string, ctx envCtx) (keep, decided bool) {
+	if ctx.atLineStart || ctx.inFence || ctx.partial == "" {
+		return false, false
+	}
+	r, ok := cutLineBreak(t)
+	if !ok || r == "" || isSpace(r[0]) {
+		return false, false
+	}
+	first, _, _ := strings.Cut(r, "\n")
+	if closesSpan(ctx.partial, strings.TrimRight(first, "\r")) {
+		return false, true
+	}
+	return false, false
 }
 
 // itemVote: after a cut line, text that opens with the next number of
@@ -238,9 +258,13 @@ func firstByteVote(r string, ctx envCtx) (keep, decided bool) {
 		// (After a list item's bare marker, spaces set its text apart:
 		// "1." + "  foo".)
 		return true, true
-	case strings.IndexByte(".!?:;", ctx.end) >= 0 && !strings.HasSuffix(ctx.partial, "::") && (c >= 'A' && c <= 'Z' || strings.IndexByte("-+@#/*>|", c) >= 0):
+	case ctx.end == ':' && len(r) > 2 && strings.HasPrefix(r, "//") && isWordByte(r[2]):
+		// A URL's scheme and host: "http:" + "//example.com" (not a
+		// comment: "mind:" + "//" + "\n//  - For").
+		return false, true
+	case strings.IndexByte(".!?:;", ctx.end) >= 0 && !strings.HasSuffix(ctx.partial, "::") && !strings.HasSuffix(ctx.partial, "..") && (c >= 'A' && c <= 'Z' || strings.IndexByte("-+@#/*>|", c) >= 0):
 		// (Not after "::", a scope's, which no sentence ends with:
-		// "ThreadContext::" + "OnFinished".)
+		// "ThreadContext::" + "OnFinished"; nor after "..", a path's.)
 		// Unless the document already glues that punctuation to a word
 		// ("types." + "Signature", "::)?" + "Unlock").
 		return !isWordByte(c) || !gluePlausible(tail(ctx.doc, leadWindow), r), true

@@ -971,7 +971,10 @@ func TestCutLineEndsAfterPreamble(t *testing.T) {
 	k := strings.Index(cla, "\nthis simply")
 	txtar := "Each text file is a txtar archive (see <https://pkg.go.dev/golang.org/x/tools/txtar>\nor `go doc txtar`).\n\nThe comment at the top of the archive is a JSON object.\n"
 	x := strings.Index(txtar, "\nor `go doc")
+	comment := "// Some of the effects of this to keep in mind:\n//\n//  - For files without //line directives there is no impact.\npackage ir\n"
+	m := strings.Index(comment, "\n//\n")
 	runCases(t, []mergeCase{
+		{"a comment line after a colon", "code", []string{comment[:m], "Continuing from where I left off...\n" + comment[m:]}, comment, ""},
 		{"code after the fence line that opens a block", "markdown", []string{install[:i], "Continuing from where I left off.\n" + install[i:]}, install, ""},
 		{"a command after a bare fence line", "markdown", []string{run[:r], "Here's the rest.\n" + run[r:]}, run, ""},
 		{"an info string's word goes on", "markdown", []string{json[:j], "Here's the rest:\n\n" + json[j:]}, json, ""},
@@ -980,5 +983,25 @@ func TestCutLineEndsAfterPreamble(t *testing.T) {
 		{"text after the fence line that closes a block", "markdown", []string{closing[:c], "Continuing.\n" + closing[c:]}, closing, ""},
 		{"prose after a comma", "markdown", []string{cla[:k], "Picking up where I stopped.\n" + cla[k:]}, cla, ""},
 		{"prose after a bracket", "markdown", []string{txtar[:x], "Let me continue.\n" + txtar[x:]}, txtar, ""},
+	})
+}
+
+// A document cut inside a line, the continuation opening with a remark and
+// a blank line: text that closes a span the cut line opened, or goes on
+// with a URL or a path, goes on with the cut line.
+func TestCutLineGoesOnAfterPreamble(t *testing.T) {
+	span := "## Readahead\n\nThe readahead object also fulfills the [`io.WriterTo`](https://golang.org/pkg/io/#WriterTo) interface, which is likely to speed up `io.Copy`.\n"
+	s := strings.Index(span, "WriterTo`]")
+	bold := "We reserve the right to make breaking changes for the following\nreasons:\n\n*   **Security:** A security issue in the specification may\n    come to light.\n"
+	b := strings.Index(bold, "** A security")
+	url := "You may obtain a copy of the License at\n\n  http://www.apache.org/licenses/LICENSE-2.0\n\nUnless required by applicable law.\n"
+	u := strings.Index(url, "//www")
+	path := "It is the companion tool for [`protoc-gen-openapiv3`](../protoc-gen-openapiv3/),\nwhich emits one document per proto file.\n"
+	p := strings.Index(path, "/protoc-gen-openapiv3/)")
+	runCases(t, []mergeCase{
+		{"a code span's close", "markdown", []string{span[:s], "Continuing from where I left off.\n\n" + span[s:]}, span, ""},
+		{"a strong emphasis's close", "markdown", []string{bold[:b], "Here's the rest.\n\n" + bold[b:]}, bold, ""},
+		{"a URL after its scheme", "markdown", []string{url[:u], "Let me continue.\n\n" + url[u:]}, url, ""},
+		{"a relative path after its dots", "markdown", []string{path[:p], "Picking up where I stopped.\n\n" + path[p:]}, path, ""},
 	})
 }
