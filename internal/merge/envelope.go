@@ -196,8 +196,11 @@ func (e *envelope) cutPreamble(c envCtx) {
 	e.preamble.removed = true
 	e.judged = strings.HasPrefix(t, "\n") || strings.HasPrefix(t, "\r\n")
 	// Before a fence line, a blank line is the remark's: a model introduces
-	// its wrapper so ("Here's the rest:\n\n```csv").
-	keep := blankLineIsNew(t, c) && !fenceAfterBlank(t)
+	// its wrapper so ("Here's the rest:\n\n```csv"); not before the line
+	// that closes the document's own block after a cut line of code
+	// ("}" + "```"), which starts a line.
+	next, _ := cutLineBreak(t)
+	keep := blankLineIsNew(t, c) && !(fenceAfterBlank(t) && !closesBlock(next, c))
 	if keep == c.flipBlank {
 		if strings.HasPrefix(t, "\n") {
 			t = t[1:]

@@ -48,7 +48,7 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 		// write, here the document's last line break.
 		return true
 	}
-	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, fenceLineVote, spanVote, itemVote, fenceCloseVote, lengthVote, wordVote, languageVote, junctionVote, blockVote, gapVote} {
+	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, fenceLineVote, spanVote, itemVote, fenceCloseVote, lengthVote, wordVote, indentVote, languageVote, junctionVote, blockVote, gapVote} {
 		if keep, decided := vote(t, ctx); decided {
 			return keep
 		}
@@ -100,17 +100,25 @@ func formatVote(t string, ctx envCtx) (keep, decided bool) {
 // document stands in can have nothing after it: glued to it, the text
 // would turn the rest of the document into code. A line that opens a
 // block takes the text as the rest of its info string only where that
-// makes one word ("```" + "json"); a first line with spaces in it ("```"
-// + "go run main.go", "```sh" + "go install …") is the block's first line
-// of code. It does not decide text that starts with a space or with the
-// fence's own character, nor after an info string of several words or a
-// space (the fence line may go on).
+// makes one word, a language's name ("```" + "json"); a first line that
+// has spaces in it ("```" + "go run main.go", "```sh" + "go install …")
+// or opens with a mark ("~~~" + "\\[\\]") is the block's first line of
+// code. And inside a block, text whose first line closes it starts a line:
+// glued to a line of code it would close nothing. It does not decide text
+// that starts with a space or with the fence's own character, nor after
+// an info string of several words or a space (the fence line may go on).
 func fenceLineVote(t string, ctx envCtx) (keep, decided bool) {
 	if !ctx.docFenced || ctx.atLineStart {
 		return false, false
 	}
 	r, ok := cutLineBreak(t)
-	if !ok || r == "" || isSpace(r[0]) {
+	if !ok || r == "" {
+		return false, false
+	}
+	if closesBlock(r, ctx) {
+		return true, true
+	}
+	if isSpace(r[0]) {
 		return false, false
 	}
 	info, ok := fenceLine(ctx.partial)
@@ -137,16 +145,17 @@ func fenceLineVote(t string, ctx envCtx) (keep, decided bool) {
 	first, _, _ := strings.Cut(r, "\n")
 	first = strings.TrimRight(first, " \t\r")
 	glued := info + first
-	return strings.ContainsAny(glued, " \t") || char == '`' && strings.Contains(glued, "`"), true
+	return !isLetter(glued[0]) || strings.ContainsAny(glued, " \t") || char == '`' && strings.Contains(glued, "`"), true
 }
 
 // spanVote: text whose first line closes an inline span the cut line
 // opened ("[`io." + "WriterTo`](…)", "*   **Security:" + "** A security
 // issue…") goes on with the cut line. A span may also cross a line break,
-// but a cut falls inside a line far more often than at its end. Not in a
-// code block, where the marks are text.
+// but a cut falls inside a line far more often than at its end. Only where
+// the format has inline markup, and not in a code block, where the marks
+// are text.
 func spanVote(t string, ctx envCtx) (keep, decided bool) {
-	if ctx.atLineStart || ctx.inFence || ctx.partial == "" {
+	if ctx.markup == nil || ctx.atLineStart || ctx.inFence || ctx.partial == "" {
 		return false, false
 	}
 	r, ok := cutLineBreak(t)
@@ -158,6 +167,56 @@ func spanVote(t string, ctx envCtx) (keep, decided bool) {
 		return false, true
 	}
 	return false, false
+}
+
+// closesBlock reports whether the text after a line break (r) opens with
+// the line that closes the code block the document stands in, where glued
+// to the cut line (a line of code) it would close nothing.
+func closesBlock(r string, ctx envCtx) bool {
+	if !ctx.inFence || ctx.atLineStart {
+		return false
+	}
+	first, _, _ := strings.Cut(r, "\n")
+	alone, glued := ctx.fence, ctx.fence
+	return alone.step(first) && !glued.step(ctx.partial+first)
+}
+
+// indentVote: outside code, text that opens with indentation right after
+// a word ("(instead of" + "  allocated zero value") starts a line: prose
+// puts one space between words, a wrapped list item's line indents. Not
+// where the document itself sets words apart by more inside a line.
+func indentVote(t string, ctx envCtx) (keep, decided bool) {
+	if ctx.inFence || ctx.atLineStart || !isLetter(ctx.end) || !ctx.docFenced {
+		return false, false
+	}
+	r, ok := cutLineBreak(t)
+	if !ok {
+		return false, false
+	}
+	lead := strings.TrimLeft(r, " \t")
+	if len(r)-len(lead) < 2 && !strings.HasPrefix(r, "\t") || lead == "" || !isLetter(lead[0]) {
+		return false, false
+	}
+	return !alignsWords(tail(ctx.doc, leadWindow)), true
+}
+
+// alignsWords reports whether w sets words apart inside a line by more
+// than a space (a tab, a run of spaces: columns), as a table or a list of
+// tab-separated fields does.
+func alignsWords(w string) bool {
+	for i := 1; i < len(w); i++ {
+		if !isLetter(w[i-1]) || w[i] != '\t' && !strings.HasPrefix(w[i:], "  ") {
+			continue
+		}
+		j := i
+		for j < len(w) && (w[j] == ' ' || w[j] == '\t') {
+			j++
+		}
+		if j < len(w) && w[j] != '\n' && w[j] != '\r' {
+			return true
+		}
+	}
+	return false
 }
 
 // itemVote: after a cut line, text that opens with the next number of

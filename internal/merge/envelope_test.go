@@ -973,7 +973,16 @@ func TestCutLineEndsAfterPreamble(t *testing.T) {
 	x := strings.Index(txtar, "\nor `go doc")
 	comment := "// Some of the effects of this to keep in mind:\n//\n//  - For files without //line directives there is no impact.\npackage ir\n"
 	m := strings.Index(comment, "\n//\n")
+	gh := "Install it:\n\n```go\nimport \"github.com/google/go-github/github\" // with go modules disabled\n```\n\nConstruct a new GitHub client.\n"
+	g := strings.Index(gh, "\n```\n\nConstruct")
+	escaped := "Backslashes in a fenced block stay:\n\n~~~\n\\[\\]\n~~~\n"
+	e := strings.Index(escaped, "\n\\[")
+	wrapped := "* If source pointer is nil, then destination pointer is set to nil (instead of\n  allocated zero value)\n* Slices are merged.\n"
+	n := strings.Index(wrapped, "\n  allocated")
 	runCases(t, []mergeCase{
+		{"the fence line that closes a block after code", "markdown", []string{gh[:g], "Continuing from where I left off.\n" + gh[g:]}, gh, ""},
+		{"a code line that opens with a mark after a fence line", "markdown", []string{escaped[:e], "Here's the rest.\n" + escaped[e:]}, escaped, ""},
+		{"a list item's indented line after a word", "markdown", []string{wrapped[:n], "Let me continue.\n" + wrapped[n:]}, wrapped, ""},
 		{"a comment line after a colon", "code", []string{comment[:m], "Continuing from where I left off...\n" + comment[m:]}, comment, ""},
 		{"code after the fence line that opens a block", "markdown", []string{install[:i], "Continuing from where I left off.\n" + install[i:]}, install, ""},
 		{"a command after a bare fence line", "markdown", []string{run[:r], "Here's the rest.\n" + run[r:]}, run, ""},
