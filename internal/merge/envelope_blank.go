@@ -48,7 +48,7 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 		// write, here the document's last line break.
 		return true
 	}
-	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, fenceLineVote, spanVote, itemVote, fenceCloseVote, lengthVote, wordVote, indentVote, languageVote, junctionVote, blockVote, gapVote} {
+	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, fenceLineVote, spanVote, itemVote, fenceCloseVote, lengthVote, wordVote, indentVote, languageVote, junctionVote, blockVote, paragraphVote, gapVote} {
 		if keep, decided := vote(t, ctx); decided {
 			return keep
 		}
@@ -667,6 +667,39 @@ func blockVote(t string, ctx envCtx) (keep, decided bool) {
 		return false, true
 	}
 	return false, false
+}
+
+// paragraphVote: a line of prose that ends without a sentence's end,
+// followed by a line that opens with a lower-case word, goes on in the same
+// paragraph: no blank line between them ("then an import to the _time_
+// package" + "is added even if it is not needed."). Not in a code block,
+// nor after a heading, a table row, a list item (text after one may be a
+// paragraph of its own) or a line of one word (goldmark's "aaa" + "bbb"
+// examples set such lines apart).
+func paragraphVote(t string, ctx envCtx) (keep, decided bool) {
+	if ctx.heading == nil || ctx.doc == "" || ctx.end == 0 || ctx.inFence {
+		return false, false
+	}
+	a, body, x, keepGap, ok := gapLines(t, ctx)
+	if !ok || keepGap > 1 {
+		return false, false
+	}
+	if f := ctx.fence; f.step(a) || f.open() {
+		return false, false
+	}
+	b := strings.TrimSuffix(body, "\n")
+	above := strings.TrimRight(b[strings.LastIndexByte(b, '\n')+1:], "\r")
+	lead := strings.TrimLeft(a, " \t")
+	end := strings.TrimRight(a, " \t\r")
+	if !strings.Contains(lead, " ") || end == "" || strings.IndexByte(".!?:;", end[len(end)-1]) >= 0 ||
+		ctx.heading(above, a) > 0 || lead[0] == '|' || listMarkerLen(lead) > 0 || ctx.syntax != nil && ctx.syntax(x) {
+		return false, false
+	}
+	xl := strings.TrimLeft(x, " \t")
+	if xl == "" || xl[0] < 'a' || xl[0] > 'z' {
+		return false, false
+	}
+	return keepGap == 0, true
 }
 
 // headingsSetApart reports whether the document's recent headings, one

@@ -1014,3 +1014,17 @@ func TestCutLineGoesOnAfterPreamble(t *testing.T) {
 		{"a relative path after its dots", "markdown", []string{path[:p], "Picking up where I stopped.\n\n" + path[p:]}, path, ""},
 	})
 }
+
+// A paragraph cut at the end of one of its lines, the continuation opening
+// with a remark and a blank line: a lower-case word after a line that ends
+// without a sentence's end goes on in the same paragraph.
+func TestParagraphGoesOnAfterPreamble(t *testing.T) {
+	para := "## Timestamps\n\nFields of type Timestamp become time.Time in the generated code.\n\nDurations become time.Duration the same way.\n\n" +
+		"Both need the gogoproto extension in the file's options.\n\nThe plugin rewrites each field with the `stdtime` extension, then an import of the time package\n" +
+		"is added even if it is not needed.\n\nRemove it by hand when the build complains.\n"
+	p := strings.Index(para, "\nis added")
+	runCases(t, []mergeCase{
+		{"cut at the line's end", "markdown", []string{para[:p], "Continuing from where I left off.\n\n" + para[p:]}, para, ""},
+		{"cut after the line break", "markdown", []string{para[:p+1], "Here's the rest.\n\n" + para[p+1:]}, para, ""},
+	})
+}
