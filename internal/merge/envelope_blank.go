@@ -48,7 +48,7 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 		// write, here the document's last line break.
 		return true
 	}
-	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, fenceLineVote, spanVote, itemVote, fenceCloseVote, lengthVote, wordVote, indentVote, languageVote, junctionVote, blockVote, paragraphVote, gapVote} {
+	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, fenceLineVote, spanVote, itemVote, fenceCloseVote, lengthVote, wordVote, indentVote, languageVote, junctionVote, blockVote, paragraphVote, openerVote, gapVote} {
 		if keep, decided := vote(t, ctx); decided {
 			return keep
 		}
@@ -697,6 +697,27 @@ func paragraphVote(t string, ctx envCtx) (keep, decided bool) {
 	}
 	xl := strings.TrimLeft(x, " \t")
 	if xl == "" || xl[0] < 'a' || xl[0] > 'z' {
+		return false, false
+	}
+	return keepGap == 0, true
+}
+
+// openerVote: in a code block, the line after one that ends by opening a
+// bracket ("import (", "func main() {") follows it with no blank line
+// between: the bracket's first item.
+func openerVote(t string, ctx envCtx) (keep, decided bool) {
+	if !ctx.inFence || ctx.doc == "" || ctx.end == 0 {
+		return false, false
+	}
+	a, _, _, keepGap, ok := gapLines(t, ctx)
+	if !ok || keepGap > 1 {
+		return false, false
+	}
+	if f := ctx.fence; f.step(a) {
+		return false, false
+	}
+	end := strings.TrimRight(a, " \t\r")
+	if end == "" || strings.IndexByte("({[", end[len(end)-1]) < 0 {
 		return false, false
 	}
 	return keepGap == 0, true

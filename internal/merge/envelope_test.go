@@ -1023,7 +1023,10 @@ func TestParagraphGoesOnAfterPreamble(t *testing.T) {
 		"Both need the gogoproto extension in the file's options.\n\nThe plugin rewrites each field with the `stdtime` extension, then an import of the time package\n" +
 		"is added even if it is not needed.\n\nRemove it by hand when the build complains.\n"
 	p := strings.Index(para, "\nis added")
+	code := "#### Using term\n\n```go\npackage main\n\nimport \"os\"\n\nvar fd = os.Stdin.Fd()\n\nvar name = \"term\"\n\nfunc main() {\n\tprintln(name, fd)\n}\n```\n"
+	c := strings.Index(code, "\n\tprintln")
 	runCases(t, []mergeCase{
+		{"code after an opening bracket", "markdown", []string{code[:c], "Continuing from where I left off.\n\n" + code[c:]}, code, ""},
 		{"cut at the line's end", "markdown", []string{para[:p], "Continuing from where I left off.\n\n" + para[p:]}, para, ""},
 		{"cut after the line break", "markdown", []string{para[:p+1], "Here's the rest.\n\n" + para[p+1:]}, para, ""},
 	})
