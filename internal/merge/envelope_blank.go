@@ -646,8 +646,7 @@ func blockVote(t string, ctx envCtx) (keep, decided bool) {
 		// a opens a code block (or stands in one): x is code.
 		return false, false
 	}
-	b := strings.TrimSuffix(body, "\n")
-	above := strings.TrimRight(b[strings.LastIndexByte(b, '\n')+1:], "\r")
+	above := lineAbove(body)
 	want := -1
 	switch {
 	case ctx.heading("", x) == 0 && ctx.heading(a, x) == 1:
@@ -687,8 +686,7 @@ func paragraphVote(t string, ctx envCtx) (keep, decided bool) {
 	if f := ctx.fence; f.step(a) || f.open() {
 		return false, false
 	}
-	b := strings.TrimSuffix(body, "\n")
-	above := strings.TrimRight(b[strings.LastIndexByte(b, '\n')+1:], "\r")
+	above := lineAbove(body)
 	lead := strings.TrimLeft(a, " \t")
 	end := strings.TrimRight(a, " \t\r")
 	if !strings.Contains(lead, " ") || end == "" || strings.IndexByte(".!?:;", end[len(end)-1]) >= 0 ||
@@ -721,6 +719,13 @@ func openerVote(t string, ctx envCtx) (keep, decided bool) {
 		return false, false
 	}
 	return keepGap == 0, true
+}
+
+// lineAbove returns the last line of body, which ends with its line break
+// (gapLines' document before the line it weighs): the line above that one.
+func lineAbove(body string) string {
+	b := strings.TrimSuffix(body, "\n")
+	return strings.TrimRight(b[strings.LastIndexByte(b, '\n')+1:], "\r")
 }
 
 // headingsSetApart reports whether the document's recent headings, one
