@@ -48,7 +48,7 @@ func blankLineIsNew(t string, ctx envCtx) bool {
 		// write, here the document's last line break.
 		return true
 	}
-	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, fenceLineVote, spanVote, itemVote, fenceCloseVote, lengthVote, wordVote, indentVote, languageVote, junctionVote, blockVote, paragraphVote, openerVote, gapVote} {
+	for _, vote := range [...]func(string, envCtx) (bool, bool){formatVote, fenceLineVote, spanVote, itemVote, fenceCloseVote, lengthVote, wordVote, indentVote, languageVote, junctionVote, blockVote, openerVote, gapVote} {
 		if keep, decided := vote(t, ctx); decided {
 			return keep
 		}
@@ -142,10 +142,11 @@ func fenceLineVote(t string, ctx envCtx) (keep, decided bool) {
 		// space before one ("~~~ " + "aa ``` ~~~"): more may follow.
 		return false, false
 	}
+	// Glued, the text makes the info string (a backtick fence's has no
+	// backtick): a language's name is one word that opens with a letter.
 	first, _, _ := strings.Cut(r, "\n")
-	first = strings.TrimRight(first, " \t\r")
-	glued := info + first
-	return !isLetter(glued[0]) || strings.ContainsAny(glued, " \t") || char == '`' && strings.Contains(glued, "`"), true
+	glued, ok := fenceLine(ctx.partial + first)
+	return !ok || !isLetter(glued[0]) || strings.ContainsAny(glued, " \t"), true
 }
 
 // spanVote: text whose first line closes an inline span the cut line
@@ -629,9 +630,10 @@ func gapVote(t string, ctx envCtx) (keep, decided bool) {
 // after it where the format's block structure says how many blank lines
 // stand between the document's last line (a) and the text's first (x):
 // one after a heading and before one, none between a heading's text and
-// its "=====" underline, and one between a list item and a paragraph that is not
-// the item's (unindented, no list marker: without the blank line
-// Markdown would read it as the item's lazy continuation). It decides
+// its "=====" underline, one between a list item and a paragraph that is
+// not the item's (unindented, no list marker: without the blank line
+// Markdown would read it as the item's lazy continuation), and none
+// inside a paragraph (see goesOnParagraph). It decides
 // only where one reading gives that number; not inside a code block, nor
 // where the format has no headings.
 func blockVote(t string, ctx envCtx) (keep, decided bool) {
@@ -658,7 +660,17 @@ func blockVote(t string, ctx envCtx) (keep, decided bool) {
 	case listMarkerLen(strings.TrimLeft(a, " \t")) > 0 && !isSpace(x[0]) && (ctx.syntax == nil || !ctx.syntax(x)) && startsCapital(x):
 		// a opens a list item ("- x", "2. y").
 		want = 1
+	case ctx.heading(above, a) == 0 && goesOnParagraph(a, x, ctx.syntax):
+		want = 0
 	}
+	return wantGap(want, keepGap)
+}
+
+// wantGap reads the number of blank lines a vote wants between the
+// document's last line and the text's first (-1: none in particular) as
+// the line break after a preamble, where keeping it gives keepGap: kept
+// where that gives the number, removed where one fewer does.
+func wantGap(want, keepGap int) (keep, decided bool) {
 	switch want {
 	case keepGap:
 		return true, true
@@ -668,36 +680,20 @@ func blockVote(t string, ctx envCtx) (keep, decided bool) {
 	return false, false
 }
 
-// paragraphVote: a line of prose that ends without a sentence's end,
-// followed by a line that opens with a lower-case word, goes on in the same
-// paragraph: no blank line between them ("then an import to the _time_
-// package" + "is added even if it is not needed."). Not in a code block,
-// nor after a heading, a table row, a list item (text after one may be a
-// paragraph of its own) or a line of one word (goldmark's "aaa" + "bbb"
-// examples set such lines apart).
-func paragraphVote(t string, ctx envCtx) (keep, decided bool) {
-	if ctx.heading == nil || ctx.doc == "" || ctx.end == 0 || ctx.inFence {
-		return false, false
-	}
-	a, body, x, keepGap, ok := gapLines(t, ctx)
-	if !ok || keepGap > 1 {
-		return false, false
-	}
-	if f := ctx.fence; f.step(a) || f.open() {
-		return false, false
-	}
-	above := lineAbove(body)
+// goesOnParagraph reports whether x goes on with the paragraph a ends: a
+// line of prose that ends without a sentence's end, followed by a line that
+// opens with a lower-case word ("then an import to the _time_ package" +
+// "is added even if it is not needed."). Not after a table row, a list
+// item (text after one may be a paragraph of its own) or a line of one
+// word (goldmark's "aaa" + "bbb" examples set such lines apart), nor
+// (blockVote's test) after a heading.
+func goesOnParagraph(a, x string, syntax func(string) bool) bool {
 	lead := strings.TrimLeft(a, " \t")
-	end := strings.TrimRight(a, " \t\r")
-	if !strings.Contains(lead, " ") || end == "" || strings.IndexByte(".!?:;", end[len(end)-1]) >= 0 ||
-		ctx.heading(above, a) > 0 || lead[0] == '|' || listMarkerLen(lead) > 0 || ctx.syntax != nil && ctx.syntax(x) {
-		return false, false
+	if !strings.Contains(lead, " ") || sentenceEnd(a) || lead[0] == '|' || listMarkerLen(lead) > 0 || syntax != nil && syntax(x) {
+		return false
 	}
 	xl := strings.TrimLeft(x, " \t")
-	if xl == "" || xl[0] < 'a' || xl[0] > 'z' {
-		return false, false
-	}
-	return keepGap == 0, true
+	return xl != "" && xl[0] >= 'a' && xl[0] <= 'z'
 }
 
 // openerVote: in a code block, the line after one that ends by opening a
@@ -708,7 +704,7 @@ func openerVote(t string, ctx envCtx) (keep, decided bool) {
 		return false, false
 	}
 	a, _, _, keepGap, ok := gapLines(t, ctx)
-	if !ok || keepGap > 1 {
+	if !ok {
 		return false, false
 	}
 	if f := ctx.fence; f.step(a) {
@@ -718,7 +714,7 @@ func openerVote(t string, ctx envCtx) (keep, decided bool) {
 	if end == "" || strings.IndexByte("({[", end[len(end)-1]) < 0 {
 		return false, false
 	}
-	return keepGap == 0, true
+	return wantGap(0, keepGap)
 }
 
 // lineAbove returns the last line of body, which ends with its line break

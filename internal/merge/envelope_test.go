@@ -938,17 +938,14 @@ func TestBlockStructureAfterPreamble(t *testing.T) {
 		"## Vulnerability checks in place\n\nThis repository uses automated vulnerability scans, at every merged commit and at least once a week.\n\nWe use:\n\n" +
 		"* [`GitHub CodeQL`][codeql-url]\n* [`trivy`][trivy-url]\n* [`govulncheck`][govulncheck-url]\n\n" +
 		"Reports are centralized in github security reports and visible only to the maintainers.\n"
-	k := strings.Index(security, "\n\nReports")
 	heading := "# Security Policy\n\n## Supported Versions\n\nOnly the latest release is supported.\n\n## Reporting a Vulnerability\n\n" +
 		"The maintainers take security seriously. If you discover a vulnerability, please report it privately.\n"
-	h := strings.Index(heading, "\nThe maintainers")
 	testing := "## Running tests\n\n**Single module repos:**\n\n```sh\ngo test ./...\n```\n\n**Mono-repos (with `go.work`):**\n\n```sh\n" +
 		"# All modules\ngo test work ./...\n\n# Single module\ngo test ./conv/...\n```\n"
-	c := strings.Index(testing, "\n# All modules")
 	runCases(t, []mergeCase{
-		{"a paragraph after a list", "markdown", []string{security[:k], "*— continued —*\n" + security[k:]}, security, ""},
-		{"text after a heading", "markdown", []string{heading[:h], "Here's the rest.\n" + heading[h:]}, heading, ""},
-		{"code after the fence line that opens it", "markdown", []string{testing[:c], "Sure. Here's the continuation.\n\n" + testing[c:]}, testing, ""},
+		remarkCase(t, "a paragraph after a list", "markdown", security, "\n\nReports", "*— continued —*\n"),
+		remarkCase(t, "text after a heading", "markdown", heading, "\nThe maintainers", "Here's the rest.\n"),
+		remarkCase(t, "code after the fence line that opens it", "markdown", testing, "\n# All modules", "Sure. Here's the continuation.\n\n"),
 	})
 }
 
@@ -958,40 +955,29 @@ func TestBlockStructureAfterPreamble(t *testing.T) {
 // it starts a line.
 func TestCutLineEndsAfterPreamble(t *testing.T) {
 	install := "## Install\n\n```sh\ngo install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@latest\n```\n\nThen run it.\n"
-	i := strings.Index(install, "\ngo install")
 	run := "Build the example:\n\n```\ngo run main.go\n```\n"
-	r := strings.Index(run, "\ngo run")
 	json := "The response:\n\n```json\n{\"ok\": true}\n```\n"
-	j := strings.Index(json, "json\n")
 	titled := "Save it as:\n\n~~~ python title=main.py\nprint(\"hi\")\n~~~\n"
-	w, p := strings.Index(titled, "n.py"), strings.Index(titled, "python")
 	closing := "Check you have the latest version. Run\n```\ngo get -u golang.org/x/lint/golint\n```\nIf you still have problems, consider filing an issue.\n"
-	c := strings.Index(closing, "\nIf you still")
 	cla := "Contributions to this project must be accompanied by a Contributor License\nAgreement. You (or your employer) retain the copyright to your contribution,\nthis simply gives us permission to use and redistribute your contributions as\npart of the project.\n"
-	k := strings.Index(cla, "\nthis simply")
 	txtar := "Each text file is a txtar archive (see <https://pkg.go.dev/golang.org/x/tools/txtar>\nor `go doc txtar`).\n\nThe comment at the top of the archive is a JSON object.\n"
-	x := strings.Index(txtar, "\nor `go doc")
 	comment := "// Some of the effects of this to keep in mind:\n//\n//  - For files without //line directives there is no impact.\npackage ir\n"
-	m := strings.Index(comment, "\n//\n")
 	gh := "Install it:\n\n```go\nimport \"github.com/google/go-github/github\" // with go modules disabled\n```\n\nConstruct a new GitHub client.\n"
-	g := strings.Index(gh, "\n```\n\nConstruct")
 	escaped := "Backslashes in a fenced block stay:\n\n~~~\n\\[\\]\n~~~\n"
-	e := strings.Index(escaped, "\n\\[")
 	wrapped := "* If source pointer is nil, then destination pointer is set to nil (instead of\n  allocated zero value)\n* Slices are merged.\n"
-	n := strings.Index(wrapped, "\n  allocated")
 	runCases(t, []mergeCase{
-		{"the fence line that closes a block after code", "markdown", []string{gh[:g], "Continuing from where I left off.\n" + gh[g:]}, gh, ""},
-		{"a code line that opens with a mark after a fence line", "markdown", []string{escaped[:e], "Here's the rest.\n" + escaped[e:]}, escaped, ""},
-		{"a list item's indented line after a word", "markdown", []string{wrapped[:n], "Let me continue.\n" + wrapped[n:]}, wrapped, ""},
-		{"a comment line after a colon", "code", []string{comment[:m], "Continuing from where I left off...\n" + comment[m:]}, comment, ""},
-		{"code after the fence line that opens a block", "markdown", []string{install[:i], "Continuing from where I left off.\n" + install[i:]}, install, ""},
-		{"a command after a bare fence line", "markdown", []string{run[:r], "Here's the rest.\n" + run[r:]}, run, ""},
-		{"an info string's word goes on", "markdown", []string{json[:j], "Here's the rest:\n\n" + json[j:]}, json, ""},
-		{"an info string of words goes on", "markdown", []string{titled[:w], "Here's the rest:\n\n" + titled[w:]}, titled, ""},
-		{"an info string after its space goes on", "markdown", []string{titled[:p], "Here's the rest:\n\n" + titled[p:]}, titled, ""},
-		{"text after the fence line that closes a block", "markdown", []string{closing[:c], "Continuing.\n" + closing[c:]}, closing, ""},
-		{"prose after a comma", "markdown", []string{cla[:k], "Picking up where I stopped.\n" + cla[k:]}, cla, ""},
-		{"prose after a bracket", "markdown", []string{txtar[:x], "Let me continue.\n" + txtar[x:]}, txtar, ""},
+		remarkCase(t, "the fence line that closes a block after code", "markdown", gh, "\n```\n\nConstruct", "Continuing from where I left off.\n"),
+		remarkCase(t, "a code line that opens with a mark after a fence line", "markdown", escaped, "\n\\[", "Here's the rest.\n"),
+		remarkCase(t, "a list item's indented line after a word", "markdown", wrapped, "\n  allocated", "Let me continue.\n"),
+		remarkCase(t, "a comment line after a colon", "code", comment, "\n//\n", "Continuing from where I left off...\n"),
+		remarkCase(t, "code after the fence line that opens a block", "markdown", install, "\ngo install", "Continuing from where I left off.\n"),
+		remarkCase(t, "a command after a bare fence line", "markdown", run, "\ngo run", "Here's the rest.\n"),
+		remarkCase(t, "an info string's word goes on", "markdown", json, "json\n", "Here's the rest:\n\n"),
+		remarkCase(t, "an info string of words goes on", "markdown", titled, "n.py", "Here's the rest:\n\n"),
+		remarkCase(t, "an info string after its space goes on", "markdown", titled, "python", "Here's the rest:\n\n"),
+		remarkCase(t, "text after the fence line that closes a block", "markdown", closing, "\nIf you still", "Continuing.\n"),
+		remarkCase(t, "prose after a comma", "markdown", cla, "\nthis simply", "Picking up where I stopped.\n"),
+		remarkCase(t, "prose after a bracket", "markdown", txtar, "\nor `go doc", "Let me continue.\n"),
 	})
 }
 
@@ -1000,18 +986,14 @@ func TestCutLineEndsAfterPreamble(t *testing.T) {
 // with a URL or a path, goes on with the cut line.
 func TestCutLineGoesOnAfterPreamble(t *testing.T) {
 	span := "## Readahead\n\nThe readahead object also fulfills the [`io.WriterTo`](https://golang.org/pkg/io/#WriterTo) interface, which is likely to speed up `io.Copy`.\n"
-	s := strings.Index(span, "WriterTo`]")
 	bold := "We reserve the right to make breaking changes for the following\nreasons:\n\n*   **Security:** A security issue in the specification may\n    come to light.\n"
-	b := strings.Index(bold, "** A security")
 	url := "You may obtain a copy of the License at\n\n  http://www.apache.org/licenses/LICENSE-2.0\n\nUnless required by applicable law.\n"
-	u := strings.Index(url, "//www")
 	path := "It is the companion tool for [`protoc-gen-openapiv3`](../protoc-gen-openapiv3/),\nwhich emits one document per proto file.\n"
-	p := strings.Index(path, "/protoc-gen-openapiv3/)")
 	runCases(t, []mergeCase{
-		{"a code span's close", "markdown", []string{span[:s], "Continuing from where I left off.\n\n" + span[s:]}, span, ""},
-		{"a strong emphasis's close", "markdown", []string{bold[:b], "Here's the rest.\n\n" + bold[b:]}, bold, ""},
-		{"a URL after its scheme", "markdown", []string{url[:u], "Let me continue.\n\n" + url[u:]}, url, ""},
-		{"a relative path after its dots", "markdown", []string{path[:p], "Picking up where I stopped.\n\n" + path[p:]}, path, ""},
+		remarkCase(t, "a code span's close", "markdown", span, "WriterTo`]", "Continuing from where I left off.\n\n"),
+		remarkCase(t, "a strong emphasis's close", "markdown", bold, "** A security", "Here's the rest.\n\n"),
+		remarkCase(t, "a URL after its scheme", "markdown", url, "//www", "Let me continue.\n\n"),
+		remarkCase(t, "a relative path after its dots", "markdown", path, "/protoc-gen-openapiv3/)", "Picking up where I stopped.\n\n"),
 	})
 }
 
@@ -1022,12 +1004,22 @@ func TestParagraphGoesOnAfterPreamble(t *testing.T) {
 	para := "## Timestamps\n\nFields of type Timestamp become time.Time in the generated code.\n\nDurations become time.Duration the same way.\n\n" +
 		"Both need the gogoproto extension in the file's options.\n\nThe plugin rewrites each field with the `stdtime` extension, then an import of the time package\n" +
 		"is added even if it is not needed.\n\nRemove it by hand when the build complains.\n"
-	p := strings.Index(para, "\nis added")
 	code := "#### Using term\n\n```go\npackage main\n\nimport \"os\"\n\nvar fd = os.Stdin.Fd()\n\nvar name = \"term\"\n\nfunc main() {\n\tprintln(name, fd)\n}\n```\n"
-	c := strings.Index(code, "\n\tprintln")
 	runCases(t, []mergeCase{
-		{"code after an opening bracket", "markdown", []string{code[:c], "Continuing from where I left off.\n\n" + code[c:]}, code, ""},
-		{"cut at the line's end", "markdown", []string{para[:p], "Continuing from where I left off.\n\n" + para[p:]}, para, ""},
-		{"cut after the line break", "markdown", []string{para[:p+1], "Here's the rest.\n\n" + para[p+1:]}, para, ""},
+		remarkCase(t, "code after an opening bracket", "markdown", code, "\n\tprintln", "Continuing from where I left off.\n\n"),
+		remarkCase(t, "cut at the line's end", "markdown", para, "\nis added", "Continuing from where I left off.\n\n"),
+		remarkCase(t, "cut after the line break", "markdown", para, "is added", "Here's the rest.\n\n"),
 	})
+}
+
+// remarkCase cuts doc right before the first place it writes at and
+// continues it with a model's remark (its line break or blank line
+// included) before the rest.
+func remarkCase(t *testing.T, name, format, doc, at, remark string) mergeCase {
+	t.Helper()
+	i := strings.Index(doc, at)
+	if i < 0 {
+		t.Fatalf("%s: %q is not in the document", name, at)
+	}
+	return mergeCase{name, format, []string{doc[:i], remark + doc[i:]}, doc, ""}
 }
