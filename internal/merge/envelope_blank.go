@@ -482,10 +482,11 @@ func wrapsLines(doc, more string) (int, bool) {
 // preamble's separator or the text's own: so between the document's last
 // byte before its trailing line breaks (e of them) and the text's first
 // byte there are e+m-1 line breaks or e+m. Cuts fall anywhere, so the
-// document's own text says how likely each is: the number of places where
-// it writes the same bytes with that many line breaks between them (two
-// bytes on each side, then one). It does not decide without evidence, on
-// a tie, or between two letters of a cut line.
+// document's own text, before the cut and in the text after it, says how
+// likely each is: the number of places where it writes the same bytes with
+// that many line breaks between them (two bytes on each side, then one). It
+// does not decide without evidence, on a tie, or between two letters of a
+// cut line.
 func junctionVote(t string, ctx envCtx) (keep, decided bool) {
 	if ctx.doc == "" || ctx.end == 0 {
 		return false, false
@@ -508,11 +509,18 @@ func junctionVote(t string, ctx envCtx) (keep, decided bool) {
 		// the votes that read words to tell.
 		return false, false
 	}
+	// The text after the cut is the document's too: its junctions count
+	// (none of them is this one, which stands before its first byte).
+	texts := [2]string{w, head(r, leadWindow)}
 	for _, k := range []int{2, 1} {
 		if len(w) < k+1 || len(r) < k {
 			continue
 		}
-		cut, kept := junctions(w, w[len(w)-k:], r[:k], e+m-1, e+m)
+		cut, kept := 0, 0
+		for _, s := range texts {
+			c1, c2 := junctions(s, w[len(w)-k:], r[:k], e+m-1, e+m)
+			cut, kept = cut+c1, kept+c2
+		}
 		if cut != kept {
 			return kept > cut, true
 		}
@@ -521,7 +529,11 @@ func junctionVote(t string, ctx envCtx) (keep, decided bool) {
 	// "for N=14" reads as the document's ",\nf" or as ",f", which prose
 	// never writes.
 	if last := w[len(w)-1]; !isWordByte(last) && !isSpace(last) {
-		cut, kept := classJunctions(w, last, byteClass(r[0]), e+m-1, e+m)
+		cut, kept := 0, 0
+		for _, s := range texts {
+			c1, c2 := classJunctions(s, last, byteClass(r[0]), e+m-1, e+m)
+			cut, kept = cut+c1, kept+c2
+		}
 		if max(cut, kept) >= 2 && (kept > 2*cut || cut > 2*kept) {
 			return kept > cut, true
 		}
@@ -582,6 +594,9 @@ func leadingBreaks(t string) (m int, rest string) {
 // breaks and then b, and where by n2 (the end of w, which a ends, left out).
 func junctions(w, a, b string, n1, n2 int) (int, int) {
 	c1, c2 := 0, 0
+	if w == "" {
+		return 0, 0
+	}
 	for i := 0; ; {
 		j := strings.Index(w[i:len(w)-1], a)
 		if j < 0 {

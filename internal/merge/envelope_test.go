@@ -1023,3 +1023,14 @@ func remarkCase(t *testing.T, name, format, doc, at, remark string) mergeCase {
 	}
 	return mergeCase{name, format, []string{doc[:i], remark + doc[i:]}, doc, ""}
 }
+
+// TestJunctionsAfterTheCut: the line breaks after a preamble, weighed by
+// how the document joins the same bytes, count the text after the cut as
+// the document's too: a specification's examples write "Foo" + "bar" on
+// consecutive lines twice after the cut, apart once before it.
+func TestJunctionsAfterTheCut(t *testing.T) {
+	examples := "Foo\n\nbar\n---\nbaz\n\n\nFoo\nbar\n\n---\n\nbaz\n\n\nFoo\nbar\n* * *\nbaz\n\n\nFoo\nbar\n\\---\nbaz\n"
+	runCases(t, []mergeCase{
+		remarkCase(t, "a paragraph's next line", "markdown", examples, "bar\n\n---", "Let me finish the guide for you:\n\n"),
+	})
+}
