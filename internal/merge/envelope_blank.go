@@ -164,10 +164,7 @@ func spanVote(t string, ctx envCtx) (keep, decided bool) {
 		return false, false
 	}
 	first, _, _ := strings.Cut(r, "\n")
-	if closesSpan(ctx.partial, strings.TrimRight(first, "\r")) {
-		return false, true
-	}
-	return false, false
+	return false, closesSpan(ctx.partial, strings.TrimRight(first, "\r"))
 }
 
 // closesBlock reports whether the text after a line break (r) opens with
@@ -354,7 +351,7 @@ func proseBreak(r string, ctx envCtx) bool {
 	if strings.IndexByte(",;)>", ctx.end) < 0 || !isLetter(r[0]) || ctx.inFence || !strings.Contains(ctx.partial, " ") {
 		return false
 	}
-	glued, _ := classJunctions(tail(ctx.doc, leadWindow), ctx.end, 'a', 0, 1)
+	glued, _ := classJunctions([]string{tail(ctx.doc, leadWindow)}, ctx.end, 'a', 0, 1)
 	return glued == 0
 }
 
@@ -511,17 +508,12 @@ func junctionVote(t string, ctx envCtx) (keep, decided bool) {
 	}
 	// The text after the cut is the document's too: its junctions count
 	// (none of them is this one, which stands before its first byte).
-	texts := [2]string{w, head(r, leadWindow)}
+	texts := []string{w, head(r, leadWindow)}
 	for _, k := range []int{2, 1} {
 		if len(w) < k+1 || len(r) < k {
 			continue
 		}
-		cut, kept := 0, 0
-		for _, s := range texts {
-			c1, c2 := junctions(s, w[len(w)-k:], r[:k], e+m-1, e+m)
-			cut, kept = cut+c1, kept+c2
-		}
-		if cut != kept {
+		if cut, kept := junctions(texts, w[len(w)-k:], r[:k], e+m-1, e+m); cut != kept {
 			return kept > cut, true
 		}
 	}
@@ -529,11 +521,7 @@ func junctionVote(t string, ctx envCtx) (keep, decided bool) {
 	// "for N=14" reads as the document's ",\nf" or as ",f", which prose
 	// never writes.
 	if last := w[len(w)-1]; !isWordByte(last) && !isSpace(last) {
-		cut, kept := 0, 0
-		for _, s := range texts {
-			c1, c2 := classJunctions(s, last, byteClass(r[0]), e+m-1, e+m)
-			cut, kept = cut+c1, kept+c2
-		}
+		cut, kept := classJunctions(texts, last, byteClass(r[0]), e+m-1, e+m)
 		if max(cut, kept) >= 2 && (kept > 2*cut || cut > 2*kept) {
 			return kept > cut, true
 		}
@@ -553,22 +541,24 @@ func byteClass(c byte) byte {
 	return c
 }
 
-// classJunctions counts the places in w where the byte a is followed by
-// exactly n1 line breaks and then a byte of class b, and where by n2 (the
-// end of w, which a ends, left out).
-func classJunctions(w string, a, b byte, n1, n2 int) (int, int) {
+// classJunctions counts the places in the texts where the byte a is
+// followed by exactly n1 line breaks and then a byte of class b, and where
+// by n2 (each text's last byte left out: a text the cut ends, a ends).
+func classJunctions(texts []string, a, b byte, n1, n2 int) (int, int) {
 	c1, c2 := 0, 0
-	for i := 0; i < len(w)-1; i++ {
-		if w[i] != a {
-			continue
-		}
-		n, rest := leadingBreaks(w[i+1:])
-		if rest != "" && byteClass(rest[0]) == b {
-			switch n {
-			case n1:
-				c1++
-			case n2:
-				c2++
+	for _, w := range texts {
+		for i := 0; i < len(w)-1; i++ {
+			if w[i] != a {
+				continue
+			}
+			n, rest := leadingBreaks(w[i+1:])
+			if rest != "" && byteClass(rest[0]) == b {
+				switch n {
+				case n1:
+					c1++
+				case n2:
+					c2++
+				}
 			}
 		}
 	}
@@ -590,28 +580,28 @@ func leadingBreaks(t string) (m int, rest string) {
 	}
 }
 
-// junctions counts the places in w where a is followed by exactly n1 line
-// breaks and then b, and where by n2 (the end of w, which a ends, left out).
-func junctions(w, a, b string, n1, n2 int) (int, int) {
+// junctions counts the places in the texts where a is followed by exactly
+// n1 line breaks and then b, and where by n2 (each text's last byte left
+// out: a text the cut ends, a ends).
+func junctions(texts []string, a, b string, n1, n2 int) (int, int) {
 	c1, c2 := 0, 0
-	if w == "" {
-		return 0, 0
-	}
-	for i := 0; ; {
-		j := strings.Index(w[i:len(w)-1], a)
-		if j < 0 {
-			return c1, c2
-		}
-		n, rest := leadingBreaks(w[i+j+len(a):])
-		i += j + 1
-		if (n == n1 || n == n2) && strings.HasPrefix(rest, b) {
-			if n == n1 {
+	for _, w := range texts {
+		for i := 0; i < len(w)-1; {
+			j := strings.Index(w[i:len(w)-1], a)
+			if j < 0 {
+				break
+			}
+			n, rest := leadingBreaks(w[i+j+len(a):])
+			i += j + 1
+			switch {
+			case n == n1 && strings.HasPrefix(rest, b):
 				c1++
-			} else {
+			case n == n2 && strings.HasPrefix(rest, b):
 				c2++
 			}
 		}
 	}
+	return c1, c2
 }
 
 // gapVote decides the line breaks between a preamble and the text after it

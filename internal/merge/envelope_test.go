@@ -999,7 +999,8 @@ func TestCutLineGoesOnAfterPreamble(t *testing.T) {
 
 // A paragraph cut at the end of one of its lines, the continuation opening
 // with a remark and a blank line: a lower-case word after a line that ends
-// without a sentence's end goes on in the same paragraph.
+// without a sentence's end goes on in the same paragraph; so does a line of
+// code after one that opens a bracket ("func main() {"), its first item.
 func TestParagraphGoesOnAfterPreamble(t *testing.T) {
 	para := "## Timestamps\n\nFields of type Timestamp become time.Time in the generated code.\n\nDurations become time.Duration the same way.\n\n" +
 		"Both need the gogoproto extension in the file's options.\n\nThe plugin rewrites each field with the `stdtime` extension, then an import of the time package\n" +
